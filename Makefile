@@ -1,0 +1,48 @@
+# Two commands do everything on a fresh Debian machine (as root):
+#   make demo   - set up, build the lab, run the lab matrix headless, print the grid
+#   make test   - set up, build the lab, run lint, types and the whole test suite
+# Every step is idempotent: a warm run only checks and reuses what exists.
+
+VENV     := .venv
+BIN      := $(VENV)/bin
+ECOREADY := $(BIN)/ecoready
+PYTHON   ?= python3
+
+.PHONY: setup host venv lab demo test lint unit clean
+
+setup: host venv
+
+host:
+	@./scripts/setup-host.sh
+
+$(BIN)/.installed: pyproject.toml
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install -q --disable-pip-version-check --upgrade 'pip>=24'
+	@$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+venv: host $(BIN)/.installed
+
+lab: setup
+	@$(ECOREADY) lab build
+
+demo: lab
+	@mkdir -p reports
+	$(ECOREADY) run --headless --matrix containers/lab.toml --json reports/demo.json
+	@echo "report: reports/demo.json" >&2
+
+lint: venv
+	$(BIN)/ruff check app probes tests bench
+	$(BIN)/ruff format --check app probes tests bench
+	$(BIN)/mypy
+
+unit: venv
+	$(BIN)/pytest -q tests/unit
+
+test: lab lint
+	$(BIN)/pytest
+
+clean:
+	-$(ECOREADY) cleanup
+	-$(ECOREADY) lab down
+	rm -rf $(VENV) reports

@@ -1,0 +1,413 @@
+"""ProbeContext: everything a probe may ask for, and nothing more.
+
+Containers (labelled, on the cell's private network, secrets as files), exec with a
+deadline, SQL through a client binary, readiness waits that notice a dead container,
+named checks, and the backend server of the cell. Everything a context creates is
+removed by `close()`, which the runner awaits in `finally`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from app.errors import DeadlineExceeded, EcoreadyError, InfraError
+from app.events import CheckReported, Event
+from app.model import Check, Outcome, Stage
+from app.secrets import Secret, Secrets
+from app.specs import (
+    LABEL_CELL,
+    LABEL_CREATED,
+    LABEL_OWNER,
+    LABEL_OWNER_START,
+    LABEL_ROLE,
+    LABEL_RUN,
+    ContainerSpec,
+    ContainerState,
+    ExecResult,
+    SecretFile,
+)
+from app.sql import Row, SqlError, SqlTarget, client_command, option_file, parse_error, parse_xml
+from app.text import one_line
+from probes.base import CheckFailed, Endpoint, Probe, StageFailed
+
+if TYPE_CHECKING:
+    from app.docker_host import DockerHost, OwnerInfo
+    from app.images import ImageStore
+    from app.plan import CellPlan
+
+SECRETS_DIR = "/run/ecoready"
+DEFAULT_EXEC_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Container:
+    id: str
+    name: str
+    alias: str  # its name on the cell network
+    role: str
+    image: str
+
+
+@dataclass
+class RunContext:
+    """What all cells of one run share."""
+
+    run_id: str
+    host: DockerHost
+    owner: OwnerInfo
+    secrets: Secrets
+    images: ImageStore
+    emit: Callable[[Event], None]
+    emulation_factor: float = 1.0
+    extra_labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Resources:
+    containers: list[Container] = field(default_factory=list)
+    networks: list[str] = field(default_factory=list)
+    volumes: list[str] = field(default_factory=list)
+
+
+def classify_exit(state: ContainerState, log_lines: Sequence[str]) -> str:
+    """One line on why a container stopped, naming the known emulation hazards."""
+    text = "\n".join(log_lines)
+    if state.oom_killed:
+        return "OOM killed (memory limit reached)"
+    if "exec format error" in text or "exec format error" in state.error:
+        return "exec format error (the binary is not for this CPU and no emulator ran it)"
+    if "CPU does not support x86-64-v" in text:
+        level = text.split("CPU does not support ", 1)[1].split()[0]
+        return f"emulator too old: CPU does not support {level} (fix: qemu >= 8, or QEMU_CPU=max in the container)"
+    if "uncaught target signal" in text:
+        return "the emulator crashed (qemu: uncaught target signal)"
+    last = one_line(text) if text.strip() else ""
+    code = state.exit_code
+    return f"exited with code {code}" + (f": {last}" if last else "")
+
+
+class ProbeContext:
+    def __init__(
+        self, cell: CellPlan, run: RunContext, *, parent: ProbeContext | None = None, role_prefix: str = ""
+    ) -> None:
+        self.cell = cell
+        self.run = run
+        self.stage: Stage = Stage.START
+        self.waiting_for = ""  # what a readiness wait last saw, for timeout details
+        self.main: Container | None = None  # the container whose log tail the report shows
+        self.failed_checks: list[str] = []
+        self.timed_out_checks: list[str] = []
+        self._parent = parent
+        self._role_prefix = role_prefix
+        self._resources: _Resources = parent._resources if parent else _Resources()
+        self._network: str | None = parent._network if parent else None
+        self._network_lock: asyncio.Lock = parent._network_lock if parent else asyncio.Lock()
+        self._clients: dict[str, str] = {}
+        self._option_files: set[tuple[str, str]] = set()
+        self._backend: Endpoint | None = None
+        self._backend_probe: Probe | None = None
+
+    # -- facts -----------------------------------------------------------------------
+    @property
+    def arch(self) -> str:
+        return self.cell.arch
+
+    @property
+    def emulated(self) -> bool:
+        return self.cell.emulated
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        return self.cell.component.options
+
+    @property
+    def image_ref(self) -> str:
+        return self.cell.component.image
+
+    def scaled(self, seconds: float) -> float:
+        """A native duration scaled for emulation."""
+        return seconds * (self.run.emulation_factor if self.emulated else 1.0)
+
+    def secret(self, name: str) -> Secret:
+        return self.run.secrets.new(f"{self.cell.id}:{name}")
+
+    def redact(self, text: str) -> str:
+        return self.run.secrets.redact(text)
+
+    # -- resources -------------------------------------------------------------------
+    def labels(self, role: str) -> dict[str, str]:
+        return {
+            **self.run.extra_labels,
+            LABEL_RUN: self.run.run_id,
+            LABEL_OWNER: f"{self.run.owner.hostname}:{self.run.owner.pid}",
+            LABEL_OWNER_START: self.run.owner.start,
+            LABEL_CELL: self.cell.id,
+            LABEL_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            LABEL_ROLE: role,
+        }
+
+    def _name(self, role: str) -> str:
+        safe = self.cell.id.replace("/", "-").replace(".", "-")
+        return f"ecoready-{self.run.run_id[:8]}-{safe}-{role}"[:120]
+
+    async def network(self) -> str:
+        """The cell's private network (internal: no way out, nothing published)."""
+        async with self._network_lock:
+            if self._network is None:
+                name = self._name("net")
+                self._network = await self.run.host.create_network(name, self.labels("network"), internal=True)
+                self._resources.networks.append(self._network)
+                if self._parent is not None:
+                    self._parent._network = self._network
+            return self._network
+
+    async def image(self, reference: str | None = None) -> str:
+        """Local image id of `reference` (default: this component's image) for the cell's
+        arch, resolved in its registry and pulled once per host."""
+        info = await self.run.images.ensure(reference or self.image_ref, self.arch)
+        return info.image_id
+
+    async def volume(self, role: str) -> str:
+        name = self._name(f"{self._role_prefix}{role}")
+        await self.run.host.create_volume(name, self.labels(role))
+        self._resources.volumes.append(name)
+        return name
+
+    async def start_container(
+        self,
+        role: str,
+        *,
+        image: str | None = None,
+        env: Mapping[str, str] | None = None,
+        files: Mapping[str, bytes | Secret] | None = None,
+        command: Sequence[str] | None = None,
+        entrypoint: Sequence[str] | None = None,
+        user: str | None = None,
+        mem_limit: str = "2g",
+        volumes: Mapping[str, str] | None = None,
+        cpuset_cpus: str | None = None,
+    ) -> Container:
+        """Start a labelled container of the cell's arch on the cell network.
+
+        `files` maps container paths to content; a Secret becomes a 0444 file, so a
+        password reaches the container only as `*_FILE`, never in its environment.
+        """
+        role = f"{self._role_prefix}{role}"
+        image_id = await self.image(image)
+        network = await self.network()
+        alias = role
+        spec = ContainerSpec(
+            image=image_id,
+            name=self._name(role),
+            labels=self.labels(role),
+            network=network,
+            aliases=(alias,),
+            env=dict(env or {}),
+            command=tuple(command) if command is not None else None,
+            entrypoint=tuple(entrypoint) if entrypoint is not None else None,
+            files=tuple(
+                SecretFile(path, v.reveal().encode() if isinstance(v, Secret) else v)
+                for path, v in (files or {}).items()
+            ),
+            user=user,
+            mem_limit=mem_limit,
+            cpuset_cpus=cpuset_cpus,
+            volumes=dict(volumes or {}),
+        )
+        container_id = await self.run.host.run(spec)
+        container = Container(container_id, spec.name, alias, role, image or self.image_ref)
+        self._resources.containers.append(container)
+        if self.main is None:
+            self.main = container
+        return container
+
+    async def remove(self, container: Container) -> None:
+        await self.run.host.remove_container(container.id)
+        if container in self._resources.containers:
+            self._resources.containers.remove(container)
+
+    async def stop(self, container: Container, timeout: int = 10) -> None:
+        await self.run.host.stop(container.id, timeout)
+
+    async def restart(self, container: Container) -> None:
+        await self.run.host.start(container.id)
+
+    async def close(self) -> None:
+        """Remove every container, network and volume this cell created."""
+        if self._backend_probe is not None:
+            self._backend_probe = None
+        host = self.run.host
+        containers, self._resources.containers = self._resources.containers, []
+        await asyncio.gather(*(host.remove_container(c.id) for c in containers), return_exceptions=True)
+        for network in self._resources.networks:
+            try:
+                await host.remove_network(network)
+            except Exception:  # noqa: S110 - the run-level sweep catches leftovers
+                pass
+        for volume in self._resources.volumes:
+            try:
+                await host.remove_volume(volume)
+            except Exception:  # noqa: S110
+                pass
+        self._resources.networks.clear()
+        self._resources.volumes.clear()
+
+    # -- exec, logs, files --------------------------------------------------------------
+    async def exec(
+        self,
+        container: Container,
+        argv: Sequence[str],
+        *,
+        timeout: float | None = None,
+        user: str = "",
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        limit = timeout if timeout is not None else self.scaled(DEFAULT_EXEC_TIMEOUT)
+        result = await self.run.host.exec(container.id, argv, timeout=limit, user=user, env=env)
+        return ExecResult(result.exit_code, self.redact(result.stdout), self.redact(result.stderr), result.seconds)
+
+    async def put_files(self, container: Container, files: Mapping[str, bytes | Secret]) -> None:
+        await self.run.host.put_files(
+            container.id,
+            tuple(SecretFile(path, v.reveal().encode() if isinstance(v, Secret) else v) for path, v in files.items()),
+        )
+
+    async def logs(self, container: Container | None = None, tail: int = 40) -> list[str]:
+        target = container or self.main
+        if target is None:
+            return []
+        return [self.redact(line) for line in await self.run.host.logs(target.id, tail)]
+
+    async def state(self, container: Container) -> ContainerState:
+        return await self.run.host.state(container.id)
+
+    async def why_stopped(self, container: Container) -> str:
+        state = await self.state(container)
+        return classify_exit(state, await self.logs(container, 60))
+
+    # -- SQL ---------------------------------------------------------------------------
+    async def _client(self, via: Container) -> str:
+        if via.id not in self._clients:
+            found = await self.exec(
+                via, ["sh", "-c", "command -v mariadb || command -v mysql"], timeout=self.scaled(30)
+            )
+            path = found.stdout.strip().splitlines()[0] if found.ok and found.stdout.strip() else ""
+            if not path:
+                raise StageFailed(f"no mariadb or mysql client in {via.role}'s image")
+            self._clients[via.id] = path
+        return self._clients[via.id]
+
+    async def sql(
+        self,
+        via: Container,
+        target: SqlTarget,
+        password: Secret | None,
+        statement: str,
+        *,
+        timeout: float | None = None,
+    ) -> list[Row]:
+        """Run `statement` with the client in `via` against `target` over TCP; the rows of
+        the last result set. Raises SqlError when the server or client refuses it."""
+        client = await self._client(via)
+        cnf = f"{SECRETS_DIR}/client-{target.user}-{'nopw' if password is None else password.name.split(':')[-1]}.cnf"
+        key = (via.id, cnf)
+        if key not in self._option_files:
+            content = option_file(target.user, password.reveal() if password else "")
+            await self.put_files(via, {cnf: content})
+            self._option_files.add(key)
+        argv = client_command(client, cnf, target, statement)
+        result = await self.exec(via, argv, timeout=timeout if timeout is not None else self.scaled(60))
+        if not result.ok:
+            raise parse_error(result.stderr or result.stdout, self.redact(statement))
+        try:
+            results = parse_xml(result.stdout)
+        except Exception as exc:
+            raise SqlError(f"unreadable client output: {exc}", statement=statement) from None
+        return results[-1] if results else []
+
+    # -- waiting and checks ---------------------------------------------------------
+    async def wait_ready(self, container: Container, attempt: Callable[[], Awaitable[object]], *, what: str) -> float:
+        """Poll `attempt` until it succeeds; seconds waited. Fails at once (StageFailed)
+        when the container stops; the runner's stage budget bounds the whole wait."""
+        started = time.monotonic()
+        delay = 0.2
+        while True:
+            state = await self.state(container)
+            if not state.running:
+                raise StageFailed(await self.why_stopped(container))
+            if not state.paused:
+                try:
+                    await attempt()
+                    self.waiting_for = ""
+                    return time.monotonic() - started
+                except (SqlError, CheckFailed, StageFailed, DeadlineExceeded, InfraError) as exc:
+                    if isinstance(exc, InfraError) and not await self.run.host.ping():
+                        raise
+                    self.waiting_for = f"waiting for {what}; last: {one_line(self.redact(str(exc)), 160)}"
+            else:
+                self.waiting_for = f"waiting for {what}; the container is paused"
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 2.0)
+
+    async def check(self, name: str, fn: Callable[[], Awaitable[str | None]]) -> bool:
+        """Run one named check; report pass/fail/timeout with its detail. Infrastructure
+        errors propagate (they end the stage as `error`, not the check as failed)."""
+        started = time.monotonic()
+        outcome, detail = Outcome.PASS, ""
+        try:
+            detail = (await fn()) or ""
+        except (CheckFailed, StageFailed, SqlError) as exc:
+            outcome, detail = Outcome.FAIL, str(exc)
+        except DeadlineExceeded as exc:
+            outcome, detail = Outcome.TIMEOUT, str(exc)
+        except InfraError:
+            raise
+        except EcoreadyError as exc:
+            outcome, detail = Outcome.ERROR, str(exc)
+        seconds = time.monotonic() - started
+        if outcome is Outcome.FAIL or outcome is Outcome.ERROR:
+            self.failed_checks.append(name)
+        elif outcome is Outcome.TIMEOUT:
+            self.timed_out_checks.append(name)
+        self.run.emit(
+            CheckReported(
+                self.cell.id, self.stage, Check(name, outcome, one_line(self.redact(detail), 300), round(seconds, 3))
+            )
+        )
+        return outcome is Outcome.PASS
+
+    # -- backends ---------------------------------------------------------------------
+    async def backend(self) -> Endpoint:
+        """Start (once) the cell's backend server on this cell's network and arch."""
+        if self._backend is not None:
+            return self._backend
+        component = self.cell.backend
+        if component is None:
+            raise StageFailed(f"{self.cell.component.id} has no backend configured")
+        from dataclasses import replace
+
+        from probes import load
+
+        child_cell = replace(self.cell, component=component, backend=None)
+        child = ProbeContext(child_cell, self.run, parent=self, role_prefix="backend-")
+        child.main = self.main  # the component's own container stays the one shown
+        probe = load(component.probe)(child)
+        try:
+            await probe.start()
+        except StageFailed as exc:
+            raise BackendFailed(f"backend {component.id} did not start: {exc}") from None
+        if probe.endpoint is None:
+            raise BackendFailed(f"backend {component.id} ({component.probe}) exposes no SQL endpoint")
+        self._backend_probe = probe
+        self._backend = probe.endpoint
+        return probe.endpoint
+
+
+class BackendFailed(InfraError):
+    """The backend server of a cell did not come up: not the fault of the component under
+    test, so the cell ends as `error` naming the backend."""

@@ -1,0 +1,592 @@
+"""The ONLY module that imports docker. Async methods over the docker SDK, each run on a
+bounded thread pool under a deadline; labelled resources; exec, logs, pulls, sweeps.
+
+Two SDK clients per host: `_ctl` with a short socket timeout for control calls, and
+`_io` without one for long execs and log reads (their deadline is the asyncio one).
+Pulls get their own client whose socket timeout is the pull's idle watchdog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import socket
+import tarfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from app.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem, PullStalled
+from app.model import HostFacts, normalize_arch
+from app.specs import (
+    LABEL_OWNER,
+    LABEL_OWNER_START,
+    LABEL_RUN,
+    ContainerSpec,
+    ContainerState,
+    ExecResult,
+    SweepResult,
+)
+from app.text import inert
+
+T = TypeVar("T")
+
+CONNECT_TIMEOUT = 8.0
+CONTROL_TIMEOUT = 30.0
+PULL_IDLE_TIMEOUT = 120.0
+# Capabilities no database image needs; dropped from every container we start.
+DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCAP")
+
+
+def _unavailable(exc: BaseException) -> bool:
+    if isinstance(exc, (requests.exceptions.ConnectionError, ConnectionError, FileNotFoundError)):
+        return True
+    text = str(exc)
+    return "Connection aborted" in text or "Error while fetching server API version" in text
+
+
+@dataclass(frozen=True)
+class OwnerInfo:
+    hostname: str
+    pid: int
+    start: str
+
+
+def this_owner() -> OwnerInfo:
+    pid = os.getpid()
+    return OwnerInfo(socket.gethostname(), pid, process_start(pid))
+
+
+def process_start(pid: int) -> str:
+    """A process's start time in clock ticks since boot ("" if unknown): guards against pid reuse."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            stat = handle.read()
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
+    """Whether the process that owns a resource still runs. Owners on other machines are
+    assumed alive: we cannot tell, and must never remove a live run's resources."""
+    host, _, pid_text = owner.rpartition(":")
+    if host != me.hostname:
+        return True
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if pid == me.pid:
+        return start in ("", me.start)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not start or process_start(pid) == start
+
+
+class DockerHost:
+    """One Docker engine. Create with `await DockerHost.connect(...)`."""
+
+    def __init__(self, name: str, url: str, ctl: Any, io_client: Any, pool: ThreadPoolExecutor) -> None:
+        self.name = name
+        self.url = url
+        self._ctl = ctl
+        self._io = io_client
+        self._pool = pool
+        self._pull_clients: dict[float, Any] = {}
+        self.native_arch = ""
+
+    # -- lifecycle -------------------------------------------------------------------
+    @classmethod
+    async def connect(
+        cls, name: str = "local", url: str = "", *, max_workers: int = 16, timeout: float = CONNECT_TIMEOUT
+    ) -> DockerHost:
+        """Connect or raise EnvironmentProblem within `timeout` seconds."""
+        pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"docker-{name}")
+
+        def make() -> tuple[Any, Any]:
+            ctl = _client(url, CONTROL_TIMEOUT)
+            ctl.ping()
+            return ctl, _client(url, None)
+
+        loop = asyncio.get_running_loop()
+        where = url or os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
+        try:
+            ctl, io_client = await asyncio.wait_for(loop.run_in_executor(pool, make), timeout)
+        except asyncio.TimeoutError:
+            pool.shutdown(wait=False)
+            raise EnvironmentProblem(f"docker engine at {where} did not answer within {timeout:.0f} s") from None
+        except Exception as exc:
+            pool.shutdown(wait=False)
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise EnvironmentProblem(
+                f"docker engine at {where} is unreachable: {reason[:200]} (start it, e.g. `make setup` or `dockerd &`)"
+            ) from None
+        host = cls(name, url, ctl, io_client, pool)
+        return host
+
+    async def close(self) -> None:
+        for client in (self._ctl, self._io, *self._pull_clients.values()):
+            try:
+                client.close()
+            except Exception:  # noqa: S110 - closing is best effort
+                pass
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _run(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool, fn)
+        try:
+            if timeout is None:
+                return await future
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise DeadlineExceeded(f"docker call did not return within {timeout:.0f} s") from None
+        except docker.errors.APIError as exc:
+            if _unavailable(exc):
+                raise DockerUnavailable("docker daemon unavailable") from None
+            raise EngineError(_explain(exc)) from None
+        except (requests.exceptions.RequestException, docker.errors.DockerException, OSError) as exc:
+            if _unavailable(exc):
+                raise DockerUnavailable("docker daemon unavailable") from None
+            raise EngineError(f"{type(exc).__name__}: {str(exc)[:300]}") from None
+
+    async def facts(self, emulated: Mapping[str, str]) -> HostFacts:
+        """The engine's view: native arch, version; `emulated` comes from platform (local)."""
+
+        def read() -> tuple[dict[str, Any], dict[str, Any]]:
+            return self._ctl.version(), self._ctl.info()
+
+        version, info = await self._run(read)
+        native = normalize_arch(version.get("Arch", "")) or version.get("Arch", "")
+        self.native_arch = native
+        return HostFacts(
+            name=self.name,
+            native_arch=native,
+            emulated_arches=tuple(a for a in emulated if a != native),
+            emulators={a: d for a, d in emulated.items() if a != native},
+            docker_version=str(version.get("Version", "")),
+            api_version=str(version.get("ApiVersion", "")),
+            cpus=int(info.get("NCPU", 0) or 0),
+            memory_bytes=int(info.get("MemTotal", 0) or 0),
+            kernel=str(info.get("KernelVersion", "")),
+        )
+
+    async def ping(self, timeout: float = 5.0) -> bool:
+        try:
+            return bool(await self._run(self._ctl.ping, timeout))
+        except Exception:
+            return False
+
+    # -- images ----------------------------------------------------------------------
+    def _pull_client(self, idle: float) -> Any:
+        if idle not in self._pull_clients:
+            self._pull_clients[idle] = _client(self.url, idle)
+        return self._pull_clients[idle]
+
+    async def pull(
+        self,
+        reference: str,
+        platform: str,
+        *,
+        idle_timeout: float = PULL_IDLE_TIMEOUT,
+        on_progress: Callable[[str], None] | None = None,
+    ) -> str:
+        """Pull `reference` (repo@digest or repo:tag) for `platform`; return the image id.
+
+        The socket timeout of the pull client is the idle watchdog: no progress message for
+        `idle_timeout` seconds ends the pull as PullStalled.
+        """
+        client = self._pull_client(idle_timeout)
+        repo, _, digest = reference.partition("@")
+        tag = digest or None
+        if not digest:
+            repo, tag = _split_tag(reference)
+
+        def work() -> str:
+            try:
+                stream = client.api.pull(repo, tag=tag, platform=platform, stream=True, decode=True)
+                for message in stream:
+                    if "error" in message:
+                        raise docker.errors.APIError(str(message.get("error")))
+                    if on_progress and message.get("status"):
+                        on_progress(str(message["status"]))
+            except (TimeoutError, requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
+                if isinstance(exc, requests.exceptions.ConnectionError) and not _is_timeout(exc):
+                    raise
+                raise PullStalled(f"pull stalled: no progress for {idle_timeout:.0f} s") from None
+            image = self._ctl.images.get(reference)
+            return str(image.id)
+
+        return await self._run(work, timeout=None)
+
+    async def image_platform(self, image: str) -> tuple[str, str]:
+        """(os, arch) recorded in a local image."""
+
+        def read() -> tuple[str, str]:
+            attrs = self._ctl.images.get(image).attrs
+            return str(attrs.get("Os", "")), normalize_arch(str(attrs.get("Architecture", ""))) or ""
+
+        return await self._run(read)
+
+    async def has_image(self, image: str) -> bool:
+        def read() -> bool:
+            try:
+                self._ctl.images.get(image)
+                return True
+            except docker.errors.ImageNotFound:
+                return False
+
+        return await self._run(read)
+
+    async def image_labels(self, reference: str) -> dict[str, str] | None:
+        """Labels of a local image, or None when the host does not have it."""
+
+        def read() -> dict[str, str] | None:
+            try:
+                attrs = self._ctl.images.get(reference).attrs
+            except docker.errors.ImageNotFound:
+                return None
+            return dict((attrs.get("Config") or {}).get("Labels") or {})
+
+        return await self._run(read)
+
+    async def image_id(self, reference: str) -> str:
+        return await self._run(lambda: str(self._ctl.images.get(reference).id))
+
+    async def build(
+        self,
+        context: str,
+        tag: str,
+        platform: str,
+        *,
+        buildargs: Mapping[str, str],
+        labels: Mapping[str, str],
+        log: Callable[[str], None],
+        timeout: float,
+    ) -> str:
+        """`docker build` (classic builder) for a platform; the image id. Output goes to `log`."""
+
+        def work() -> str:
+            image_id = ""
+            for message in self._io.api.build(
+                path=context,
+                tag=tag,
+                platform=platform,
+                buildargs=dict(buildargs),
+                labels=dict(labels),
+                rm=True,
+                forcerm=True,
+                decode=True,
+                pull=False,
+            ):
+                if "stream" in message:
+                    log(str(message["stream"]))
+                if "error" in message:
+                    raise EngineError(f"build of {tag} failed: {str(message['error']).strip()[:300]}")
+                aux = message.get("aux") or {}
+                if "ID" in aux:
+                    image_id = str(aux["ID"])
+            return image_id or str(self._ctl.images.get(tag).id)
+
+        return await self._run(work, timeout=timeout)
+
+    async def tag(self, image: str, repository: str, tag: str) -> None:
+        await self._run(lambda: self._ctl.api.tag(image, repository, tag, force=True))
+
+    async def push(self, repository: str, tag: str, *, timeout: float = 1800) -> None:
+        def work() -> None:
+            for message in self._io.api.push(repository, tag=tag, stream=True, decode=True):
+                if "error" in message:
+                    raise EngineError(f"push of {repository}:{tag} failed: {str(message['error'])[:300]}")
+
+        await self._run(work, timeout=timeout)
+
+    async def remove_image(self, reference: str) -> None:
+        def work() -> None:
+            try:
+                self._ctl.api.remove_image(reference, force=True)
+            except docker.errors.ImageNotFound:
+                pass
+
+        await self._run(work, timeout=120)
+
+    # -- networks, volumes, containers ----------------------------------------------
+    async def create_network(self, name: str, labels: Mapping[str, str], *, internal: bool = True) -> str:
+        def work() -> str:
+            net = self._ctl.networks.create(
+                name, driver="bridge", internal=internal, labels=dict(labels), check_duplicate=True
+            )
+            return str(net.id)
+
+        return await self._run(work)
+
+    async def create_volume(self, name: str, labels: Mapping[str, str]) -> str:
+        def work() -> str:
+            return str(self._ctl.volumes.create(name=name, labels=dict(labels)).name)
+
+        return await self._run(work)
+
+    async def run(self, spec: ContainerSpec) -> str:
+        """Create (labelled), put its files, start; return the container id.
+
+        A container that fails to start is removed here, so nothing is orphaned between
+        create and start.
+        """
+
+        def create() -> str:
+            host_config = self._ctl.api.create_host_config(
+                network_mode=spec.network or "none",
+                security_opt=["no-new-privileges"],
+                cap_drop=list(DROP_CAPS),
+                privileged=False,
+                pids_limit=spec.pids_limit,
+                mem_limit=spec.mem_limit,
+                cpuset_cpus=spec.cpuset_cpus,
+                tmpfs=dict(spec.tmpfs) or None,
+                binds={name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()} or None,
+                port_bindings={p: ("127.0.0.1", h or None) for p, h in spec.publish.items()} if spec.publish else None,
+                init=False,
+            )
+            networking = None
+            if spec.network:
+                networking = self._ctl.api.create_networking_config(
+                    {spec.network: self._ctl.api.create_endpoint_config(aliases=list(spec.aliases) or None)}
+                )
+            created = self._ctl.api.create_container(
+                image=spec.image,
+                name=spec.name,
+                labels=dict(spec.labels),
+                environment=dict(spec.env),
+                command=list(spec.command) if spec.command is not None else None,
+                entrypoint=list(spec.entrypoint) if spec.entrypoint is not None else None,
+                user=spec.user or "",
+                host_config=host_config,
+                networking_config=networking,
+                ports=list(spec.publish) if spec.publish else None,
+            )
+            return str(created["Id"])
+
+        container_id = await self._run(create)
+        try:
+            if spec.files:
+                await self.put_files(container_id, spec.files)
+            await self._run(lambda: self._ctl.api.start(container_id))
+        except BaseException:
+            await asyncio.shield(self.remove_container(container_id))
+            raise
+        return container_id
+
+    async def state(self, container_id: str) -> ContainerState:
+        def read() -> ContainerState:
+            st = self._ctl.api.inspect_container(container_id)["State"]
+            return ContainerState(
+                running=bool(st.get("Running")),
+                paused=bool(st.get("Paused")),
+                exit_code=None if st.get("Running") else st.get("ExitCode"),
+                oom_killed=bool(st.get("OOMKilled")),
+                error=str(st.get("Error") or ""),
+                status=str(st.get("Status") or ""),
+            )
+
+        return await self._run(read)
+
+    async def exec(
+        self,
+        container_id: str,
+        argv: Iterable[str],
+        *,
+        timeout: float,
+        user: str = "",
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> ExecResult:
+        """Run a command in a container; DeadlineExceeded after `timeout` seconds.
+
+        docker-py's exec has no timeout: the deadline is asyncio's, and a command still
+        running then is left to die with its container (the cell's cleanup removes it).
+        """
+        command = list(argv)
+
+        def work() -> ExecResult:
+            started = time.monotonic()
+            exec_id = self._io.api.exec_create(
+                container_id, command, user=user, environment=dict(env or {}), workdir=workdir, stdout=True, stderr=True
+            )["Id"]
+            out, err = self._io.api.exec_start(exec_id, demux=True)
+            code = self._io.api.exec_inspect(exec_id).get("ExitCode")
+            return ExecResult(
+                exit_code=-1 if code is None else int(code),
+                stdout=(out or b"").decode("utf-8", "replace"),
+                stderr=(err or b"").decode("utf-8", "replace"),
+                seconds=time.monotonic() - started,
+            )
+
+        try:
+            return await self._run(work, timeout=timeout)
+        except DeadlineExceeded:
+            raise DeadlineExceeded(f"`{command[0]}` did not finish within {timeout:.0f} s") from None
+
+    async def logs(self, container_id: str, tail: int = 40) -> list[str]:
+        def read() -> list[str]:
+            raw = self._io.api.logs(container_id, stdout=True, stderr=True, tail=tail)
+            return inert(raw.decode("utf-8", "replace")).splitlines()[-tail:]
+
+        try:
+            return await self._run(read, timeout=15)
+        except Exception:
+            return []
+
+    async def put_files(self, container_id: str, files: Iterable[Any]) -> None:
+        archive = _tar(files)
+        await self._run(lambda: self._ctl.api.put_archive(container_id, "/", archive))
+
+    async def pause(self, container_id: str) -> None:
+        await self._run(lambda: self._ctl.api.pause(container_id))
+
+    async def stop(self, container_id: str, timeout: int = 10) -> None:
+        await self._run(lambda: self._ctl.api.stop(container_id, timeout=timeout), timeout=timeout + 20)
+
+    async def start(self, container_id: str) -> None:
+        await self._run(lambda: self._ctl.api.start(container_id))
+
+    # -- removal and sweeps ---------------------------------------------------------
+    async def remove_container(self, container_id: str) -> bool:
+        """Force-remove with its anonymous volumes; True when it existed."""
+
+        def work() -> bool:
+            try:
+                self._ctl.api.remove_container(container_id, force=True, v=True)
+                return True
+            except docker.errors.NotFound:
+                return False
+            except docker.errors.APIError as exc:
+                if "already in progress" in str(exc):
+                    return True
+                raise
+
+        return await self._run(work, timeout=60)
+
+    async def remove_network(self, network_id: str) -> bool:
+        def work() -> bool:
+            try:
+                self._ctl.api.remove_network(network_id)
+                return True
+            except docker.errors.NotFound:
+                return False
+
+        return await self._run(work, timeout=60)
+
+    async def remove_volume(self, name: str) -> bool:
+        def work() -> bool:
+            try:
+                self._ctl.api.remove_volume(name, force=True)
+                return True
+            except docker.errors.NotFound:
+                return False
+
+        return await self._run(work, timeout=60)
+
+    async def labelled(
+        self, label_filter: str
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """(containers, networks, volumes) carrying a label filter like `ecoready.run=X`."""
+
+        def read() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+            filters = {"label": label_filter}
+            containers = self._ctl.api.containers(all=True, filters=filters)
+            networks = self._ctl.api.networks(filters=filters)
+            volumes = self._ctl.api.volumes(filters=filters).get("Volumes") or []
+            return containers, networks, volumes
+
+        return await self._run(read)
+
+    async def sweep(
+        self,
+        *,
+        run_id: str | None = None,
+        dead_owners: bool = False,
+        everything: bool = False,
+        me: OwnerInfo | None = None,
+    ) -> SweepResult:
+        """Remove ecoready's resources: those of `run_id`, those whose owner process is gone
+        (`dead_owners`), or all of them (`everything`). Containers first, then networks
+        and volumes (they cannot go while a container uses them)."""
+        me = me or this_owner()
+        containers, networks, volumes = await self.labelled(LABEL_RUN)
+
+        def doomed(labels: Mapping[str, str] | None) -> bool:
+            labels = labels or {}
+            if everything:
+                return True
+            if run_id is not None and labels.get(LABEL_RUN) == run_id:
+                return True
+            if dead_owners:
+                return not owner_alive(labels.get(LABEL_OWNER, ""), labels.get(LABEL_OWNER_START, ""), me)
+            return False
+
+        removed_c = [c["Id"] for c in containers if doomed(c.get("Labels"))]
+        await asyncio.gather(*(self.remove_container(cid) for cid in removed_c))
+        removed_n = [n["Id"] for n in networks if doomed(n.get("Labels"))]
+        for nid in removed_n:
+            await self.remove_network(nid)
+        removed_v = [v["Name"] for v in volumes if doomed(v.get("Labels"))]
+        for name in removed_v:
+            await self.remove_volume(name)
+        names = {c["Id"]: (c.get("Names") or [c["Id"][:12]])[0].lstrip("/") for c in containers}
+        net_names = {n["Id"]: n.get("Name", n["Id"][:12]) for n in networks}
+        return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))
+
+
+def _client(url: str, timeout: float | None) -> Any:
+    kwargs: dict[str, Any] = {"version": "auto"}
+    if timeout is not None:
+        kwargs["timeout"] = timeout
+    else:
+        kwargs["timeout"] = 24 * 3600  # no socket timeout for long streams: asyncio bounds them
+    if url:
+        return docker.DockerClient(base_url=url, **kwargs)
+    return docker.from_env(**kwargs)
+
+
+def _explain(exc: docker.errors.APIError) -> str:
+    text = str(getattr(exc, "explanation", "") or exc)
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _split_tag(reference: str) -> tuple[str, str]:
+    name, _, tag = reference.rpartition(":")
+    if not name or "/" in tag:
+        return reference, "latest"
+    return name, tag
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    text = str(exc)
+    return "timed out" in text or "Read timed out" in text
+
+
+def _tar(files: Iterable[Any]) -> bytes:
+    """A tar of files only: the engine creates missing parent directories (0755, root), and
+    leaving existing directories out keeps their owners and modes untouched."""
+    buffer = io.BytesIO()
+    now = int(time.time())
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for f in files:
+            info = tarfile.TarInfo(f.path.strip("/"))
+            info.size = len(f.content)
+            info.mode = f.mode
+            info.mtime = now
+            tar.addfile(info, io.BytesIO(f.content))
+    return buffer.getvalue()

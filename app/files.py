@@ -1,0 +1,57 @@
+"""Writing files so that a reader sees the old content or the new, never a torn one."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from app.errors import ReportError
+
+
+def write_atomic(path: str | Path, text: str, *, base_dir: Path | None = None) -> Path:
+    """Write `text` to `path` through a same-directory temp file, fsync, rename, fsync dir.
+
+    Refuses to write through a symlink, and outside `base_dir` when one is given.
+    """
+    target = Path(path)
+    if target.is_symlink():
+        raise ReportError(f"{target}: refusing to write through a symlink")
+    if base_dir is not None:
+        base = base_dir.resolve()
+        resolved = target.resolve() if target.is_absolute() else (base / target).resolve()
+        if not resolved.is_relative_to(base):
+            raise ReportError(f"{target}: outside the chosen directory {base}")
+        target = resolved
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise ReportError(f"{target}: directory {parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:
+        dir_fd = os.open(parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+    return target
+
+
+def write_output(path: str, text: str) -> None:
+    """`-` means stdout (and nothing else goes there); anything else is written atomically."""
+    if path == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        return
+    write_atomic(path, text if text.endswith("\n") else text + "\n")

@@ -1,0 +1,208 @@
+"""The domain model: frozen dataclasses and enums shared by every layer.
+
+Nothing here does I/O. The report is rebuilt (never mutated) by `state.reduce`, so the TUI
+and the headless path always look at the same values.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Category(str, enum.Enum):
+    SERVER = "server"
+    LOAD_BALANCER = "load-balancer"
+    MONITORING = "monitoring"
+    HA = "ha"
+    BACKUP = "backup"
+    CONNECTOR = "connector"
+    SHELL = "shell"
+    TOOLKIT = "toolkit"
+
+
+class Stage(str, enum.Enum):
+    IMAGE = "image"
+    START = "start"
+    SMOKE = "smoke"
+    BENCH = "bench"
+
+
+STAGE_ORDER: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE, Stage.BENCH)
+
+
+class Outcome(str, enum.Enum):
+    """How a stage or a check ended."""
+
+    PASS = "pass"  # noqa: S105 - an outcome, not a password
+    FAIL = "fail"
+    SKIP = "skip"
+    TIMEOUT = "timeout"
+    ERROR = "error"  # the tool or the infrastructure failed, not the component
+
+
+class Status(str, enum.Enum):
+    """A cell's status; pending/running only while a run is under way."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    READY = "ready"
+    PARTIAL = "partial"
+    BROKEN = "broken"
+    MISSING = "missing"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+    @property
+    def finished(self) -> bool:
+        return self not in (Status.PENDING, Status.RUNNING)
+
+
+class Profile(str, enum.Enum):
+    SMOKE = "smoke"
+    QUICK = "quick"
+    FULL = "full"
+
+
+ARCH_ALIASES: Mapping[str, str] = {
+    "amd64": "amd64",
+    "x86_64": "amd64",
+    "x86-64": "amd64",
+    "arm64": "arm64",
+    "aarch64": "arm64",
+    "arm64/v8": "arm64",
+    "arm64v8": "arm64",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+}
+
+# uname -m as the kernel (and @@version_compile_machine) reports it, per Docker arch.
+UNAME_MACHINE: Mapping[str, str] = {
+    "amd64": "x86_64",
+    "arm64": "aarch64",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+}
+
+
+def normalize_arch(name: str) -> str | None:
+    """Docker arch name for any common spelling, or None when unknown."""
+    return ARCH_ALIASES.get(name.strip().lower())
+
+
+@dataclass(frozen=True)
+class Host:
+    """A Docker engine that runs cells. `arches` are the ones it serves (native first)."""
+
+    name: str
+    docker: str = ""  # empty: the local engine (DOCKER_HOST or the default socket)
+    arches: tuple[str, ...] = ()
+    emulate: bool = True
+    price_per_hour: float | None = None
+    cpu_ghz: float | None = None
+
+
+@dataclass(frozen=True)
+class Component:
+    id: str
+    name: str
+    category: Category
+    probe: str
+    image: str
+    backend: str | None = None
+    arches: tuple[str, ...] = ()
+    timeout_s: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    outcome: Outcome
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class StageResult:
+    stage: Stage
+    outcome: Outcome | None = None  # None while running
+    seconds: float = 0.0
+    detail: str = ""
+    checks: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What the image stage learned about the image of one cell."""
+
+    reference: str
+    arch: str
+    digest: str = ""  # per-arch manifest digest
+    index_digest: str = ""
+    size: int | None = None
+    found_as: str = ""  # how availability was found, e.g. "index", "single manifest"
+    image_id: str = ""  # local image id once pulled
+
+
+@dataclass(frozen=True)
+class CellResult:
+    id: str  # "component/arch"
+    component: str
+    name: str
+    category: Category
+    arch: str
+    host: str
+    emulated: bool
+    status: Status = Status.PENDING
+    stage: Stage | None = None  # the stage under way while running
+    stages: tuple[StageResult, ...] = ()
+    image: ImageInfo | None = None
+    detail: str = ""
+    started_at: str | None = None
+    finished_at: str | None = None
+    seconds: float = 0.0
+    log_tail: tuple[str, ...] = ()
+
+    def stage_result(self, stage: Stage) -> StageResult | None:
+        for result in self.stages:
+            if result.stage is stage:
+                return result
+        return None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What a host turned out to be: native arch, emulators, engine version."""
+
+    name: str
+    native_arch: str
+    emulated_arches: tuple[str, ...] = ()
+    emulators: Mapping[str, str] = field(default_factory=dict)  # arch -> emulator description
+    docker_version: str = ""
+    api_version: str = ""
+    cpus: int = 0
+    memory_bytes: int = 0
+    kernel: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    schema_version: int
+    run_id: str
+    tool_version: str
+    matrix: str
+    profile: Profile
+    started_at: str
+    finished_at: str | None = None
+    interrupted: bool = False
+    hosts: tuple[HostFacts, ...] = ()
+    arches: tuple[str, ...] = ()
+    cells: Mapping[str, CellResult] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+REPORT_SCHEMA_VERSION = 1

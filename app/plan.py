@@ -1,0 +1,122 @@
+"""matrix -> the cells to run: which host serves each arch, natively or emulated, with
+what backend and what time budgets. Pure: host facts are gathered before planning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.config import Matrix
+from app.model import Component, HostFacts, Profile, Stage
+
+# Emulated cells cost several times the CPU and wall time of native ones (qemu-user:
+# 4x for server start-up here, 11x for sysbench); budgets scale by this factor.
+EMULATION_FACTOR = 6.0
+
+# Native budgets in seconds per stage, by probe kind; "default" for the rest.
+DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
+    "default": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 60.0, Stage.BENCH: 600.0},
+}
+
+
+@dataclass(frozen=True)
+class Budgets:
+    seconds: Mapping[Stage, float]
+
+    def __getitem__(self, stage: Stage) -> float:
+        return self.seconds[stage]
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    id: str
+    component: Component
+    arch: str
+    host: str
+    emulated: bool
+    budgets: Budgets
+    backend: Component | None = None
+    stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
+    # Why the cell cannot run at all (no host for its arch); it ends as `error`.
+    unrunnable: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    matrix: Matrix
+    profile: Profile
+    arches: tuple[str, ...]
+    cells: tuple[CellPlan, ...]
+    hosts: tuple[HostFacts, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def budgets_for(component: Component, emulated: bool) -> Budgets:
+    base = dict(DEFAULT_BUDGETS.get(component.probe, DEFAULT_BUDGETS["default"]))
+    if component.timeout_s is not None:
+        base[Stage.START] = component.timeout_s
+    factor = EMULATION_FACTOR if emulated else 1.0
+    scaled = {stage: seconds * (factor if stage is not Stage.IMAGE else 1.0) for stage, seconds in base.items()}
+    return Budgets(scaled)
+
+
+def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | None, bool, str | None]:
+    """(host, emulated, reason-when-none): a native host first, else one that emulates."""
+    for facts in hosts:
+        if facts.native_arch == arch:
+            return facts, False, None
+    for facts in hosts:
+        if arch in facts.emulated_arches:
+            return facts, True, None
+    natives = ", ".join(sorted({h.native_arch for h in hosts})) or "none"
+    fix = (
+        "register an emulator on the host (`make setup` in the ecoready checkout registers "
+        "qemu-aarch64 >= 8) or add a native host under [[hosts]]"
+    )
+    if arch == "amd64":
+        fix = "register qemu-x86_64 (binfmt, F flag) or add a native amd64 host under [[hosts]]"
+    return None, False, f"no host for {arch} (hosts serve: {natives}); fix: {fix}"
+
+
+def make_plan(
+    matrix: Matrix,
+    hosts: Sequence[HostFacts],
+    *,
+    only: Iterable[str] | None = None,
+    arches: Iterable[str] | None = None,
+    profile: Profile | None = None,
+) -> Plan:
+    """Cells in matrix order (components x arches), each bound to a host."""
+    wanted_ids = set(only) if only else None
+    wanted_arches = tuple(arches) if arches else matrix.arches
+    chosen = profile or matrix.profile
+    stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
+    cells: list[CellPlan] = []
+    for component in matrix.components:
+        if wanted_ids is not None and component.id not in wanted_ids:
+            continue
+        backend = matrix.component(component.backend) if component.backend else None
+        comp_arches = component.arches or matrix.arches
+        for arch in wanted_arches:
+            if arch not in comp_arches:
+                continue
+            host, emulated, reason = _choose_host(arch, hosts)
+            cells.append(
+                CellPlan(
+                    id=f"{component.id}/{arch}",
+                    component=component,
+                    arch=arch,
+                    host=host.name if host else "",
+                    emulated=emulated,
+                    budgets=budgets_for(component, emulated),
+                    backend=backend,
+                    stages=stages,
+                    unrunnable=reason,
+                )
+            )
+    return Plan(matrix=matrix, profile=chosen, arches=wanted_arches, cells=tuple(cells), hosts=tuple(hosts))

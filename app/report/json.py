@@ -1,0 +1,96 @@
+"""Report -> JSON text (pure). Keys are stable; docs/report-schema.json describes them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.model import CellResult, Check, HostFacts, ImageInfo, Report, StageResult
+
+
+def check_dict(check: Check) -> dict[str, Any]:
+    return {"name": check.name, "outcome": check.outcome.value, "seconds": check.seconds, "detail": check.detail}
+
+
+def stage_dict(stage: StageResult) -> dict[str, Any]:
+    return {
+        "stage": stage.stage.value,
+        "outcome": stage.outcome.value if stage.outcome else None,
+        "seconds": stage.seconds,
+        "detail": stage.detail,
+        "checks": [check_dict(c) for c in stage.checks],
+    }
+
+
+def image_dict(image: ImageInfo | None) -> dict[str, Any] | None:
+    if image is None:
+        return None
+    return {
+        "reference": image.reference,
+        "arch": image.arch,
+        "digest": image.digest,
+        "index_digest": image.index_digest,
+        "size": image.size,
+        "found_as": image.found_as,
+        "image_id": image.image_id,
+    }
+
+
+def cell_dict(cell: CellResult) -> dict[str, Any]:
+    return {
+        "id": cell.id,
+        "component": cell.component,
+        "name": cell.name,
+        "category": cell.category.value,
+        "arch": cell.arch,
+        "host": cell.host,
+        "status": cell.status.value,
+        "emulated": cell.emulated,
+        "detail": cell.detail,
+        "seconds": cell.seconds,
+        "started_at": cell.started_at,
+        "finished_at": cell.finished_at,
+        "image": image_dict(cell.image),
+        "stages": [stage_dict(s) for s in cell.stages],
+        "log_tail": list(cell.log_tail),
+    }
+
+
+def host_dict(host: HostFacts) -> dict[str, Any]:
+    return {
+        "name": host.name,
+        "native_arch": host.native_arch,
+        "emulated_arches": list(host.emulated_arches),
+        "emulators": dict(host.emulators),
+        "docker_version": host.docker_version,
+        "api_version": host.api_version,
+        "cpus": host.cpus,
+        "memory_bytes": host.memory_bytes,
+        "kernel": host.kernel,
+    }
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    cells = [cell_dict(c) for c in report.cells.values()]
+    counts: dict[str, int] = {}
+    for cell in report.cells.values():
+        counts[cell.status.value] = counts.get(cell.status.value, 0) + 1
+    return {
+        "schema_version": report.schema_version,
+        "tool": {"name": "ecoready", "version": report.tool_version},
+        "run_id": report.run_id,
+        "matrix": report.matrix,
+        "profile": report.profile.value,
+        "started_at": report.started_at,
+        "finished_at": report.finished_at,
+        "interrupted": report.interrupted,
+        "arches": list(report.arches),
+        "hosts": [host_dict(h) for h in report.hosts],
+        "summary": dict(sorted(counts.items())),
+        "notes": list(report.notes),
+        "cells": cells,
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"

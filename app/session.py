@@ -1,0 +1,145 @@
+"""One run, wired together: matrix -> hosts -> plan -> runner -> events.
+
+Both front ends use this: the headless path (cli) and the TUI pass an `emit` callback and
+fold the events they get with `state.reduce`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.config import Matrix
+from app.context import RunContext
+from app.docker_host import DockerHost, this_owner
+from app.errors import EnvironmentProblem
+from app.events import Event, RunNote
+from app.images import ImageStore
+from app.model import Profile, Status
+from app.plan import EMULATION_FACTOR, Plan, make_plan
+from app.platform import emulators
+from app.registry import RegistryClient
+from app.runner import Runner
+from app.secrets import Secrets
+from app.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
+
+RESERVED_LABELS = frozenset({LABEL_RUN, LABEL_OWNER, LABEL_OWNER_START, LABEL_CELL, LABEL_CREATED, LABEL_ROLE})
+
+log = logging.getLogger("ecoready.session")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    only: Sequence[str] | None = None
+    arches: Sequence[str] | None = None
+    profile: Profile | None = None
+    concurrency: int | None = None
+
+
+def extra_labels(text: str | None = None) -> dict[str, str]:
+    """`ECOREADY_LABELS="k=v,k2=v2"`: labels added to every resource (e.g. a CI job id).
+    ecoready's own `ecoready.*` keys cannot be overridden."""
+    raw = os.environ.get("ECOREADY_LABELS", "") if text is None else text
+    labels: dict[str, str] = {}
+    for item in raw.split(","):
+        key, sep, value = item.strip().partition("=")
+        if not sep or not key:
+            continue
+        if key in RESERVED_LABELS:
+            raise EnvironmentProblem(f"ECOREADY_LABELS cannot set {key}: ecoready sets it")
+        labels[key.strip()] = value.strip()
+    return labels
+
+
+def default_concurrency(cpus: int) -> int:
+    """Cells at once: server start-up is CPU-bound, so about one per core (at least 2)."""
+    return max(2, cpus)
+
+
+def usable_emulators() -> dict[str, str]:
+    """arch -> description of emulators that can run containers of that arch here."""
+    out: dict[str, str] = {}
+    for arch, emulator in emulators().items():
+        if emulator.problem() is None:
+            out[arch] = emulator.version or emulator.interpreter
+    return out
+
+
+class Session:
+    def __init__(self, matrix: Matrix, options: RunOptions, emit: Callable[[Event], None]) -> None:
+        self.matrix = matrix
+        self.options = options
+        self.emit = emit
+        self.run_id = uuid.uuid4().hex
+        self.secrets = Secrets()
+        self.host: DockerHost | None = None
+        self.registry: RegistryClient | None = None
+        self.plan: Plan | None = None
+        self.runner: Runner | None = None
+
+    async def open(self) -> Plan:
+        """Connect to the engine (exit 3 when unreachable), sweep dead runs' leftovers, plan."""
+        url = self.matrix.hosts[0].docker if self.matrix.hosts else ""
+        name = self.matrix.hosts[0].name if self.matrix.hosts else "local"
+        self.host = await DockerHost.connect(name, url)
+        facts = await self.host.facts(usable_emulators() if not url else {})
+        swept = await self.host.sweep(dead_owners=True)
+        if swept.total:
+            self.emit(RunNote(f"removed {swept.total} resource(s) left by ecoready runs that died"))
+        self.plan = make_plan(
+            self.matrix, [facts], only=self.options.only, arches=self.options.arches, profile=self.options.profile
+        )
+        if not self.plan.cells:
+            raise EnvironmentProblem("nothing to run: no component matches --only/--arch")
+        self.registry = RegistryClient(mirror=self.matrix.registry.mirror, insecure=self.matrix.registry.insecure)
+        run = RunContext(
+            run_id=self.run_id,
+            host=self.host,
+            owner=this_owner(),
+            secrets=self.secrets,
+            images=ImageStore(self.host, self.registry),
+            emit=self.emit,
+            emulation_factor=EMULATION_FACTOR,
+            extra_labels=extra_labels(),
+        )
+        concurrency = (
+            self.options.concurrency
+            or self.matrix.concurrency
+            or default_concurrency(facts.cpus or os.cpu_count() or 2)
+        )
+        self.runner = Runner(self.plan, run, concurrency=concurrency)
+        return self.plan
+
+    async def run(self) -> None:
+        if self.runner is None:
+            await self.open()
+        assert self.runner is not None
+        await self.runner.run_all()
+
+    async def close(self) -> None:
+        if self.registry is not None:
+            await self.registry.aclose()
+        if self.host is not None:
+            await self.host.close()
+
+
+def exit_code(statuses: Sequence[Status]) -> int:
+    """0 all ready; 3 when the tool or infrastructure failed a cell; 1 otherwise."""
+    if any(s is Status.ERROR for s in statuses):
+        return 3
+    if all(s is Status.READY for s in statuses):
+        return 0
+    return 1
+
+
+async def run_to_end(session: Session) -> bool:
+    """Run the session; False when it was cancelled (the caller still has the events)."""
+    try:
+        await session.run()
+        return True
+    except asyncio.CancelledError:
+        return False

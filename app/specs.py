@@ -1,0 +1,90 @@
+"""Plain data passed between the probe context and docker_host (neither imports the other's
+internals): what container to create, what an exec returned, what a sweep removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+LABEL_RUN = "ecoready.run"
+LABEL_OWNER = "ecoready.owner"  # "<hostname>:<pid>"
+LABEL_OWNER_START = "ecoready.owner-start"  # the owner's process start time (pid reuse guard)
+LABEL_CELL = "ecoready.cell"  # "<component>/<arch>"
+LABEL_CREATED = "ecoready.created"  # ISO-8601 UTC
+LABEL_ROLE = "ecoready.role"
+
+
+@dataclass(frozen=True)
+class SecretFile:
+    """A file put into the container before it starts (mode 0444 inside a 0755 dir)."""
+
+    path: str
+    content: bytes
+    mode: int = 0o444
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    image: str  # an image id or reference already present on the host
+    name: str
+    labels: Mapping[str, str]
+    network: str | None = None
+    aliases: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    command: tuple[str, ...] | None = None
+    entrypoint: tuple[str, ...] | None = None
+    files: tuple[SecretFile, ...] = ()
+    user: str | None = None
+    mem_limit: str = "2g"
+    pids_limit: int = 4096
+    cpuset_cpus: str | None = None
+    # None = publish nothing. Otherwise container port -> host port on 127.0.0.1 (0: any).
+    publish: Mapping[int, int] | None = None
+    tmpfs: Mapping[str, str] = field(default_factory=dict)
+    volumes: Mapping[str, str] = field(default_factory=dict)  # volume name -> mount path
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def last_line(self) -> str:
+        for text in (self.stderr, self.stdout):
+            lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+            if lines:
+                return lines[-1].strip()
+        return f"exit code {self.exit_code}"
+
+
+@dataclass(frozen=True)
+class ContainerState:
+    running: bool
+    paused: bool
+    exit_code: int | None
+    oom_killed: bool
+    error: str
+    status: str
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    containers: tuple[str, ...] = ()
+    networks: tuple[str, ...] = ()
+    volumes: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return len(self.containers) + len(self.networks) + len(self.volumes)
+
+    def __add__(self, other: SweepResult) -> SweepResult:
+        return SweepResult(
+            self.containers + other.containers, self.networks + other.networks, self.volumes + other.volumes
+        )

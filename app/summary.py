@@ -1,0 +1,64 @@
+"""The readiness grid as plain text (pure): the headless run's closing summary and the
+README's picture of it. Rows are components grouped by category, columns architectures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.model import Category, CellResult, Report, Status
+from app.present import EMULATED_MARK, cell_text
+
+
+def grid_rows(report: Report) -> list[tuple[Category, str, str, dict[str, CellResult]]]:
+    """(category, component id, name, {arch: cell}) in category order, then matrix order."""
+    rows: dict[str, tuple[Category, str, str, dict[str, CellResult]]] = {}
+    for cell in report.cells.values():
+        row = rows.setdefault(cell.component, (cell.category, cell.component, cell.name, {}))
+        row[3][cell.arch] = cell
+    order = {c: i for i, c in enumerate(Category)}
+    return sorted(rows.values(), key=lambda r: order[r[0]])
+
+
+def arches_of(report: Report) -> Sequence[str]:
+    seen = list(report.arches)
+    for cell in report.cells.values():
+        if cell.arch not in seen:
+            seen.append(cell.arch)
+    return seen
+
+
+def render_grid(report: Report, width: int = 30) -> str:
+    arches = arches_of(report)
+    rows = grid_rows(report)
+    name_w = max([len("component"), *(len(r[1]) + 2 for r in rows)]) + 2
+    header = "component".ljust(name_w) + "".join(a.ljust(width) for a in arches)
+    lines = [header.rstrip(), "-" * len(header.rstrip())]
+    category = None
+    for cat, cid, _name, cells in rows:
+        if cat is not category:
+            lines.append(f"[{cat.value}]")
+            category = cat
+        text = "".join((cell_text(cells[a], width - 2) if a in cells else "").ljust(width) for a in arches)
+        lines.append((f"  {cid}".ljust(name_w) + text).rstrip())
+    return "\n".join(lines)
+
+
+def render_summary(report: Report) -> str:
+    cells = list(report.cells.values())
+    counts: dict[Status, int] = {}
+    for cell in cells:
+        counts[cell.status] = counts.get(cell.status, 0) + 1
+    parts = [f"{n} {s.value}" for s, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
+    lines = [
+        render_grid(report),
+        "",
+        f"{len(cells)} cells: "
+        + ", ".join(parts)
+        + (f"   ({EMULATED_MARK} = emulated)" if any(c.emulated for c in cells) else ""),
+    ]
+    failing = [c for c in cells if c.status not in (Status.READY, Status.SKIPPED, Status.PENDING)]
+    for cell in failing:
+        lines.append(f"  {cell.id}: {cell.status.value}: {cell.detail}")
+    for note in report.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

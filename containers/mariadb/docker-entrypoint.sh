@@ -1,0 +1,169 @@
+#!/bin/bash
+# Entry point of ecoready's lab MariaDB image, written for the lab from the documented
+# contract of the official `mariadb` image so the probes drive both the same way:
+#   MARIADB_ROOT_PASSWORD | _ALLOW_EMPTY_ROOT_PASSWORD | _RANDOM_ROOT_PASSWORD (one needed),
+#   MARIADB_ROOT_HOST, MARIADB_DATABASE, MARIADB_USER + MARIADB_PASSWORD,
+#   MYSQL_* aliases, *_FILE variants, /docker-entrypoint-initdb.d/*.{sh,sql,sql.gz,sql.xz,sql.zst}.
+# Readiness: a temporary server with --skip-networking does the initialisation, then the
+# real server starts; `healthcheck.sh --connect` only passes against the real one.
+set -eo pipefail
+shopt -s nullglob
+
+note() { printf '%s [Note] [Entrypoint]: %s\n' "$(date '+%F %T')" "$*"; }
+fail() { printf '%s [ERROR] [Entrypoint]: %s\n' "$(date '+%F %T')" "$*" >&2; exit 1; }
+
+# env_or_file VAR ALIAS: VAR from VAR, VAR_FILE, ALIAS or ALIAS_FILE (never two of them).
+env_or_file() {
+	local var=$1 alias=$2 value="" found=""
+	for name in "$var" "$alias"; do
+		local file_name="${name}_FILE"
+		if [ -n "${!name:-}" ] && [ -n "${!file_name:-}" ]; then
+			fail "both $name and $file_name are set (they are exclusive)"
+		fi
+		if [ -z "$found" ] && [ -n "${!name:-}" ]; then value=${!name}; found=$name; fi
+		if [ -z "$found" ] && [ -n "${!file_name:-}" ]; then
+			[ -r "${!file_name}" ] || fail "$file_name points to ${!file_name}, which cannot be read"
+			value=$(<"${!file_name}"); found=$file_name
+		fi
+	done
+	unset "${var}_FILE" "${alias}_FILE" "$alias"
+	export "$var=$value"
+}
+
+setup_env() {
+	env_or_file MARIADB_ROOT_PASSWORD MYSQL_ROOT_PASSWORD
+	env_or_file MARIADB_ALLOW_EMPTY_ROOT_PASSWORD MYSQL_ALLOW_EMPTY_PASSWORD
+	env_or_file MARIADB_RANDOM_ROOT_PASSWORD MYSQL_RANDOM_ROOT_PASSWORD
+	env_or_file MARIADB_ROOT_HOST MYSQL_ROOT_HOST
+	env_or_file MARIADB_DATABASE MYSQL_DATABASE
+	env_or_file MARIADB_USER MYSQL_USER
+	env_or_file MARIADB_PASSWORD MYSQL_PASSWORD
+	: "${MARIADB_ROOT_HOST:=%}"
+	DATADIR=/var/lib/mysql
+	for arg in "$@"; do
+		case "$arg" in --datadir=*) DATADIR=${arg#--datadir=} ;; esac
+	done
+	SOCKET=/run/mysqld/mysqld.sock
+	INIT_CNF=/run/mysqld/.entrypoint-init.cnf
+}
+
+random_password() { # 32 alphanumerics; pipefail off: tr always dies of SIGPIPE here
+	(set +o pipefail; tr -dc 'A-Za-z0-9' </dev/urandom | head -c 32)
+}
+
+sql_string() { # a value quoted as an SQL string literal
+	local s=${1//\\/\\\\}
+	printf "'%s'" "${s//\'/\\\'}"
+}
+
+# Run SQL (stdin) against the temporary server as root, over its socket.
+init_sql() { mariadb --defaults-extra-file="$INIT_CNF" --protocol=socket --socket="$SOCKET" "$@"; }
+
+start_temp_server() {
+	note "Starting temporary server"
+	"$@" --skip-networking --wsrep_on=OFF --default-time-zone=SYSTEM --socket="$SOCKET" \
+		--loose-innodb_buffer_pool_load_at_startup=0 &
+	TEMP_PID=$!
+	for _ in $(seq 1 300); do
+		if mariadb --protocol=socket --socket="$SOCKET" -uroot --skip-password -e 'SELECT 1' >/dev/null 2>&1 \
+			|| { [ -s "$INIT_CNF" ] && init_sql -e 'SELECT 1' >/dev/null 2>&1; }; then
+			note "Temporary server started"
+			return 0
+		fi
+		kill -0 "$TEMP_PID" 2>/dev/null || fail "the temporary server exited during initialisation"
+		sleep 0.5
+	done
+	fail "the temporary server did not answer within 150 s"
+}
+
+stop_temp_server() {
+	init_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$TEMP_PID"
+	wait "$TEMP_PID" || true
+	note "Temporary server stopped"
+}
+
+initialize() {
+	if [ -z "$MARIADB_ROOT_PASSWORD" ] && [ -z "$MARIADB_ALLOW_EMPTY_ROOT_PASSWORD" ] && [ -z "$MARIADB_RANDOM_ROOT_PASSWORD" ]; then
+		fail "Database is uninitialized and password option is not specified: set one of MARIADB_ROOT_PASSWORD, MARIADB_ALLOW_EMPTY_ROOT_PASSWORD, MARIADB_RANDOM_ROOT_PASSWORD"
+	fi
+	if [ -n "$MARIADB_USER" ] && [ "$MARIADB_USER" = root ]; then
+		fail "MARIADB_USER=root is not allowed: use MARIADB_ROOT_PASSWORD for root"
+	fi
+	if [ -n "$MARIADB_RANDOM_ROOT_PASSWORD" ]; then
+		MARIADB_ROOT_PASSWORD=$(random_password)
+		note "GENERATED ROOT PASSWORD: $MARIADB_ROOT_PASSWORD"
+	fi
+	note "Initializing database files"
+	mariadb-install-db --datadir="$DATADIR" --rpm --auth-root-authentication-method=normal \
+		--skip-test-db --skip-name-resolve --default-time-zone=SYSTEM --skip-log-bin \
+		--expire-logs-days=0 "${@:2}" >/dev/null
+	note "Database files initialized"
+
+	start_temp_server "$@"
+	local health_pw root_pw
+	health_pw=$(random_password)
+	root_pw=$(sql_string "$MARIADB_ROOT_PASSWORD")
+	{
+		echo "SET @@SESSION.SQL_LOG_BIN=0;"
+		echo "DELETE FROM mysql.global_priv WHERE user = '' OR (user = 'root' AND host NOT IN ('localhost'));"
+		echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root_pw;"
+		if [ "$MARIADB_ROOT_HOST" != localhost ]; then
+			echo "CREATE USER 'root'@$(sql_string "$MARIADB_ROOT_HOST") IDENTIFIED BY $root_pw;"
+			echo "GRANT ALL ON *.* TO 'root'@$(sql_string "$MARIADB_ROOT_HOST") WITH GRANT OPTION;"
+		fi
+		for h in localhost 127.0.0.1 ::1; do
+			echo "CREATE USER 'healthcheck'@'$h' IDENTIFIED BY '$health_pw';"
+		done
+		if [ -n "$MARIADB_DATABASE" ]; then
+			echo "CREATE DATABASE IF NOT EXISTS \`${MARIADB_DATABASE//\`/\`\`}\`;"
+		fi
+		if [ -n "$MARIADB_USER" ]; then
+			echo "CREATE USER $(sql_string "$MARIADB_USER")@'%' IDENTIFIED BY $(sql_string "$MARIADB_PASSWORD");"
+			if [ -n "$MARIADB_DATABASE" ]; then
+				echo "GRANT ALL ON \`${MARIADB_DATABASE//\`/\`\`}\`.* TO $(sql_string "$MARIADB_USER")@'%';"
+			fi
+		fi
+		echo "FLUSH PRIVILEGES;"
+	} | mariadb --protocol=socket --socket="$SOCKET" -uroot --skip-password
+	umask 077
+	printf '[client]\nuser=root\npassword=%s\n' "$MARIADB_ROOT_PASSWORD" >"$INIT_CNF"
+	printf '[mariadb-client]\nport=3306\nsocket=%s\nuser=healthcheck\npassword=%s\n' "$SOCKET" "$health_pw" \
+		>"$DATADIR/.my-healthcheck.cnf"
+	umask 022
+
+	for f in /docker-entrypoint-initdb.d/*; do
+		case "$f" in
+			*.sh) if [ -x "$f" ]; then note "running $f"; "$f"; else note "sourcing $f"; . "$f"; fi ;;
+			*.sql) note "running $f"; init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} <"$f" ;;
+			*.sql.gz) note "running $f"; gunzip -c "$f" | init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} ;;
+			*.sql.xz) note "running $f"; xzcat "$f" | init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} ;;
+			*.sql.zst) note "running $f"; zstd -dc "$f" | init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} ;;
+			*) note "ignoring $f" ;;
+		esac
+	done
+	stop_temp_server
+	rm -f "$INIT_CNF"
+	note "MariaDB init process done. Ready for start up."
+}
+
+if [ "${1:0:1}" = '-' ]; then
+	set -- mariadbd "$@"
+fi
+case "$1" in
+	mariadbd | mysqld)
+		setup_env "$@"
+		if [ "$(id -u)" = 0 ]; then
+			mkdir -p /run/mysqld "$DATADIR"
+			chown mysql:mysql /run/mysqld
+			[ "$(stat -c %U "$DATADIR")" = mysql ] || chown -R mysql:mysql "$DATADIR"
+			exec setpriv --reuid=mysql --regid=mysql --init-groups "${BASH_SOURCE[0]}" "$@"
+		fi
+		if [ ! -d "$DATADIR/mysql" ]; then
+			initialize "$@"
+		fi
+		unset MARIADB_ROOT_PASSWORD MARIADB_PASSWORD
+		note "Starting $*"
+		exec "$@"
+		;;
+esac
+exec "$@"

@@ -1,0 +1,43 @@
+"""Probes: one module per probe kind. Each drives a ProbeContext and never touches docker.
+
+`KINDS` describes every kind without importing its module, so `ecoready validate` stays
+fast: the name, the module, whether it needs a backend server, whether it can be one, and
+the options it accepts in `[components.options]`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from probes.base import Probe
+
+
+@dataclass(frozen=True)
+class ProbeKind:
+    name: str
+    module: str
+    needs_backend: bool = False
+    serves_sql: bool = False  # other components may name it as their backend
+    options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
+
+
+_SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "flavor": str,  # mariadb | mysql | percona: which env/client names the image uses
+    "args": list,  # extra server arguments
+    "env": dict,  # extra environment (never secrets: those are generated per run)
+}
+
+KINDS: Mapping[str, ProbeKind] = {
+    k.name: k for k in (ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),)
+}
+
+
+def load(kind: str) -> type[Probe]:
+    """The probe class of a kind (imports its module on first use)."""
+    module = importlib.import_module(KINDS[kind].module)
+    cls: type[Probe] = module.PROBE
+    return cls

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Prepare a Debian host for ecoready's lab: Docker Engine, arm64 emulation (qemu >= 8),
+# debootstrap and Debian's registry. Idempotent: every step checks before it acts.
+# On a problem it prints ONE line saying what is missing and how to provide it, exit 3.
+set -euo pipefail
+
+LAB_DIR=${ECOREADY_LAB_DIR:-/var/lib/ecoready/lab}
+QEMU_DIR="$LAB_DIR/qemu"
+say() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 3; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (docker, binfmt_misc and debootstrap need it): run 'sudo make ...'"
+[ -r /etc/debian_version ] || die "not a Debian system (/etc/debian_version missing): the lab needs Debian 12 or newer with apt"
+
+# The machine's own Debian mirror: users' sites have their own, never hard-code one.
+mirror() {
+  local m=""
+  m=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' | grep -v security | head -n1 || true)
+  [ -n "$m" ] || m=$(grep -hE '^deb ' /etc/apt/sources.list 2>/dev/null | awk '{print $2}' | grep -v security | head -n1 || true)
+  printf '%s' "${m:-http://deb.debian.org/debian}"
+}
+MIRROR=$(mirror)
+
+apt_ready=0
+need_pkgs() {
+  local missing=()
+  for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ $apt_ready = 0 ]; then
+    timeout 60 apt-get update -qq >/dev/null 2>&1 || die "cannot reach the Debian mirror $MIRROR (apt-get update failed): restore network access to it or set a reachable mirror in /etc/apt/sources.list.d"
+    apt_ready=1
+  fi
+  say "installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
+    || die "apt-get install ${missing[*]} failed: run it by hand to see why"
+}
+
+# --- Python for the virtual environment --------------------------------------------------
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null 2>&1 || need_pkgs python3
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+  || die "$PYTHON is $("$PYTHON" -V 2>&1): ecoready needs Python >= 3.10 (set PYTHON=python3.x)"
+"$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1 || need_pkgs python3-venv
+
+# --- Docker Engine -----------------------------------------------------------------
+docker_answers() { timeout 10 docker info >/dev/null 2>&1; }
+if ! docker_answers; then
+  command -v dockerd >/dev/null 2>&1 || need_pkgs docker.io
+  command -v docker >/dev/null 2>&1 || need_pkgs docker.io
+  if ! pgrep -x dockerd >/dev/null 2>&1; then
+    say "starting dockerd (log: /var/log/ecoready-dockerd.log)"
+    setsid nohup dockerd >/var/log/ecoready-dockerd.log 2>&1 </dev/null &
+  fi
+  for _ in $(seq 1 60); do docker_answers && break; sleep 1; done
+  docker_answers || die "dockerd did not answer within 60 s: see /var/log/ecoready-dockerd.log"
+fi
+
+# --- lab tools from Debian ------------------------------------------------------------
+need_pkgs debootstrap docker-registry ca-certificates curl
+
+# --- arm64 emulation: binfmt_misc + qemu-user >= 8 ------------------------------------
+# bookworm's qemu 7.2 makes mariadbd reserve terabytes and get OOM-killed: take qemu from
+# trixie, unpacked privately (never installed into the host system).
+if [ "$(uname -m)" = x86_64 ]; then
+  mountpoint -q /proc/sys/fs/binfmt_misc || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc \
+    || die "cannot mount binfmt_misc: the kernel needs CONFIG_BINFMT_MISC (or run on a native arm64 host)"
+  qemu_bin="$QEMU_DIR/usr/bin/qemu-aarch64"
+  qemu_ok() { [ -x "$qemu_bin" ] && "$qemu_bin" --version 2>/dev/null | grep -qE 'version (8|9|[1-9][0-9])\.'; }
+  if ! qemu_ok; then
+    say "fetching qemu-user from Debian trixie (qemu >= 8)"
+    tmp=$(mktemp -d)
+    mkdir -p "$tmp/lists/partial" "$tmp/archives/partial"
+    printf 'deb %s trixie main\n' "$MIRROR" >"$tmp/sources.list"
+    opts=(-oDir::Etc::SourceList="$tmp/sources.list" -oDir::Etc::SourceParts=/dev/null -oDir::State::Lists="$tmp/lists" -oDir::Cache::Archives="$tmp/archives" -oAPT::Architecture=amd64)
+    timeout 120 apt-get "${opts[@]}" update -qq >/dev/null 2>&1 || die "cannot read the trixie suite from $MIRROR: qemu >= 8 is needed for arm64 emulation"
+    (cd "$tmp" && timeout 300 apt-get "${opts[@]}" download qemu-user >/dev/null 2>&1) || die "cannot download qemu-user from trixie on $MIRROR"
+    rm -rf "$QEMU_DIR" && mkdir -p "$QEMU_DIR"
+    dpkg -x "$tmp"/qemu-user_*.deb "$QEMU_DIR"
+    rm -rf "$tmp"
+    qemu_ok || die "the qemu-aarch64 unpacked from trixie does not run: see $QEMU_DIR"
+  fi
+  reg=/proc/sys/fs/binfmt_misc/qemu-aarch64
+  if [ -e "$reg" ] && ! grep -q "interpreter $qemu_bin" "$reg"; then
+    echo -1 >"$reg"   # another (possibly too old) qemu: replace it with ours
+  fi
+  if [ ! -e "$reg" ]; then
+    # magic/mask as in Debian's qemu-aarch64 binfmt.d file; F = open the interpreter now so
+    # it works inside containers, C = credentials, P = preserve argv[0], O = open binary.
+    magic='\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00'
+    mask='\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+    printf ':qemu-aarch64:M::%s:%s:%s:OCPF' "$magic" "$mask" "$qemu_bin" >/proc/sys/fs/binfmt_misc/register \
+      || die "cannot register the aarch64 binfmt handler"
+  fi
+  grep -q '^enabled' "$reg" || die "the qemu-aarch64 binfmt handler is registered but disabled: echo 1 > $reg"
+fi
+say "host ready: docker $(docker version -f '{{.Server.Version}}' 2>/dev/null), $( [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && "$QEMU_DIR/usr/bin/qemu-aarch64" --version | head -n1 || echo 'native')"

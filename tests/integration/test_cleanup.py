@@ -1,0 +1,95 @@
+"""Nothing labelled with a run's id stays on the engine: after a run, after a run cancelled
+midway (in-process and by SIGINT/SIGTERM), and after kill -9 once ecoready starts again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.config import load
+from app.session import RunOptions, Session
+from app.state import empty_report, reduce
+from tests.conftest import ROOT, docker_labelled, ecoready
+
+pytestmark = pytest.mark.docker
+
+
+def wait_for_containers(label: str, timeout: float = 120) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = docker_labelled(label)["containers"]
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"no container labelled {label} appeared within {timeout} s")
+
+
+def test_cancelled_run_leaves_nothing_with_its_run_id(lab: Path, no_leaks: None) -> None:
+    matrix = load(lab)
+
+    async def scenario() -> tuple[str, object]:
+        report = empty_report()
+
+        def emit(event: object) -> None:
+            nonlocal report
+            report = reduce(report, event)  # type: ignore[arg-type]
+
+        session = Session(matrix, RunOptions(only=["mariadb-10.11"]), emit)
+        await session.open()
+        task = asyncio.create_task(session.run())
+        label = f"ecoready.run={session.run_id}"
+        await asyncio.to_thread(wait_for_containers, label)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await session.close()
+        return session.run_id, report
+
+    run_id, report = asyncio.run(scenario())
+    assert docker_labelled(f"ecoready.run={run_id}") == {"containers": [], "networks": [], "volumes": []}
+    assert report.interrupted  # type: ignore[attr-defined]
+
+
+def _start(args: list[str]) -> subprocess.Popen[str]:
+    exe = Path(sys.executable).with_name("ecoready")
+    return subprocess.Popen([str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_midway_cleans_up_and_writes_the_report(lab: Path, tmp_path: Path, signum: int, no_leaks: None) -> None:
+    out = tmp_path / "r.json"
+    proc = _start(["run", "--headless", "--matrix", str(lab), "--json", str(out)])
+    owner = f"ecoready.owner={socket.gethostname()}:{proc.pid}"
+    wait_for_containers(owner)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert proc.returncode == 128 + signum, stderr
+    assert took < 20, f"cleanup took {took:.1f} s"
+    assert docker_labelled(owner) == {"containers": [], "networks": [], "volumes": []}
+    report = json.loads(out.read_text())
+    assert report["interrupted"] is True
+    assert all(c["status"] != "running" for c in report["cells"])
+
+
+def test_kill_9_leftovers_are_swept_by_the_next_start(lab: Path, no_leaks: None) -> None:
+    proc = _start(["run", "--headless", "--matrix", str(lab), "--json", os.devnull])
+    owner = f"ecoready.owner={socket.gethostname()}:{proc.pid}"
+    wait_for_containers(owner)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert docker_labelled(owner)["containers"], "kill -9 should leave the run's containers behind"
+    result = ecoready("cleanup")
+    assert result.returncode == 0, result.stderr
+    assert "removed container" in result.stderr
+    assert docker_labelled(owner) == {"containers": [], "networks": [], "volumes": []}

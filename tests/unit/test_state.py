@@ -1,0 +1,126 @@
+"""The reducer: statuses derive from stages; infrastructure failures are never blamed on
+the component; interrupted runs say what never ran."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.events import (
+    CellFinished,
+    CellLog,
+    CellPlanned,
+    CellStarted,
+    CheckReported,
+    RunFinished,
+    RunNote,
+    RunStarted,
+    StageFinished,
+    StageStarted,
+)
+from app.model import Check, Outcome, Profile, Stage, Status
+from app.state import derive_status, fold
+
+
+def started(*ids: str) -> RunStarted:
+    cells = tuple(
+        CellPlanned(i, i.split("/")[0], i.split("/")[0], "server", i.split("/")[1], "local", i.endswith("arm64"))
+        for i in ids
+    )
+    return RunStarted("run1", "2026-01-01T00:00:00Z", "m.toml", Profile.SMOKE, ("amd64", "arm64"), cells)
+
+
+def stages(cell: str, *outcomes: tuple[Stage, Outcome, str]) -> list:
+    events: list = [CellStarted(cell, "t")]
+    for stage, outcome, detail in outcomes:
+        events += [
+            StageStarted(cell, stage),
+            StageFinished(cell, stage, outcome, 1.0, detail, missing=detail.startswith("missing")),
+        ]
+    return [*events, CellFinished(cell, "t2", 3.0)]
+
+
+P, F, E, T = Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.TIMEOUT
+IM, S, M = Stage.IMAGE, Stage.START, Stage.SMOKE
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "status", "detail"),
+    [
+        ([(IM, P, ""), (S, P, ""), (M, P, "")], Status.READY, ""),
+        ([(IM, P, ""), (S, P, ""), (M, F, "failed: crud")], Status.PARTIAL, "failed: crud"),
+        ([(IM, P, ""), (S, F, "exec format error")], Status.BROKEN, "exec format error"),
+        ([(IM, F, "missing: the index publishes amd64")], Status.MISSING, "missing: the index publishes amd64"),
+        ([(IM, E, "127.0.0.1:5000: unreachable")], Status.ERROR, "image: 127.0.0.1:5000: unreachable"),
+        ([(IM, P, ""), (S, T, "exceeded its 90 s budget")], Status.TIMEOUT, "start: exceeded its 90 s budget"),
+        # an infrastructure error wins over a failed check: nothing else can be trusted then
+        (
+            [(IM, P, ""), (S, P, ""), (M, F, "x"), (Stage.BENCH, E, "docker daemon unavailable")],
+            Status.ERROR,
+            "bench: docker daemon unavailable",
+        ),
+        (
+            [(IM, F, "mislabelled: the index says arm64, the image is amd64")],
+            Status.BROKEN,
+            "mislabelled: the index says arm64, the image is amd64",
+        ),
+    ],
+)
+def test_status_derives_from_stages(outcomes, status, detail) -> None:
+    report = fold([started("db/amd64"), *stages("db/amd64", *outcomes)])
+    cell = report.cells["db/amd64"]
+    assert cell.status is status
+    assert cell.detail == detail
+
+
+def test_checks_accumulate_under_their_stage_and_logs_are_kept() -> None:
+    events = [
+        started("db/arm64"),
+        CellStarted("db/arm64", "t"),
+        StageStarted("db/arm64", M),
+        CheckReported("db/arm64", M, Check("crud", P)),
+        CheckReported("db/arm64", M, Check("arch", F, "x86_64")),
+        CellLog("db/arm64", tuple(f"line {i}" for i in range(100))),
+    ]
+    report = fold(events)
+    cell = report.cells["db/arm64"]
+    assert cell.status is Status.RUNNING and cell.stage is M and cell.emulated
+    assert [c.name for c in cell.stage_result(M).checks] == ["crud", "arch"]
+    assert cell.log_tail[-1] == "line 99" and len(cell.log_tail) == 40
+
+
+def test_rerun_of_a_cell_starts_it_afresh() -> None:
+    first = stages("db/amd64", (IM, P, ""), (S, F, "boom"))
+    report = fold([started("db/amd64"), *first, CellStarted("db/amd64", "t3")])
+    cell = report.cells["db/amd64"]
+    assert cell.status is Status.RUNNING and cell.stages == () and cell.detail == ""
+
+
+def test_interrupted_run_marks_unstarted_cells_skipped() -> None:
+    report = fold(
+        [
+            started("a/amd64", "a/arm64"),
+            *stages("a/amd64", (IM, P, ""), (S, P, ""), (M, P, "")),
+            RunFinished("t9", interrupted=True),
+        ]
+    )
+    assert report.interrupted
+    assert report.cells["a/amd64"].status is Status.READY
+    assert report.cells["a/arm64"].status is Status.SKIPPED
+    assert "interrupted" in report.cells["a/arm64"].detail
+
+
+def test_events_for_unknown_cells_and_duplicate_notes_are_harmless() -> None:
+    report = fold([started("a/amd64"), CellStarted("ghost/amd64", "t"), RunNote("x"), RunNote("x")])
+    assert set(report.cells) == {"a/amd64"} and report.notes == ("x",)
+
+
+def test_derive_status_with_nothing_run_is_skipped() -> None:
+    assert derive_status(())[0] is Status.SKIPPED
+
+
+def test_reduce_is_pure() -> None:
+    events = [started("a/amd64"), *stages("a/amd64", (IM, P, ""))]
+    assert fold(events) == fold(events)
+    base = fold(events[:1])
+    fold(events[1:], base)
+    assert base.cells["a/amd64"].status is Status.PENDING  # the input report was not changed
