@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 import traceback
+from collections.abc import Awaitable
 from datetime import datetime, timezone
 
 from app.context import ProbeContext, RunContext
@@ -87,9 +88,12 @@ class Runner:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
-            await asyncio.shield(self._sweep())
-            self.run.emit(RunFinished(at=now(), interrupted=interrupted))
+            await to_the_end(self._finish_run(interrupted))
         return True
+
+    async def _finish_run(self, interrupted: bool) -> None:
+        await self._sweep()
+        self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:
         try:
@@ -123,11 +127,15 @@ class Runner:
             emit(StageFinished(cell.id, stage, Outcome.ERROR, 0.0, "interrupted"))
             raise
         finally:
-            if ctx.main is not None:
-                lines = await _quiet(ctx.logs())
-                emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
-            await asyncio.shield(_quiet(ctx.close()))
-            emit(CellFinished(cell.id, now(), round(time.monotonic() - started, 2)))
+            await to_the_end(self._wrap_up(cell, ctx, started))
+
+    async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext, started: float) -> None:
+        """Log tail, removal of the cell's resources, and its last event: always all three."""
+        if ctx.main is not None:
+            lines = await _quiet(ctx.logs())
+            self.run.emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
+        await _quiet(ctx.close())
+        self.run.emit(CellFinished(cell.id, now(), round(time.monotonic() - started, 2)))
 
     async def _stage(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> Outcome:
         emit = self.run.emit
@@ -186,6 +194,21 @@ class Runner:
             return ""
         await probe.bench()
         return ""
+
+
+async def to_the_end(awaitable: Awaitable[None]) -> None:
+    """Await `awaitable` to completion even when the caller is cancelled meanwhile (cleanup
+    must not be cut short by a second Ctrl-C); the cancellation is re-raised afterwards."""
+    task = asyncio.ensure_future(awaitable)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = True
+    task.result()
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 async def _quiet(awaitable: object) -> object:
