@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.model import Check, HostFacts, ImageInfo, Outcome, Profile, Stage, Status
+from app.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Profile, Stage, Status
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,12 @@ class StageFinished:
 
 
 @dataclass(frozen=True)
+class BenchReported:
+    cell_id: str
+    bench: BenchResult
+
+
+@dataclass(frozen=True)
 class CellLog:
     """The last lines of the cell's main container log (already redacted)."""
 
@@ -105,6 +111,7 @@ Event = (
     | CheckReported
     | ImageResolved
     | StageFinished
+    | BenchReported
     | CellLog
     | CellFinished
     | RunNote

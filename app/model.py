@@ -149,6 +149,56 @@ class ImageInfo:
 
 
 @dataclass(frozen=True)
+class BenchRun:
+    """One sysbench run (after its warmup)."""
+
+    workload: str  # oltp_point_select, oltp_read_only, ...
+    access: str  # uniform | zipfian
+    threads: int
+    repeat: int  # 1-based
+    tps: float
+    qps: float
+    p95_ms: float
+    errors: int  # a run with errors is a failed run
+    reconnects: int
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0 and self.tps > 0
+
+
+@dataclass(frozen=True)
+class BenchSeries:
+    """The repeats of one (workload, access, threads) point and their statistics."""
+
+    workload: str
+    access: str
+    threads: int
+    runs: tuple[BenchRun, ...]
+    median_tps: float
+    median_qps: float
+    median_p95_ms: float
+    cv: float  # coefficient of variation of tps over the repeats (0.0 for one run)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """The bench stage's outcome for one cell: what ran, where, and the numbers."""
+
+    tool: str  # "sysbench 1.0.20"
+    zipfian: str  # "native" | "lua" | "" (not used)
+    target: str  # "server" | "through <proxy>"
+    emulated: bool  # emulated numbers are never performance
+    profile: str
+    cpu_model: str = ""
+    cpus: int = 0
+    page_size: int = 0
+    image_digests: Mapping[str, str] = field(default_factory=dict)  # role -> digest
+    series: tuple[BenchSeries, ...] = ()
+
+
+@dataclass(frozen=True)
 class CellResult:
     id: str  # "component/arch"
     component: str
@@ -166,6 +216,7 @@ class CellResult:
     finished_at: str | None = None
     seconds: float = 0.0
     log_tail: tuple[str, ...] = ()
+    bench: BenchResult | None = None
 
     def stage_result(self, stage: Stage) -> StageResult | None:
         for result in self.stages:
@@ -187,6 +238,8 @@ class HostFacts:
     cpus: int = 0
     memory_bytes: int = 0
     kernel: str = ""
+    price_per_hour: float | None = None  # USD, from [[hosts]] (cost model)
+    cpu_ghz: float | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.config import Matrix
 from app.context import RunContext
@@ -87,6 +87,9 @@ class Session:
         name = self.matrix.hosts[0].name if self.matrix.hosts else "local"
         self.host = await DockerHost.connect(name, url)
         facts = await self.host.facts(usable_emulators() if not url else {})
+        if self.matrix.hosts:
+            spec = self.matrix.hosts[0]
+            facts = replace(facts, price_per_hour=spec.price_per_hour, cpu_ghz=spec.cpu_ghz)
         swept = await self.host.sweep(dead_owners=True)
         if swept.total:
             self.emit(RunNote(f"removed {swept.total} resource(s) left by ecoready runs that died"))

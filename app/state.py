@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from app import __version__
 from app.events import (
+    BenchReported,
     CellFinished,
     CellLog,
     CellStarted,
@@ -154,6 +155,7 @@ def reduce(report: Report, event: Event) -> Report:
             image=None,
             seconds=0.0,
             log_tail=(),
+            bench=None,
         )
     elif isinstance(event, StageStarted):
         cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
@@ -167,6 +169,8 @@ def reduce(report: Report, event: Event) -> Report:
         if event.missing and not detail.startswith("missing"):
             detail = f"missing: {detail}" if detail else "missing"
         cell = _update_stage(cell, event.stage, outcome=event.outcome, seconds=event.seconds, detail=detail)
+    elif isinstance(event, BenchReported):
+        cell = replace(cell, bench=event.bench)
     elif isinstance(event, CellLog):
         cell = replace(cell, log_tail=tuple(event.lines[-LOG_TAIL_LINES:]))
     elif isinstance(event, CellFinished):

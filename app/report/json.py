@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.model import CellResult, Check, HostFacts, ImageInfo, Report, StageResult
+from app.model import BenchResult, BenchRun, BenchSeries, CellResult, Check, HostFacts, ImageInfo, Report, StageResult
 
 
 def check_dict(check: Check) -> dict[str, Any]:
@@ -36,6 +36,48 @@ def image_dict(image: ImageInfo | None) -> dict[str, Any] | None:
     }
 
 
+def run_dict(run: BenchRun) -> dict[str, Any]:
+    return {
+        "repeat": run.repeat,
+        "tps": run.tps,
+        "qps": run.qps,
+        "p95_ms": run.p95_ms,
+        "errors": run.errors,
+        "reconnects": run.reconnects,
+        "seconds": run.seconds,
+    }
+
+
+def series_dict(series: BenchSeries) -> dict[str, Any]:
+    return {
+        "workload": series.workload,
+        "access": series.access,
+        "threads": series.threads,
+        "median_tps": series.median_tps,
+        "median_qps": series.median_qps,
+        "median_p95_ms": series.median_p95_ms,
+        "cv": series.cv,
+        "runs": [run_dict(r) for r in series.runs],
+    }
+
+
+def bench_dict(bench: BenchResult | None) -> dict[str, Any] | None:
+    if bench is None:
+        return None
+    return {
+        "tool": bench.tool,
+        "zipfian": bench.zipfian,
+        "target": bench.target,
+        "emulated": bench.emulated,
+        "profile": bench.profile,
+        "cpu_model": bench.cpu_model,
+        "cpus": bench.cpus,
+        "page_size": bench.page_size,
+        "image_digests": dict(bench.image_digests),
+        "series": [series_dict(s) for s in bench.series],
+    }
+
+
 def cell_dict(cell: CellResult) -> dict[str, Any]:
     return {
         "id": cell.id,
@@ -52,6 +94,7 @@ def cell_dict(cell: CellResult) -> dict[str, Any]:
         "finished_at": cell.finished_at,
         "image": image_dict(cell.image),
         "stages": [stage_dict(s) for s in cell.stages],
+        "bench": bench_dict(cell.bench),
         "log_tail": list(cell.log_tail),
     }
 
@@ -67,6 +110,8 @@ def host_dict(host: HostFacts) -> dict[str, Any]:
         "cpus": host.cpus,
         "memory_bytes": host.memory_bytes,
         "kernel": host.kernel,
+        "price_per_hour": host.price_per_hour,
+        "cpu_ghz": host.cpu_ghz,
     }
 
 
