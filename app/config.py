@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.bench_settings import ACCESS_PATTERNS, KNOBS, MAX_THREADS, WORKLOADS, BenchOverrides, SysbenchConfig
 from app.errors import ConfigError, Problem
 from app.model import Category, Component, Host, Profile, normalize_arch
 from app.tomlpos import Positions, locate
@@ -46,6 +47,7 @@ class Matrix:
     hosts: tuple[Host, ...] = ()
     concurrency: int | None = None
     registry: RegistrySettings = field(default_factory=RegistrySettings)
+    sysbench: SysbenchConfig = field(default_factory=SysbenchConfig)
 
     def component(self, component_id: str) -> Component:
         for c in self.components:
@@ -153,10 +155,12 @@ def _non_empty(value: str) -> str | None:
     return None if value.strip() else "must not be empty"
 
 
-TOP_KEYS = ("title", "arches", "profile", "concurrency", "registry", "hosts", "components")
+TOP_KEYS = ("title", "arches", "profile", "concurrency", "registry", "sysbench", "hosts", "components")
 HOST_KEYS = ("name", "docker", "arches", "emulate", "price_per_hour", "cpu_ghz")
 COMPONENT_KEYS = ("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options")
 REGISTRY_KEYS = ("mirror", "insecure")
+SYSBENCH_PROFILE_TABLES = ("quick", "full", "emulated")
+SYSBENCH_KEYS = ("image", *KNOBS, *SYSBENCH_PROFILE_TABLES)
 
 
 def read_text(path: Path) -> str:
@@ -245,6 +249,7 @@ def _validate(data: dict[str, Any], c: _Checker, file: str) -> Matrix | None:
         data, (), "concurrency", int, check=lambda v: None if 1 <= v <= 256 else "must be between 1 and 256"
     )
     registry = _registry(data, c)
+    sysbench = _sysbench(data, c)
     hosts = _hosts(data, c)
     components = _components(data, c)
     if c.problems:
@@ -258,6 +263,87 @@ def _validate(data: dict[str, Any], c: _Checker, file: str) -> Matrix | None:
         hosts=tuple(hosts),
         concurrency=concurrency,
         registry=registry,
+        sysbench=sysbench,
+    )
+
+
+def _sysbench(data: dict[str, Any], c: _Checker) -> SysbenchConfig:
+    """`[sysbench]`: knobs for every profile, and `[sysbench.quick|full|emulated]` tables
+    with the same knobs for one of them."""
+    raw = c.typed(data, (), "sysbench", dict)
+    if raw is None:
+        return SysbenchConfig()
+    path: tuple[str | int, ...] = ("sysbench",)
+    c.keys(raw, path, SYSBENCH_KEYS)
+    image = c.typed(raw, path, "image", str, check=_image_check)
+    tables: dict[str, BenchOverrides] = {}
+    for name in SYSBENCH_PROFILE_TABLES:
+        sub = c.typed(raw, path, name, dict)
+        if sub is not None:
+            c.keys(sub, (*path, name), KNOBS)
+            tables[name] = _bench_knobs(sub, (*path, name), c)
+    return SysbenchConfig(
+        image=image or SysbenchConfig.image,
+        common=_bench_knobs(raw, path, c),
+        **tables,
+    )
+
+
+def _bench_knobs(raw: Mapping[str, Any], path: tuple[str | int, ...], c: _Checker) -> BenchOverrides:
+    def names(key: str, known: Sequence[str]) -> tuple[str, ...] | None:
+        items = c.typed(raw, path, key, list)
+        if items is None:
+            return None
+        if not items:
+            c.add((*path, key), f"'{_dotted(path, key)}' must list at least one of {', '.join(known)}")
+        out: list[str] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, str) or item not in known:
+                hint = difflib.get_close_matches(item, known, n=1) if isinstance(item, str) else []
+                more = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(known)})"
+                c.add((*path, key, i), f"'{_dotted(path, key)}' has an unknown entry {item!r}{more}")
+            elif item in out:
+                c.add((*path, key, i), f"'{_dotted(path, key)}' lists {item} twice")
+            else:
+                out.append(item)
+        return tuple(out)
+
+    threads: tuple[int, ...] | None = None
+    raw_threads = c.typed(raw, path, "threads", list)
+    if raw_threads is not None:
+        if not raw_threads:
+            c.add((*path, "threads"), f"'{_dotted(path, 'threads')}' must list at least one thread count")
+        good: list[int] = []
+        for i, item in enumerate(raw_threads):
+            if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= MAX_THREADS:
+                message = f"'{_dotted(path, 'threads')}' entries must be whole numbers 1..{MAX_THREADS}"
+                c.add((*path, "threads", i), message)
+            elif item in good:
+                c.add((*path, "threads", i), f"'{_dotted(path, 'threads')}' lists {item} twice")
+            else:
+                good.append(item)
+        threads = tuple(good)
+
+    def between(low: float, high: float, *, open_ends: bool = False) -> Callable[[Any], str | None]:
+        def check(value: float) -> str | None:
+            ok = low < value < high if open_ends else low <= value <= high
+            if ok:
+                return None
+            return f"must be between {low:g} and {high:g}" + (" (exclusive)" if open_ends else "")
+
+        return check
+
+    zipf = c.typed(raw, path, "zipf_exp", (int, float), check=between(0, 1, open_ends=True))
+    return BenchOverrides(
+        workloads=names("workloads", WORKLOADS),
+        access=names("access", ACCESS_PATTERNS),
+        threads=threads,
+        time=c.typed(raw, path, "time", int, check=between(1, 86_400)),
+        warmup=c.typed(raw, path, "warmup", int, check=between(0, 86_400)),
+        repeats=c.typed(raw, path, "repeats", int, check=between(1, 100)),
+        tables=c.typed(raw, path, "tables", int, check=between(1, 1000)),
+        table_size=c.typed(raw, path, "table_size", int, check=between(1, 1_000_000_000)),
+        zipf_exp=None if zipf is None else float(zipf),
     )
 
 

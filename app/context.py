@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from app.errors import DeadlineExceeded, EcoreadyError, InfraError
-from app.events import CheckReported, Event
-from app.model import Check, Outcome, Stage
+from app.events import BenchReported, CheckReported, Event
+from app.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Stage
 from app.secrets import Secret, Secrets
 from app.specs import (
     LABEL_CELL,
@@ -36,6 +36,7 @@ from app.text import one_line
 from probes.base import CheckFailed, Endpoint, Probe, StageFailed
 
 if TYPE_CHECKING:
+    from app.bench_settings import BenchSettings
     from app.docker_host import DockerHost, OwnerInfo
     from app.images import ImageStore
     from app.plan import CellPlan
@@ -65,6 +66,7 @@ class RunContext:
     emit: Callable[[Event], None]
     emulation_factor: float = 1.0
     extra_labels: Mapping[str, str] = field(default_factory=dict)
+    hosts: Mapping[str, HostFacts] = field(default_factory=dict)  # by name: what the plan learned
 
 
 @dataclass
@@ -129,6 +131,29 @@ class ProbeContext:
     def image_ref(self) -> str:
         return self.cell.component.image
 
+    @property
+    def host_facts(self) -> HostFacts | None:
+        """What the engine this cell runs on turned out to be (CPUs, arch, prices)."""
+        return self.run.hosts.get(self.cell.host)
+
+    @property
+    def bench_settings(self) -> BenchSettings | None:
+        """The cell's bench stage settings (None: the plan runs no bench for this cell)."""
+        return self.cell.bench
+
+    def cpuset(self, side: str) -> str | None:
+        """CPUs for one side of a benchmarked cell: "server" (the component and its backend)
+        or "client" (sysbench). Disjoint halves of the host's CPUs when it has two or more,
+        so the load generator never steals the server's CPU; None (no pinning) otherwise
+        and for cells that run no bench."""
+        facts = self.host_facts
+        cpus = facts.cpus if facts else 0
+        if self.cell.bench is None or cpus < 2:
+            return None
+        server = (cpus + 1) // 2
+        first, last = (0, server - 1) if side == "server" else (server, cpus - 1)
+        return str(first) if first == last else f"{first}-{last}"
+
     def scaled(self, seconds: float) -> float:
         """A native duration scaled for emulation."""
         return seconds * (self.run.emulation_factor if self.emulated else 1.0)
@@ -172,6 +197,10 @@ class ProbeContext:
         info = await self.run.images.ensure(reference or self.image_ref, self.arch)
         return info.image_id
 
+    async def image_info(self, reference: str | None = None) -> ImageInfo:
+        """Registry facts (digests) of an image for the cell's arch; pulled once per host."""
+        return await self.run.images.ensure(reference or self.image_ref, self.arch)
+
     async def volume(self, role: str) -> str:
         name = self._name(f"{self._role_prefix}{role}")
         await self.run.host.create_volume(name, self.labels(role))
@@ -191,14 +220,22 @@ class ProbeContext:
         mem_limit: str = "2g",
         volumes: Mapping[str, str] | None = None,
         cpuset_cpus: str | None = None,
+        tool: bool = False,
     ) -> Container:
         """Start a labelled container of the cell's arch on the cell network.
 
         `files` maps container paths to content; a Secret becomes a 0444 file, so a
         password reaches the container only as `*_FILE`, never in its environment.
+        `tool`: the image is one of ecoready's tools (e.g. sysbench), not the component:
+        when it is not available for the arch, that is an infrastructure error.
         """
         role = f"{self._role_prefix}{role}"
-        image_id = await self.image(image)
+        try:
+            image_id = await self.image(image)
+        except EcoreadyError as exc:
+            if not tool or isinstance(exc, (InfraError, DeadlineExceeded)):
+                raise
+            raise InfraError(f"the {role} tool image {image} is not usable for {self.arch}: {exc}") from None
         network = await self.network()
         alias = role
         spec = ContainerSpec(
@@ -380,6 +417,10 @@ class ProbeContext:
             )
         )
         return outcome is Outcome.PASS
+
+    def report_bench(self, result: BenchResult) -> None:
+        """Publish the cell's benchmark numbers (again, as they grow)."""
+        self.run.emit(BenchReported(self.cell.id, result))
 
     # -- backends ---------------------------------------------------------------------
     async def backend(self) -> Endpoint:

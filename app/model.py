@@ -196,6 +196,9 @@ class BenchResult:
     page_size: int = 0
     image_digests: Mapping[str, str] = field(default_factory=dict)  # role -> digest
     series: tuple[BenchSeries, ...] = ()
+    # role -> CPUs it was pinned to ({"server": "0", "sysbench": "1"}); empty: not pinned
+    cpusets: Mapping[str, str] = field(default_factory=dict)
+    method: str = ""  # one line: tables x rows, threads, run length, warmup, repeats
 
 
 @dataclass(frozen=True)

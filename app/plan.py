@@ -7,17 +7,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.bench_settings import BenchSettings, estimate_seconds, settings_for
 from app.config import Matrix
 from app.model import Component, HostFacts, Profile, Stage
+from probes import KINDS
 
 # Emulated cells cost several times the CPU and wall time of native ones (qemu-user:
 # 4x for server start-up here, 11x for sysbench); budgets scale by this factor.
 EMULATION_FACTOR = 6.0
 
-# Native budgets in seconds per stage, by probe kind; "default" for the rest.
+# Native budgets in seconds per stage, by probe kind; "default" for the rest. The bench
+# stage's budget comes from its settings instead (`bench_budget`).
 DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     "default": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 60.0, Stage.BENCH: 600.0},
 }
+# Margin over the bench estimate: a loaded machine, a slow prepare.
+BENCH_MARGIN = 1.5
+BENCH_SLACK_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,10 @@ class CellPlan:
     stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
     # Why the cell cannot run at all (no host for its arch); it ends as `error`.
     unrunnable: str | None = None
+    bench: BenchSettings | None = None  # what the bench stage runs (None: no bench stage)
+    # Stages that must not share the host's CPUs with any other work (the full profile's
+    # bench): the scheduler is to run them alone. Today it is a mark; see docs/architecture.md.
+    exclusive: frozenset[Stage] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -56,12 +66,21 @@ class Plan:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def budgets_for(component: Component, emulated: bool) -> Budgets:
+def bench_budget(settings: BenchSettings, emulated: bool) -> float:
+    """Seconds for a bench stage: its estimate (measured time is wall-clock time even under
+    emulation; set-up and prepare scale with the emulator) with a margin."""
+    factor = EMULATION_FACTOR if emulated else 1.0
+    return estimate_seconds(settings, factor) * BENCH_MARGIN + BENCH_SLACK_S
+
+
+def budgets_for(component: Component, emulated: bool, bench: BenchSettings | None = None) -> Budgets:
     base = dict(DEFAULT_BUDGETS.get(component.probe, DEFAULT_BUDGETS["default"]))
     if component.timeout_s is not None:
         base[Stage.START] = component.timeout_s
     factor = EMULATION_FACTOR if emulated else 1.0
     scaled = {stage: seconds * (factor if stage is not Stage.IMAGE else 1.0) for stage, seconds in base.items()}
+    if bench is not None:
+        scaled[Stage.BENCH] = bench_budget(bench, emulated)
     return Budgets(scaled)
 
 
@@ -95,7 +114,7 @@ def make_plan(
     wanted_ids = set(only) if only else None
     wanted_arches = tuple(arches) if arches else matrix.arches
     chosen = profile or matrix.profile
-    stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
+    base_stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
     cells: list[CellPlan] = []
     for component in matrix.components:
         if wanted_ids is not None and component.id not in wanted_ids:
@@ -106,6 +125,10 @@ def make_plan(
             if arch not in comp_arches:
                 continue
             host, emulated, reason = _choose_host(arch, hosts)
+            bench = (
+                settings_for(chosen, matrix.sysbench, emulated=emulated) if KINDS[component.probe].benchmarks else None
+            )
+            stages = (*base_stages, Stage.BENCH) if bench is not None else base_stages
             cells.append(
                 CellPlan(
                     id=f"{component.id}/{arch}",
@@ -113,10 +136,12 @@ def make_plan(
                     arch=arch,
                     host=host.name if host else "",
                     emulated=emulated,
-                    budgets=budgets_for(component, emulated),
+                    budgets=budgets_for(component, emulated, bench),
                     backend=backend,
                     stages=stages,
                     unrunnable=reason,
+                    bench=bench,
+                    exclusive=frozenset({Stage.BENCH}) if bench is not None and chosen is Profile.FULL else frozenset(),
                 )
             )
     return Plan(matrix=matrix, profile=chosen, arches=wanted_arches, cells=tuple(cells), hosts=tuple(hosts))

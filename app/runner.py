@@ -192,8 +192,7 @@ class Runner:
         if stage is Stage.SMOKE:
             await probe.smoke()
             return ""
-        await probe.bench()
-        return ""
+        return await probe.bench() or ""
 
 
 async def to_the_end(awaitable: Awaitable[None]) -> None:

@@ -108,6 +108,7 @@ class Session:
             emit=self.emit,
             emulation_factor=EMULATION_FACTOR,
             extra_labels=extra_labels(),
+            hosts={h.name: h for h in self.plan.hosts},
         )
         concurrency = (
             self.options.concurrency

@@ -1,8 +1,8 @@
 """Probes: one module per probe kind. Each drives a ProbeContext and never touches docker.
 
 `KINDS` describes every kind without importing its module, so `ecoready validate` stays
-fast: the name, the module, whether it needs a backend server, whether it can be one, and
-the options it accepts in `[components.options]`.
+fast: the name, the module, whether it needs a backend server, whether it can be one,
+whether it is benchmarked, and the options it accepts in `[components.options]`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ class ProbeKind:
     module: str
     needs_backend: bool = False
     serves_sql: bool = False  # other components may name it as their backend
+    benchmarks: bool = False  # has a bench stage (sysbench) unless the profile is smoke
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
 
 
@@ -32,7 +33,8 @@ _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
 }
 
 KINDS: Mapping[str, ProbeKind] = {
-    k.name: k for k in (ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),)
+    k.name: k
+    for k in (ProbeKind("server", "probes.server", serves_sql=True, benchmarks=True, options=_SERVER_OPTIONS),)
 }
 
 

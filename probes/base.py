@@ -53,5 +53,6 @@ class Probe:
     async def smoke(self) -> None:
         raise NotImplementedError
 
-    async def bench(self) -> None:
+    async def bench(self) -> str | None:
+        """Measure; the stage's one-line detail. Publishes numbers via ctx.report_bench."""
         raise Skip("no benchmark for this kind")

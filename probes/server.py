@@ -3,11 +3,13 @@
 start: the root password goes in as a file (`*_ROOT_PASSWORD_FILE`); ready means a SQL
 round trip over TCP (the entrypoint's temporary init server has no network, so a log line
 or a socket ping would lie). smoke: CRUD on a fresh table, the version, and
-@@version_compile_machine against the cell's arch.
+@@version_compile_machine against the cell's arch. bench: sysbench against the server
+(`app/bench.py`), which then runs pinned to its own half of the host's CPUs.
 """
 
 from __future__ import annotations
 
+from app.bench import bench_detail, run_bench
 from app.model import UNAME_MACHINE
 from app.sql import SqlTarget
 from probes.base import CheckFailed, Endpoint, Probe
@@ -68,6 +70,7 @@ class ServerProbe(Probe):
             env=env,
             files={SECRET_PATH: self.root},
             command=server_command(self.flavor, args),
+            cpuset_cpus=ctx.cpuset("server"),
         )
         self.target = SqlTarget("127.0.0.1", 3306, "root")
         await ctx.wait_ready(self.container, self._ping, what="a SQL round trip over TCP")
@@ -90,6 +93,10 @@ class ServerProbe(Probe):
         await self.ctx.check("crud", self._crud)
         await self.ctx.check("version", self._version)
         await self.ctx.check("arch", self._arch)
+
+    async def bench(self) -> str:
+        assert self.endpoint is not None
+        return bench_detail(await run_bench(self.ctx, self.endpoint))
 
     async def _crud(self) -> str:
         rows = await self.query(CRUD_SETUP)

@@ -74,6 +74,8 @@ def bench_dict(bench: BenchResult | None) -> dict[str, Any] | None:
         "cpus": bench.cpus,
         "page_size": bench.page_size,
         "image_digests": dict(bench.image_digests),
+        "cpusets": dict(bench.cpusets),
+        "method": bench.method,
         "series": [series_dict(s) for s in bench.series],
     }
 
