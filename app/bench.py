@@ -102,6 +102,9 @@ def series_detail(points: Sequence[BenchSeries]) -> str:
         errors = sum(r.errors for r in s.runs)
         if errors:
             text += f" {errors} errors"
+        reconnects = sum(r.reconnects for r in s.runs)
+        if reconnects:
+            text += f" {reconnects} reconnects"
         parts.append(text)
     return "; ".join(parts)
 
@@ -174,6 +177,8 @@ class SysbenchDriver:
         first, _, rest = facts.stdout.partition("\n")
         self.page_size = int(first) if first.strip().isdigit() else 0
         self.cpu_model = one_line(cpu_model_of(rest), 120)
+        if ctx.emulated and self.cpu_model:  # qemu-user shows a CPU of its own making
+            self.cpu_model += " (as the emulator presents it)"
 
     async def _exec(self, argv: Sequence[str], timeout: float, *, what: str) -> str:
         assert self.container is not None
@@ -300,10 +305,10 @@ async def run_bench(
         for workload in settings.workloads:
 
             async def measure(workload: str = workload, access: str = access) -> str:
-                found = await _measure(driver, workload, access)
+                found, stalled = await _measure(driver, workload, access)
                 points.extend(found)
                 ctx.report_bench(driver.result(points, digests))
-                detail = series_detail(found)
+                detail = series_detail(found) + (f"; {stalled} s with no commit" if stalled else "")
                 bad = [f"{r.threads} thr run {r.repeat}" for s in found for r in s.runs if not r.ok]
                 if bad:
                     raise CheckFailed(f"runs with errors ({', '.join(bad)}): {detail}")
@@ -332,18 +337,21 @@ async def _step(
         await driver.server_alive()
 
 
-async def _measure(driver: SysbenchDriver, workload: str, access: str) -> list[BenchSeries]:
+async def _measure(driver: SysbenchDriver, workload: str, access: str) -> tuple[list[BenchSeries], int]:
     """Warmup at the highest thread count, then the repeats, each over every thread count
-    (interleaved, so a slow phase of the machine does not land on one point only)."""
+    (interleaved, so a slow phase of the machine does not land on one point only). Also
+    the seconds of measured runs in which nothing committed (stalls worth a mention)."""
     s = driver.settings
     if s.warmup > 0:
         await driver.run(workload, access, max(s.threads), s.warmup)
     runs: dict[int, list[BenchRun]] = {t: [] for t in s.threads}
+    stalled = 0
     for repeat in range(1, s.repeats + 1):
         for threads in s.threads:
             output = await driver.run(workload, access, threads, s.time)
+            stalled += output.stalled_intervals
             runs[threads].append(bench_run(output, workload, access, threads, repeat))
-    return [series(runs[t]) for t in s.threads]
+    return [series(runs[t]) for t in s.threads], stalled
 
 
 def bench_detail(result: BenchResult) -> str:
