@@ -34,7 +34,7 @@ from app.config import load  # noqa: E402
 from app.context import ProbeContext  # noqa: E402
 from app.model import Profile  # noqa: E402
 from app.session import RunOptions, Session  # noqa: E402
-from app.sysbench import BENCH_DB, BENCH_USER, CONFIG_FILE  # noqa: E402
+from app.sysbench import BENCH_DB, BENCH_USER, CONFIG_FILE, coefficient_of_variation  # noqa: E402
 from probes.server import ServerProbe  # noqa: E402
 
 TARGET = 0.97
@@ -131,7 +131,11 @@ async def main() -> int:
         await session.close()
     a_med, b_med = statistics.median(a_tps), statistics.median(b_tps)
     ratio = b_med / a_med
+    pair_ratios = [b / a for a, b in zip(a_tps, b_tps, strict=True)]
     print(f"median tps: A (by hand) {a_med:,.2f}   B (ecoready) {b_med:,.2f}")
+    # the machine's noise, for judging the ratio (a difference under ~2x CV is noise)
+    cv_a, cv_b = coefficient_of_variation(a_tps) * 100, coefficient_of_variation(b_tps) * 100
+    print(f"noise: CV of A {cv_a:.1f}%, of B {cv_b:.1f}%; median of the pair ratios {statistics.median(pair_ratios):.3f}")
     print(f"ratio B/A = {ratio:.3f}  (target >= {TARGET})  {'OK' if ratio >= TARGET else 'BELOW TARGET'}")
     return 0 if ratio >= TARGET else 1
 
