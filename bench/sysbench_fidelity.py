@@ -135,7 +135,8 @@ async def main() -> int:
     print(f"median tps: A (by hand) {a_med:,.2f}   B (ecoready) {b_med:,.2f}")
     # the machine's noise, for judging the ratio (a difference under ~2x CV is noise)
     cv_a, cv_b = coefficient_of_variation(a_tps) * 100, coefficient_of_variation(b_tps) * 100
-    print(f"noise: CV of A {cv_a:.1f}%, of B {cv_b:.1f}%; median of the pair ratios {statistics.median(pair_ratios):.3f}")
+    pair_median = statistics.median(pair_ratios)
+    print(f"noise: CV of A {cv_a:.1f}%, of B {cv_b:.1f}%; median of the pair ratios {pair_median:.3f}")
     print(f"ratio B/A = {ratio:.3f}  (target >= {TARGET})  {'OK' if ratio >= TARGET else 'BELOW TARGET'}")
     return 0 if ratio >= TARGET else 1
 
