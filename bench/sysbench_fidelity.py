@@ -85,6 +85,9 @@ async def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--time", type=int, default=10, help="seconds per run")
     parser.add_argument("--pairs", type=int, default=5, help="A B pairs")
+    parser.add_argument(
+        "--b-first", action="store_true", help="B A B A instead (to see whether going second costs anything)"
+    )
     args = parser.parse_args()
 
     matrix = load(args.matrix)
@@ -121,8 +124,12 @@ async def main() -> int:
         a_tps: list[float] = []
         b_tps: list[float] = []
         for pair in range(1, args.pairs + 1):
-            a = await by_hand(hand, args.time + 60)
-            b = (await driver.run(args.workload, "uniform", args.threads, args.time)).tps
+            if args.b_first:
+                b = (await driver.run(args.workload, "uniform", args.threads, args.time)).tps
+                a = await by_hand(hand, args.time + 60)
+            else:
+                a = await by_hand(hand, args.time + 60)
+                b = (await driver.run(args.workload, "uniform", args.threads, args.time)).tps
             a_tps.append(a)
             b_tps.append(b)
             print(f"pair {pair}: A {a:12,.2f} tps   B {b:12,.2f} tps   B/A {b / a:.3f}")

@@ -198,3 +198,21 @@ def test_server_and_sysbench_get_disjoint_cpus(cpus: int, server: str | None, cl
 
 def test_no_pinning_without_a_bench() -> None:
     assert _ctx(8, Profile.SMOKE).cpuset("server") is None
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "sysbench = 5\n",
+        "[sysbench]\nquick = 3\n",
+        "[sysbench]\nworkloads = [1, [2]]\n",
+        "[sysbench]\nthreads = [true, 1.5, -3]\n",
+        "[sysbench]\nzipf_exp = nan\n",
+        "[sysbench]\nzipf_exp = inf\n",
+        "[sysbench]\ntable_size = 99999999999999\n",
+        "[sysbench]\nimage = 7\n",
+        "[sysbench.smoke]\ntime = 1\n",
+    ],
+)
+def test_odd_sysbench_values_are_problems_not_crashes(table: str) -> None:
+    assert problems(table + SERVER)
