@@ -31,8 +31,19 @@ _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "env": dict,  # extra environment (never secrets: those are generated per run)
 }
 
+_FLAVOR: Mapping[str, type | tuple[type, ...]] = {"flavor": str}
+
 KINDS: Mapping[str, ProbeKind] = {
-    k.name: k for k in (ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),)
+    k.name: k
+    for k in (
+        ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),
+        ProbeKind("galera", "probes.galera", serves_sql=True, options=_FLAVOR),
+        ProbeKind("replication", "probes.replication", serves_sql=True, options=_FLAVOR),
+        ProbeKind("mariabackup", "probes.mariabackup", options=_FLAVOR),
+        ProbeKind("mydumper", "probes.mydumper", needs_backend=True),
+        ProbeKind("toolkit", "probes.toolkit", needs_backend=True),
+        ProbeKind("haproxy", "probes.haproxy", needs_backend=True),
+    )
 }
 
 
