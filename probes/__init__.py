@@ -23,6 +23,8 @@ class ProbeKind:
     needs_backend: bool = False
     serves_sql: bool = False  # other components may name it as their backend
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
+    # Allowed values of string options (validated by `ecoready validate`).
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
@@ -32,7 +34,25 @@ _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
 }
 
 KINDS: Mapping[str, ProbeKind] = {
-    k.name: k for k in (ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),)
+    k.name: k
+    for k in (
+        ProbeKind(
+            "server",
+            "probes.server",
+            serves_sql=True,
+            options=_SERVER_OPTIONS,
+            choices={"flavor": ("mariadb", "mysql", "percona")},
+        ),
+        ProbeKind("proxysql", "probes.proxysql", needs_backend=True),
+        ProbeKind("maxscale", "probes.maxscale", needs_backend=True),
+        ProbeKind("router", "probes.router", needs_backend=True),
+        # The server it monitors is the backend; the client image is part of the component.
+        ProbeKind("pmm", "probes.pmm", needs_backend=True, options={"client_image": str}),
+        # `client` picks the check set: mysqlsh here, mariadb from the lab probes.
+        ProbeKind(
+            "shell", "probes.shell", needs_backend=True, options={"client": str}, choices={"client": ("mysqlsh",)}
+        ),
+    )
 }
 
 

@@ -1,9 +1,13 @@
 """The server probe: MariaDB, MySQL and Percona Server images with the official contract.
 
-start: the root password goes in as a file (`*_ROOT_PASSWORD_FILE`); ready means a SQL
-round trip over TCP (the entrypoint's temporary init server has no network, so a log line
-or a socket ping would lie). smoke: CRUD on a fresh table, the version, and
-@@version_compile_machine against the cell's arch.
+start: the root password goes in as a file (`*_ROOT_PASSWORD_FILE`), root may log in from
+the cell network (`*_ROOT_HOST=%`: Oracle's own images create root@localhost only
+otherwise); ready means a SQL round trip over TCP (every flavour's entrypoint first runs a
+temporary init server with `--skip-networking` that also logs "ready for connections", so a
+log line or a socket ping would lie). Percona Server's telemetry agent is switched off.
+smoke: CRUD on a fresh table, the version, @@version_compile_machine against the cell's
+arch, and the authentication defaults (MySQL 8.4 and later: root uses
+caching_sha2_password, mysql_native_password is disabled or gone).
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ def flavor_of(image: str, option: object = None) -> str:
     if "percona" in name:
         return "percona"
     return "mysql"
+
+
+FLAVORS = ("mariadb", "mysql", "percona")
 
 
 def server_env(flavor: str, secret_path: str) -> dict[str, str]:
@@ -90,6 +97,7 @@ class ServerProbe(Probe):
         await self.ctx.check("crud", self._crud)
         await self.ctx.check("version", self._version)
         await self.ctx.check("arch", self._arch)
+        await self.ctx.check("auth", self._auth)
 
     async def _crud(self) -> str:
         rows = await self.query(CRUD_SETUP)
@@ -114,6 +122,31 @@ class ServerProbe(Probe):
         if machine != expected:
             raise CheckFailed(f"@@version_compile_machine is {machine!r}, expected {expected!r} for {self.ctx.arch}")
         return machine
+
+    async def _auth(self) -> str:
+        rows = await self.query(AUTH_QUERY)
+        row = rows[0] if rows else {}
+        return describe_auth(self.flavor, row.get("root_plugin"), row.get("native"))
+
+
+# root@'%' is the account every TCP client of this probe uses; mysql_native_password's
+# status is NULL when the server has no such plugin (MySQL 9.x removed it).
+AUTH_QUERY = (
+    "SELECT (SELECT plugin FROM mysql.user WHERE user = 'root' AND host = '%') AS root_plugin, "
+    "(SELECT plugin_status FROM information_schema.plugins WHERE plugin_name = 'mysql_native_password') AS native"
+)
+
+
+def describe_auth(flavor: str, root_plugin: str | None, native: str | None) -> str:
+    """The auth facts in one line; fails when remote root does not exist (then nothing on
+    the cell network could log in, e.g. an image that creates root@localhost only)."""
+    if not root_plugin:
+        raise CheckFailed("no root@'%' account: remote root login is impossible (set MYSQL_ROOT_HOST?)")
+    native_state = (native or "absent").lower()
+    detail = f"root@%: {root_plugin}; mysql_native_password: {native_state}"
+    if flavor in ("mysql", "percona") and root_plugin == "mysql_native_password" and native_state != "active":
+        raise CheckFailed(f"{detail}: root uses a plugin the server does not load")
+    return detail
 
 
 PROBE = ServerProbe
