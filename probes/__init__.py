@@ -53,7 +53,11 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind("pmm", "probes.pmm", needs_backend=True, options={"client_image": str}),
         # `client` picks the check set: mysqlsh here, mariadb from the lab probes.
         ProbeKind(
-            "shell", "probes.shell", needs_backend=True, options={"client": str}, choices={"client": ("mysqlsh",)}
+            "shell",
+            "probes.shell",
+            needs_backend=True,
+            options={"client": str},
+            choices={"client": ("mysqlsh", "mariadb")},
         ),
         ProbeKind("galera", "probes.galera", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
         ProbeKind("replication", "probes.replication", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from app.sql import SqlError
 from probes.base import CheckFailed, Probe
-from probes.servers import Server, start_server
+from probes.servers import Server, numbers, start_server
 
 DATABASE = "ecoready_backup"
 TARGET = "/backup/full"
@@ -19,7 +19,7 @@ ROWS = 2000
 SEED = (
     f"CREATE DATABASE {DATABASE}; "
     f"CREATE TABLE {DATABASE}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
-    f"INSERT INTO {DATABASE}.t SELECT seq, MD5(seq) FROM {DATABASE}.seq_1_to_{ROWS}"
+    f"INSERT INTO {DATABASE}.t SELECT n, MD5(n) FROM {numbers(ROWS)}"
 )
 CHECKSUM = f"CHECKSUM TABLE {DATABASE}.t"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from app.sql import SqlError
 from probes.base import CheckFailed, Probe, StageFailed
-from probes.servers import Server, start_server
+from probes.servers import Server, numbers, start_server
 
 SOURCE_DB = "ecoready_dump"
 COPY_DB = "ecoready_copy"
@@ -19,7 +19,7 @@ ROWS = 2000
 SEED = (
     f"CREATE DATABASE {SOURCE_DB}; "
     f"CREATE TABLE {SOURCE_DB}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL, n DOUBLE) ENGINE=InnoDB; "
-    f"INSERT INTO {SOURCE_DB}.t SELECT seq, MD5(seq), seq / 7 FROM {SOURCE_DB}.seq_1_to_{ROWS}; "
+    f"INSERT INTO {SOURCE_DB}.t SELECT n, MD5(n), n / 7 FROM {numbers(ROWS)}; "
     f"CREATE TABLE {SOURCE_DB}.empty_one (id INT PRIMARY KEY) ENGINE=InnoDB"
 )
 

@@ -44,6 +44,24 @@ def root_env(flavor: str, secret_path: str = ROOT_SECRET_PATH) -> dict[str, str]
     return env
 
 
+_DIGITS = (
+    "(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 "
+    "UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+)
+
+
+def numbers(limit: int) -> str:
+    """A derived table `n` of the integers 1..limit (at most 10,000), portable across MySQL
+    and MariaDB (no sequence engine, no recursion limits): four cross-joined digit tables."""
+    if not 1 <= limit <= 10_000:
+        raise ValueError("numbers() supports 1..10000")
+    return (
+        f"(SELECT 1 + a.d + 10 * b.d + 100 * c.d + 1000 * e.d AS n FROM {_DIGITS} a CROSS JOIN {_DIGITS} b "
+        f"CROSS JOIN {_DIGITS} c CROSS JOIN {_DIGITS} e WHERE 1 + a.d + 10 * b.d + 100 * c.d + 1000 * e.d "
+        f"<= {limit}) AS numbers"
+    )
+
+
 def server_binary(flavor: str) -> str:
     return "mariadbd" if flavor == "mariadb" else "mysqld"
 

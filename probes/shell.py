@@ -5,7 +5,10 @@ its own against the cell's backend server. The `client` option picks the check s
   `--sql` over the classic protocol (3306) and `--mysqlx` over the X protocol (33060),
   with `--json=raw` output parsed; bad SQL must give a non-zero exit and a JSON error
   object carrying the server's error code; `mysqlsh --version` names the cell's CPU.
-- `mariadb` (the MariaDB client): added by the lab probes (issue 4).
+- `mariadb` (the MariaDB client, in the mariadb images and the lab's client image): batch
+  mode (`--batch --skip-column-names`, tab-separated), bad SQL must exit non-zero with the
+  server's `ERROR 1064`, `--xml` output parsed (NULL as `xsi:nil`), and the client's own
+  `--version` names the cell's CPU. Credentials come from an option file.
 
 MySQL Shell's JSON wrapping (mysql/mysql-shell `mysqlshdk/shellcore/shell_console.cc`;
 MySQL Shell manual 5.7.5 "JSON Wrapping") prints one JSON document per line: result sets
@@ -26,11 +29,15 @@ from typing import Any
 
 from app.context import Container
 from app.model import UNAME_MACHINE
+from app.secrets import Secret
+from app.sql import option_file, parse_xml
 from probes.base import CheckFailed, Endpoint, Probe, StageFailed
 
 PASSWORD_FILE = "/run/ecoready/backend-password"  # noqa: S105 - a path
 X_PORT = 33060
-CLIENTS = ("mysqlsh",)  # the lab probes add "mariadb"
+CLIENT_CNF = "/run/ecoready/client.cnf"
+CLIENTS = ("mysqlsh", "mariadb")
+_MARIADB_VERSION = re.compile(r"(?:Ver\s+\S+\s+Distrib|from)\s+(\S+?),?\s.*\((\w+)\)\s*$", re.M)
 _VERSION = re.compile(r"Ver\s+(\S+)\s+for\s+(\S+)\s+on\s+(\S+)")
 
 
@@ -177,24 +184,112 @@ class MysqlshChecks:
         return f"exit {code}, JSON error 1064 (syntax error)"
 
 
+def parse_mariadb_version(text: str) -> tuple[str, str]:
+    """`mariadb from 11.8.3-MariaDB, client 15.2 for debian-linux-gnu (aarch64) using ...`
+    (or the older `mariadb  Ver 15.1 Distrib 10.11.18-MariaDB, for debian-linux-gnu
+    (x86_64) using ...`) -> (server version, machine)."""
+    for line in text.splitlines():
+        match = _MARIADB_VERSION.search(line.split(" using ")[0] if " using " in line else line)
+        if match:
+            return match.group(1).rstrip(","), match.group(2)
+    raise CheckFailed(f"unexpected mariadb --version output: {text.strip()[:160]!r}")
+
+
+def parse_batch(stdout: str) -> list[list[str]]:
+    """`--batch --skip-column-names` output: one row per line, tab-separated fields."""
+    return [line.split("\t") for line in stdout.splitlines() if line]
+
+
+class MariadbChecks:
+    """The mariadb client check set."""
+
+    def __init__(self, probe: ShellProbe) -> None:
+        self.probe = probe
+
+    def command(self, *args: str) -> list[str]:
+        backend = self.probe.backend
+        return [
+            "mariadb",
+            f"--defaults-extra-file={CLIENT_CNF}",
+            "--protocol=TCP",
+            "-h",
+            backend.host,
+            "-P",
+            str(backend.port),
+            "--connect-timeout=10",
+            *args,
+        ]
+
+    async def run(self, *args: str) -> tuple[int, str, str]:
+        result = await self.probe.ctx.exec(self.probe.client, self.command(*args))
+        return result.exit_code, result.stdout, result.stderr
+
+    async def ready(self) -> None:
+        code, out, err = await self.run("--batch", "--skip-column-names", "-e", "SELECT 1")
+        if code != 0 or out.strip() != "1":
+            raise StageFailed(f"SELECT 1 through the mariadb client: exit {code}: {(err or out).strip()[-200:]}")
+
+    def checks(self) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
+        return [("version", self.version), ("batch", self.batch), ("error-exit", self.error_exit), ("xml", self.xml)]
+
+    async def version(self) -> str:
+        result = await self.probe.ctx.exec(self.probe.client, ["mariadb", "--version"])
+        if not result.ok:
+            raise CheckFailed(f"mariadb --version: {result.last_line()}")
+        version, machine = parse_mariadb_version(result.stdout)
+        expected = UNAME_MACHINE.get(self.probe.ctx.arch, self.probe.ctx.arch)
+        if machine != expected:
+            raise CheckFailed(f"the mariadb client {version} is built for {machine}, the cell is {expected}")
+        return f"mariadb client {version} on {machine}"
+
+    async def batch(self) -> str:
+        code, out, err = await self.run(
+            "--batch", "--skip-column-names", "-e", "SELECT 1 + 1, 'ünïcødé ✓', NULL; SELECT @@version"
+        )
+        rows = parse_batch(out)
+        if code != 0 or len(rows) != 2 or rows[0] != ["2", "ünïcødé ✓", "NULL"]:
+            raise CheckFailed(f"batch mode: exit {code}, rows {rows}: {err.strip()[-200:]}")
+        return f"tab-separated rows, server {rows[1][0]}"
+
+    async def error_exit(self) -> str:
+        code, _out, err = await self.run("--batch", "-e", "SELEC nonsense")
+        if code == 0:
+            raise CheckFailed("bad SQL exited 0")
+        if "ERROR 1064" not in err:
+            raise CheckFailed(f"bad SQL exited {code} without ERROR 1064: {err.strip()[-200:]!r}")
+        return f"exit {code}, ERROR 1064 (syntax error) on stderr"
+
+    async def xml(self) -> str:
+        code, out, err = await self.run("--xml", "-e", "SELECT 42 AS answer, NULL AS nothing, '<&>' AS markup")
+        if code != 0:
+            raise CheckFailed(f"--xml: exit {code}: {err.strip()[-200:]}")
+        rows = parse_xml(out)[-1] if out.strip() else []
+        if rows != [{"answer": "42", "nothing": None, "markup": "<&>"}]:
+            raise CheckFailed(f"--xml parsed as {rows}")
+        return "XML result set parsed (NULL as xsi:nil, markup escaped)"
+
+
 class ShellProbe(Probe):
     kind = "shell"
 
     async def start(self) -> None:
         ctx = self.ctx
         client = str(ctx.options.get("client") or "mysqlsh")
-        if client != "mysqlsh":
-            raise StageFailed(f"client {client!r} has no check set in this version")
+        if client not in CLIENTS:
+            raise StageFailed(f"client {client!r} has no check set (known: {', '.join(CLIENTS)})")
         self.backend = await ctx.backend()
+        files: dict[str, bytes | Secret] = {PASSWORD_FILE: self.backend.password}
+        if client == "mariadb":
+            files[CLIENT_CNF] = option_file(self.backend.user, self.backend.password.reveal())
         # The component's image as a client box: its own entrypoint would start a server.
         self.client: Container = await ctx.start_container(
             "client",
             entrypoint=["sleep"],
             command=["infinity"],
-            files={PASSWORD_FILE: self.backend.password},
+            files=files,
         )
-        self.checks = MysqlshChecks(self)
-        await ctx.wait_ready(self.client, self.checks.ready, what="a mysqlsh round trip to the backend")
+        self.checks: MysqlshChecks | MariadbChecks = MysqlshChecks(self) if client == "mysqlsh" else MariadbChecks(self)
+        await ctx.wait_ready(self.client, self.checks.ready, what=f"a {client} round trip to the backend")
 
     async def smoke(self) -> None:
         for name, fn in self.checks.checks():

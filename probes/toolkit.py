@@ -14,7 +14,7 @@ import re
 
 from app.sql import SqlError
 from probes.base import CheckFailed, Probe, StageFailed
-from probes.servers import Server
+from probes.servers import Server, numbers
 
 DATABASE = "ecoready_toolkit"
 CNF = "/run/ecoready/toolkit.cnf"
@@ -22,7 +22,7 @@ SLOW_LOG = "/tmp/ecoready-slow.log"
 SEED = (
     f"CREATE DATABASE {DATABASE}; "
     f"CREATE TABLE {DATABASE}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
-    f"INSERT INTO {DATABASE}.t SELECT seq, MD5(seq) FROM {DATABASE}.seq_1_to_5000"
+    f"INSERT INTO {DATABASE}.t SELECT n, MD5(n) FROM {numbers(5000)}"
 )
 _CHECKSUM_ROW = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(?:(\d+)\s+)?(\d+)\s+(\d+)\s+([\d.]+)\s+(\S+)\s*$")
 

@@ -26,14 +26,9 @@ MATRIX = ROOT / "matrix.toml"
 # Kinds the default matrix uses that are written elsewhere (issue 4 and the next phase of
 # issue 5), and the mariadb check set of the shell kind.
 PENDING_KINDS = {
-    "galera",
     "pxc",
-    "replication",
     "group-replication",
     "xtrabackup",
-    "mariabackup",
-    "mydumper",
-    "toolkit",
     "connector",
 }
 PENDING_OPTION = "'components[18].options.client' must be one of"  # shell client = "mariadb"
