@@ -15,9 +15,13 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app import __version__
 from app.errors import ConfigError, EcoreadyError
+
+if TYPE_CHECKING:
+    from app.eventlog import EventLog
 
 DEFAULT_MATRIX = "matrix.toml"
 
@@ -203,9 +207,13 @@ async def _headless(matrix: object, options: object, json_path: str | None) -> i
     report = empty_report()
     progress = make_progress(sys.stderr)
 
+    event_log = _open_event_log()
+
     def emit(event: Event) -> None:
         nonlocal report
         report = reduce(report, event)
+        if event_log is not None:
+            event_log.write(event)
         progress.update(event, report)
 
     session = Session(matrix, options, emit)
@@ -239,6 +247,19 @@ async def _headless(matrix: object, options: object, json_path: str | None) -> i
     if received:
         return 128 + received[0]
     return exit_code([c.status for c in report.cells.values()])
+
+
+def _open_event_log() -> EventLog | None:
+    """`ECOREADY_EVENT_LOG=PATH`: append every event of the run as a JSON line."""
+    from app.eventlog import EventLog
+
+    path = os.environ.get("ECOREADY_EVENT_LOG")
+    if not path:
+        return None
+    try:
+        return EventLog(open(path, "a", encoding="utf-8"))
+    except OSError as exc:
+        raise EcoreadyError(f"ECOREADY_EVENT_LOG={path}: {exc.strerror}") from None
 
 
 def cmd_tui(args: argparse.Namespace) -> int:

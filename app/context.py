@@ -265,25 +265,31 @@ class ProbeContext:
         self.main = None
         self.waiting_for = ""
 
-    async def close(self) -> None:
-        """Remove every container, network and volume this cell created."""
+    async def close(self) -> list[str]:
+        """Remove every container, network and volume this cell created; one line for each
+        the engine would not remove (the run's final sweep and `ecoready cleanup` retry)."""
         if self._backend_probe is not None:
             self._backend_probe = None
         host = self.run.host
+        failed: list[str] = []
         containers, self._resources.containers = self._resources.containers, []
-        await asyncio.gather(*(host.remove_container(c.id) for c in containers), return_exceptions=True)
+        done = await asyncio.gather(*(host.remove_container(c.id) for c in containers), return_exceptions=True)
+        for container, result in zip(containers, done, strict=True):
+            if isinstance(result, BaseException):
+                failed.append(f"container {container.name}: {one_line(str(result)) or type(result).__name__}")
         for network in self._resources.networks:
             try:
                 await host.remove_network(network)
-            except Exception:  # noqa: S110 - the run-level sweep catches leftovers
-                pass
+            except EcoreadyError as exc:
+                failed.append(f"network {network[:12]}: {one_line(str(exc))}")
         for volume in self._resources.volumes:
             try:
                 await host.remove_volume(volume)
-            except Exception:  # noqa: S110
-                pass
+            except EcoreadyError as exc:
+                failed.append(f"volume {volume}: {one_line(str(exc))}")
         self._resources.networks.clear()
         self._resources.volumes.clear()
+        return failed
 
     # -- exec, logs, files --------------------------------------------------------------
     async def exec(

@@ -16,7 +16,6 @@ import socket
 import tarfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -36,12 +35,14 @@ from app.specs import (
     SweepResult,
 )
 from app.text import inert
+from app.threads import DaemonThreadPool
 
 T = TypeVar("T")
 
 CONNECT_TIMEOUT = 8.0
 CONTROL_TIMEOUT = 30.0
-PULL_IDLE_TIMEOUT = 120.0
+# A pull with no progress message for this long has stalled (env: seconds).
+PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
 # Capabilities no database image needs; dropped from every container we start.
 DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCAP")
 
@@ -99,7 +100,7 @@ def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
 class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
-    def __init__(self, name: str, url: str, ctl: Any, io_client: Any, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, name: str, url: str, ctl: Any, io_client: Any, pool: DaemonThreadPool) -> None:
         self.name = name
         self.url = url
         self._ctl = ctl
@@ -114,7 +115,7 @@ class DockerHost:
         cls, name: str = "local", url: str = "", *, max_workers: int = 16, timeout: float = CONNECT_TIMEOUT
     ) -> DockerHost:
         """Connect or raise EnvironmentProblem within `timeout` seconds."""
-        pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"docker-{name}")
+        pool = DaemonThreadPool(max_workers, f"docker-{name}")
 
         def make() -> tuple[Any, Any]:
             ctl = _client(url, CONTROL_TIMEOUT)
@@ -460,7 +461,7 @@ class DockerHost:
             return inert(raw.decode("utf-8", "replace")).splitlines()[-tail:]
 
         try:
-            return await self._run(read, timeout=15)
+            return await self._run(read, timeout=5)
         except Exception:
             return []
 
@@ -492,7 +493,7 @@ class DockerHost:
                     return True
                 raise
 
-        return await self._run(work, timeout=60)
+        return await self._run(work, timeout=30)
 
     async def remove_network(self, network_id: str) -> bool:
         """Remove a network; a moment after its last container went, the engine may still

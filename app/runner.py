@@ -33,6 +33,7 @@ from app.events import (
 from app.images import ImageUnavailable
 from app.model import Outcome, Stage
 from app.plan import CellPlan, Plan
+from app.specs import LABEL_RUN
 from app.sql import SqlError
 from app.text import one_line
 from probes import load
@@ -97,10 +98,21 @@ class Runner:
         self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:
+        """Remove whatever still carries this run's id; say so if the engine keeps any."""
         try:
             await self.run.host.sweep(run_id=self.run.run_id, me=self.run.owner)
+            left = await self.run.host.labelled(f"{LABEL_RUN}={self.run.run_id}")
         except Exception as exc:
-            log.warning("final sweep failed: %s", exc)
+            self.run.emit(RunNote(f"the final cleanup failed ({one_line(str(exc))}): run `ecoready cleanup`"))
+            return
+        count = sum(len(kind) for kind in left)
+        if count:
+            self.run.emit(
+                RunNote(
+                    f"{count} resource(s) of this run could not be removed (the engine did not "
+                    "answer); `ecoready cleanup` removes them once it does"
+                )
+            )
 
     async def run_cell(self, cell: CellPlan) -> None:
         async with self._slots:
@@ -131,12 +143,16 @@ class Runner:
             await to_the_end(self._wrap_up(cell, ctx, started))
 
     async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext, started: float) -> None:
-        """Log tail, removal of the cell's resources, and its last event: always all three."""
+        """Log tail, the cell's last event, then removal of its resources: always all three.
+        The cell ends before the removal, so an engine slow to remove does not stretch it;
+        what the engine would not remove becomes a note (the final sweep tries again)."""
         if ctx.main is not None:
             lines = await _quiet(ctx.logs())
             self.run.emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
-        await _quiet(ctx.close())
         self.run.emit(CellFinished(cell.id, now(), round(time.monotonic() - started, 2)))
+        failed = await _quiet(ctx.close())
+        for line in failed if isinstance(failed, list) else []:
+            self.run.emit(RunNote(f"{cell.id}: could not remove {line}"))
 
     async def _stage(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> Outcome:
         emit = self.run.emit
