@@ -4,12 +4,14 @@ there: `make test` sets both up, and a skipped test would hide a broken setup.""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,11 +60,91 @@ def lab() -> Path:
 
 
 def ecoready(*args: str, timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the installed console script the way a user would."""
+    """Run the installed console script the way a user would. A JSON report it prints on
+    stdout (`--json -`) is validated against docs/report-schema.json here."""
     exe = Path(sys.executable).with_name("ecoready")
-    return subprocess.run(
+    result = subprocess.run(
         [str(exe), *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT
     )
+    if "--json" in args and args[args.index("--json") + 1] == "-" and result.stdout.strip():
+        try:
+            data = json.loads(result.stdout)
+        except ValueError:
+            data = None
+        if is_report(data):
+            validate_report(data, "stdout of ecoready " + " ".join(args))
+    return result
+
+
+# -- every report the tests produce validates against docs/report-schema.json ----------
+# Three nets, together covering every report a test makes:
+# 1. in-process: `app.report.json.render` is wrapped for the whole session, so every report
+#    rendered inside the test process (history.store, report files, unit tests) is checked;
+# 2. files written by subprocesses: after each test, every report file under its tmp_path
+#    (reports, history folders, outputs of `ecoready check/run/report`) is checked;
+# 3. stdout: `ecoready(...)` above checks a report printed with `--json -`.
+REPORT_SCHEMA = ROOT / "docs" / "report-schema.json"
+VALIDATED: list[str] = []
+
+
+def is_report(data: object) -> bool:
+    return isinstance(data, dict) and "schema_version" in data and "cells" in data
+
+
+def validate_report(data: Any, where: str) -> None:
+    import jsonschema
+
+    schema = json.loads(REPORT_SCHEMA.read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        lines = [f"{'/'.join(map(str, e.path)) or '(top)'}: {e.message}" for e in errors[:10]]
+        pytest.fail(f"{where}: the report does not match docs/report-schema.json:\n" + "\n".join(lines))
+    VALIDATED.append(where)
+
+
+def reports_under(directory: Path) -> Iterator[tuple[Path, Any]]:
+    for path in sorted(directory.rglob("*")):
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > 64 << 20:
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if is_report(data):
+            yield path, data
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _validate_rendered_reports() -> Iterator[None]:
+    from app.report import json as json_report
+
+    original = json_report.render
+
+    def render_and_validate(report: Any) -> str:
+        text = original(report)
+        validate_report(json.loads(text), f"report {report.run_id[:8]} rendered in-process")
+        return text
+
+    json_report.render = render_and_validate  # type: ignore[assignment]
+    yield
+    json_report.render = original  # type: ignore[assignment]
+
+
+@pytest.fixture(autouse=True)
+def _validate_report_files(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "tmp_path" not in request.fixturenames:
+        return
+    tmp_path: Path = request.getfixturevalue("tmp_path")
+    for path, data in reports_under(tmp_path):
+        if path.name.startswith("invalid-"):  # deliberately broken inputs of loader tests
+            continue
+        validate_report(data, str(path))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if VALIDATED:
+        terminalreporter.write_line(f"report schema: {len(VALIDATED)} report(s) validated against {REPORT_SCHEMA.name}")
 
 
 @pytest.fixture
