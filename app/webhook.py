@@ -78,4 +78,4 @@ async def post(url: str, body: dict[str, Any], total_s: float = TOTAL_S) -> str 
     try:
         return await asyncio.wait_for(_post(url, body), total_s)
     except asyncio.TimeoutError:
-        return f"webhook {shown(url)}: gave up after {total_s:.0f} s"
+        return f"webhook {shown(url)}: gave up after {total_s:g} s"

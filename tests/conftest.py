@@ -108,7 +108,7 @@ def reports_under(directory: Path) -> Iterator[tuple[Path, Any]]:
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             continue
         if is_report(data):
             yield path, data
@@ -132,10 +132,11 @@ def _validate_rendered_reports() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _validate_report_files(request: pytest.FixtureRequest) -> Iterator[None]:
+    # asked for during set-up, so tmp_path is torn down after this check, not before it
+    tmp_path: Path | None = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
     yield
-    if "tmp_path" not in request.fixturenames:
+    if tmp_path is None:
         return
-    tmp_path: Path = request.getfixturevalue("tmp_path")
     for path, data in reports_under(tmp_path):
         if path.name.startswith("invalid-"):  # deliberately broken inputs of loader tests
             continue

@@ -29,6 +29,7 @@ from app.model import (
 from app.report.load import load_report
 
 DATA = Path(__file__).resolve().parent / "data" / "reports"
+EXPECTED = DATA / "expected"
 LAB_REPORTS = ("lab-run", "lab-mixed")
 
 

@@ -59,7 +59,8 @@ class _Fields:
             return None
         # bool is an int to Python; a report never means one for the other
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            self.fail(f"expected {' or '.join(_name(k) for k in kinds)}, found {_kind(value)}", key)
+            want = "a number" if kinds == (int, float) else " or ".join(_name(k) for k in kinds)
+            self.fail(f"expected {want}, found {_kind(value)}", key)
         return value
 
     def text(self, key: str) -> str:
