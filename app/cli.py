@@ -384,14 +384,21 @@ def cmd_watch(args: argparse.Namespace) -> int:
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
 
-    def sleep(seconds: float) -> None:
-        # a run's own handlers are removed when it ends: between checks a signal just stops
+    def between_checks() -> None:
+        # a run installs its own handlers and resets them when it ends: between checks,
+        # SIGTERM/SIGHUP just end the watch (SIGINT is KeyboardInterrupt already)
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, stop)
-        time.sleep(seconds)
 
+    def check_once() -> int:
+        try:
+            return _check_once(args)
+        finally:
+            between_checks()
+
+    between_checks()
     eprint(f"ecoready: watch: a check every {describe(every)}" + (f", {args.runs} times" if args.runs else ""))
-    return watch_loop(lambda: _check_once(args), every, eprint, runs=args.runs, sleep=sleep)
+    return watch_loop(check_once, every, eprint, runs=args.runs, sleep=time.sleep)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

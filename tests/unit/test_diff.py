@@ -74,9 +74,7 @@ def test_an_error_between_two_runs_does_not_hide_a_regression() -> None:
 
 def test_new_and_lost_arches_and_cells() -> None:
     mixed = lab_report("lab-mixed")
-    amd_only = replace(
-        mixed, arches=("amd64",), cells={k: c for k, c in mixed.cells.items() if c.arch == "amd64"}
-    )
+    amd_only = replace(mixed, arches=("amd64",), cells={k: c for k, c in mixed.cells.items() if c.arch == "amd64"})
     change = diff(amd_only, mixed)
     assert change.new_arches == ("arm64",) and change.new_cells == ()  # arm64's cells come with the arch
     assert not change.regressed

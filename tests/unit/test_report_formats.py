@@ -18,7 +18,6 @@ from app.report import html, junit, markdown
 from app.report import json as json_report
 from tests.reports_sample import DATA, EXPECTED, LAB_REPORTS, bench_report, lab_report
 
-
 RENDERERS: dict[str, Callable[[Report], str]] = {"md": markdown.render, "html": html.render, "xml": junit.render}
 
 
