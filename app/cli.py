@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from app import __version__
-from app.errors import ConfigError, EcoreadyError, Problem
+from app.errors import ConfigError, EcoreadyError, Problem, ReportError
 
 DEFAULT_MATRIX = "matrix.toml"
 WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit 1 when readiness regressed, 3 when the tool or infrastructure failed a cell, else 0.",
     )
     _add_check_options(check)
+    check.add_argument(
+        "--report",
+        metavar="REPORT.json",
+        help="judge this saved report instead of running the matrix (e.g. the merge of two native runners' reports)",
+    )
     check.set_defaults(func=cmd_check)
 
     watch = verbs.add_parser(
@@ -349,20 +354,32 @@ def _check_once(args: argparse.Namespace) -> int:
     from app.model import Report
     from app.webhook import url_problem
 
-    matrix = load(_matrix_path(args))  # read every time: a watch picks up edits
     outputs = _outputs(args)
-    options = _run_options(args, matrix)
     directory = Path(args.history).expanduser() if args.history else history.default_dir()
     history.prepare(directory)
     webhook = args.webhook or os.environ.get(WEBHOOK_ENV) or None
     problem = url_problem(webhook) if webhook else None
     if problem:
         raise ConfigError([Problem("--webhook" if args.webhook else WEBHOOK_ENV, 1, 1, problem)])
-    report, code = asyncio.run(run_headless(matrix, options, outputs))
-    assert isinstance(report, Report)
-    if code >= 128 or report.interrupted or not report.run_id:
-        eprint("ecoready: check stopped before the end: report not stored in the history")
-        return code
+    saved = getattr(args, "report", None)
+    if saved:
+        from app.report.load import load_report
+
+        if args.only or args.arch or args.profile or args.concurrency or args.matrix:
+            raise ConfigError([Problem("--report", 1, 1, "a saved report is judged as it is: drop the run options")])
+        report = load_report(saved)
+        if report.interrupted or report.finished_at is None:
+            raise ReportError(f"{saved}: the run did not finish: not a report to compare others with")
+        write_reports(report, outputs)
+    else:
+        matrix = load(_matrix_path(args))  # read every time: a watch picks up edits
+        options = _run_options(args, matrix)
+        ran, code = asyncio.run(run_headless(matrix, options, outputs))
+        assert isinstance(ran, Report)
+        if code >= 128 or ran.interrupted or not ran.run_id:
+            eprint("ecoready: check stopped before the end: report not stored in the history")
+            return code
+        report = ran
     outcome = check_report(report, directory, webhook, eprint)
     # stdout carries the change, unless a report was asked for on stdout
     stream = sys.stderr if "-" in outputs.values() else sys.stdout

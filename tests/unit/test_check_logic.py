@@ -12,7 +12,9 @@ import pytest
 from app.check import check_report, parse_duration, watch_loop
 from app.errors import ConfigError, EnvironmentProblem
 from app.model import Report, Status
+from app.report import json as json_report
 from app.webhook import post, shown, url_problem
+from tests.conftest import ecoready
 from tests.receiver import Receiver
 from tests.reports_sample import lab_report
 
@@ -128,3 +130,25 @@ def test_watch_stops_when_a_check_was_stopped_by_a_signal() -> None:
     codes = [0, 143, 0]
     code = watch_loop(lambda: codes.pop(0), 1, lambda _: None, sleep=lambda _: None)
     assert code == 143 and codes == [0]
+
+
+def test_cli_check_judges_a_saved_report_as_ci_does_after_a_merge(tmp_path: Path) -> None:
+    base = lab_report("lab-run")
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json_report.render(run(base, 1)))
+    bad.write_text(json_report.render(run(base, 2, Status.BROKEN)))
+    history = str(tmp_path / "history")
+    with Receiver() as hook:
+        first = ecoready("check", "--report", str(good), "--history", history, "--webhook", hook.url)
+        assert first.returncode == 0, first.stderr
+        second = ecoready("check", "--report", str(bad), "--history", history, "--webhook", hook.url)
+        assert second.returncode == 1, second.stderr
+        assert "REGRESSED mariadb-10.11/amd64: ready -> broken" in second.stdout
+    assert len(hook.posts) == 1
+    mixed = ecoready("check", "--report", str(good), "--history", history, "--only", "x")
+    assert mixed.returncode == 2 and "drop the run options" in mixed.stderr
+    unfinished = tmp_path / "unfinished.json"
+    unfinished.write_text(json_report.render(replace(run(base, 3), finished_at=None)))
+    refused = ecoready("check", "--report", str(unfinished), "--history", history)
+    assert refused.returncode == 2 and "did not finish" in refused.stderr
+    assert len(list((tmp_path / "history").glob("*.json"))) == 2
