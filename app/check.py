@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app import history
 from app.diff import Diff, diff, diff_text
-from app.errors import ConfigError, EcoreadyError, Problem
+from app.errors import EcoreadyError, UsageError
 from app.model import Report, Status
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
@@ -77,9 +77,9 @@ def parse_duration(text: str) -> float:
     elif raw and _DURATION.sub("", raw) == "":
         seconds = sum(float(n) * UNIT_SECONDS[u] for n, u in _DURATION.findall(raw))
     else:
-        raise ConfigError([Problem("--every", 1, 1, f"cannot read {text!r} as a duration (e.g. 6h, 30m, 1h30m, 90s)")])
+        raise UsageError(f"--every: cannot read {text!r} as a duration (e.g. 6h, 30m, 1h30m, 90s)")
     if seconds < MIN_INTERVAL_S:
-        raise ConfigError([Problem("--every", 1, 1, f"{text!r} is shorter than {MIN_INTERVAL_S:g} s")])
+        raise UsageError(f"--every: {text!r} is shorter than {MIN_INTERVAL_S:g} s")
     return seconds
 
 

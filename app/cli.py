@@ -16,9 +16,15 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app import __version__
-from app.errors import ConfigError, EcoreadyError, Problem, ReportError
+from app.errors import ConfigError, EcoreadyError, ReportError, UsageError
+
+if TYPE_CHECKING:  # only for annotations: the verbs import what they use
+    from app.config import Matrix
+    from app.model import Report
+    from app.session import RunOptions
 
 DEFAULT_MATRIX = "matrix.toml"
 WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
@@ -251,30 +257,26 @@ def _outputs(args: argparse.Namespace) -> dict[str, str]:
     """format -> path for the report files asked for; at most one may be stdout."""
     outputs = {fmt: getattr(args, fmt) for fmt in OUTPUT_FORMATS if getattr(args, fmt, None)}
     if sum(1 for path in outputs.values() if path == "-") > 1:
-        raise ConfigError([Problem("arguments", 1, 1, "only one report can go to stdout ('-')")])
+        raise UsageError("only one report can go to stdout ('-')")
     return outputs
 
 
-def write_reports(report: object, outputs: dict[str, str]) -> None:
+def write_reports(report: Report, outputs: dict[str, str]) -> None:
     from app.files import write_output
-    from app.model import Report
     from app.report import renderer
 
-    assert isinstance(report, Report)
     for fmt, path in outputs.items():
         write_output(path, renderer(fmt)(report))
 
 
-def _run_options(args: argparse.Namespace, matrix: object) -> object:
-    from app.config import Matrix
+def _run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
     from app.model import Profile
     from app.session import RunOptions
 
-    assert isinstance(matrix, Matrix)
     if args.only:
         unknown = [i for i in args.only if i not in {c.id for c in matrix.components}]
         if unknown:
-            raise ConfigError([Problem(matrix.path, 1, 1, f"--only names unknown component(s): {', '.join(unknown)}")])
+            raise UsageError(f"--only names unknown component(s) of {matrix.path}: {', '.join(unknown)}")
     return RunOptions(
         only=args.only,
         arches=args.arch,
@@ -295,16 +297,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     return code
 
 
-async def run_headless(matrix: object, options: object, outputs: dict[str, str]) -> tuple[object, int]:
+async def run_headless(matrix: Matrix, options: RunOptions, outputs: dict[str, str]) -> tuple[Report, int]:
     """Run the matrix with progress on stderr; write `outputs` even when the run is stopped.
     Returns the report and the exit code (128 + signal number when stopped by a signal)."""
-    from app.config import Matrix
     from app.events import Event
-    from app.session import RunOptions, Session, exit_code
+    from app.session import Session, exit_code
     from app.state import empty_report, reduce
     from app.tui.progress import make_progress
 
-    assert isinstance(matrix, Matrix) and isinstance(options, RunOptions)
     report = empty_report()
     progress = make_progress(sys.stderr)
 
@@ -351,7 +351,6 @@ def _check_once(args: argparse.Namespace) -> int:
     from app import history
     from app.check import check_report
     from app.config import load
-    from app.model import Report
     from app.webhook import url_problem
 
     outputs = _outputs(args)
@@ -360,13 +359,13 @@ def _check_once(args: argparse.Namespace) -> int:
     webhook = args.webhook or os.environ.get(WEBHOOK_ENV) or None
     problem = url_problem(webhook) if webhook else None
     if problem:
-        raise ConfigError([Problem("--webhook" if args.webhook else WEBHOOK_ENV, 1, 1, problem)])
+        raise UsageError(f"{'--webhook' if args.webhook else WEBHOOK_ENV}: {problem}")
     saved = getattr(args, "report", None)
     if saved:
         from app.report.load import load_report
 
         if args.only or args.arch or args.profile or args.concurrency or args.matrix:
-            raise ConfigError([Problem("--report", 1, 1, "a saved report is judged as it is: drop the run options")])
+            raise UsageError("--report: a saved report is judged as it is: drop --matrix and the run options")
         report = load_report(saved)
         if report.interrupted or report.finished_at is None:
             raise ReportError(f"{saved}: the run did not finish: not a report to compare others with")
@@ -375,7 +374,6 @@ def _check_once(args: argparse.Namespace) -> int:
         matrix = load(_matrix_path(args))  # read every time: a watch picks up edits
         options = _run_options(args, matrix)
         ran, code = asyncio.run(run_headless(matrix, options, outputs))
-        assert isinstance(ran, Report)
         if code >= 128 or ran.interrupted or not ran.run_id:
             eprint("ecoready: check stopped before the end: report not stored in the history")
             return code

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.check import check_report, parse_duration, watch_loop
-from app.errors import ConfigError, EnvironmentProblem
+from app.errors import EnvironmentProblem, UsageError
 from app.model import Report, Status
 from app.report import json as json_report
 from app.webhook import post, shown, url_problem
@@ -101,7 +101,7 @@ def test_durations(text: str, seconds: float) -> None:
 
 @pytest.mark.parametrize("text", ["", "6x", "h", "0s", "-1h", "6 h"])
 def test_bad_durations(text: str) -> None:
-    with pytest.raises(ConfigError):
+    with pytest.raises(UsageError):
         parse_duration(text)
 
 
@@ -146,7 +146,7 @@ def test_cli_check_judges_a_saved_report_as_ci_does_after_a_merge(tmp_path: Path
         assert "REGRESSED mariadb-10.11/amd64: ready -> broken" in second.stdout
     assert len(hook.posts) == 1
     mixed = ecoready("check", "--report", str(good), "--history", history, "--only", "x")
-    assert mixed.returncode == 2 and "drop the run options" in mixed.stderr
+    assert mixed.returncode == 2 and "drop --matrix and the run options" in mixed.stderr
     unfinished = tmp_path / "unfinished.json"
     unfinished.write_text(json_report.render(replace(run(base, 3), finished_at=None)))
     refused = ecoready("check", "--report", str(unfinished), "--history", history)
