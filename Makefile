@@ -31,8 +31,8 @@ lab: setup
 
 demo: lab
 	@mkdir -p reports
-	$(ECOREADY) run --headless --matrix containers/lab.toml --json reports/demo.json
-	@echo "report: reports/demo.json" >&2
+	$(ECOREADY) run --headless --matrix containers/lab.toml --json reports/demo.json --html reports/demo.html
+	@echo "reports: reports/demo.json reports/demo.html" >&2
 
 lint: venv
 	$(BIN)/ruff check app probes tests bench

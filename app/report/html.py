@@ -62,7 +62,7 @@ table.grid td.cell { min-width: 200px; border-left: 6px solid var(--c); backgrou
 td.cell summary { cursor: pointer; font-weight: 600; color: var(--c); }
 td.cell .glyph { font-size: 16px; }
 .emu { color: #57606a; font-weight: normal; }
-.cell-body { color: #1f2328; font-weight: normal; margin-top: 6px; max-width: 560px; }
+.cell-body { color: #1f2328; font-weight: normal; margin-top: 6px; max-width: 560px; overflow-wrap: anywhere; }
 .cell-body table { font-size: 12px; }
 pre { background: #f6f8fa; border: 1px solid #d0d7de; padding: 8px; overflow-x: auto; font-size: 12px;
   white-space: pre-wrap; word-break: break-all; max-height: 320px; }
