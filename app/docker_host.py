@@ -9,12 +9,13 @@ Pulls get their own client whose socket timeout is the pull's idle watchdog.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import socket
 import tarfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -145,8 +146,9 @@ class DockerHost:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool, fn)
+        return await self._run_future(asyncio.get_running_loop().run_in_executor(self._pool, fn), timeout)
+
+    async def _run_future(self, future: asyncio.Future[T], timeout: float | None) -> T:
         try:
             if timeout is None:
                 return await future
@@ -330,13 +332,27 @@ class DockerHost:
             )
             return str(net.id)
 
-        return await self._run(work)
+        return await self._create(work, self.remove_network)
+
+    async def _create(self, make: Callable[[], str], remove: Callable[[str], Awaitable[bool]]) -> str:
+        """Run a create call; if the caller is cancelled while it is in flight, wait for the
+        id it returns and remove that resource, so nothing is created that nobody knows of."""
+        future = asyncio.get_running_loop().run_in_executor(self._pool, make)
+        try:
+            return await self._run_future(future, CONTROL_TIMEOUT + 5)
+        except asyncio.CancelledError:
+            try:
+                created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+                await asyncio.shield(remove(created))
+            except Exception:  # noqa: S110 - the run's final sweep by label remains
+                pass
+            raise
 
     async def create_volume(self, name: str, labels: Mapping[str, str]) -> str:
         def work() -> str:
             return str(self._ctl.volumes.create(name=name, labels=dict(labels)).name)
 
-        return await self._run(work)
+        return await self._create(work, self.remove_volume)
 
     async def run(self, spec: ContainerSpec) -> str:
         """Create (labelled), put its files, start; return the container id.
@@ -378,7 +394,7 @@ class DockerHost:
             )
             return str(created["Id"])
 
-        container_id = await self._run(create)
+        container_id = await self._create(create, self.remove_container)
         try:
             if spec.files:
                 await self.put_files(container_id, spec.files)
@@ -479,12 +495,21 @@ class DockerHost:
         return await self._run(work, timeout=60)
 
     async def remove_network(self, network_id: str) -> bool:
+        """Remove a network; a moment after its last container went, the engine may still
+        count an endpoint ("has active endpoints"), so that refusal is retried briefly."""
+
         def work() -> bool:
-            try:
-                self._ctl.api.remove_network(network_id)
-                return True
-            except docker.errors.NotFound:
-                return False
+            for attempt in range(20):
+                try:
+                    self._ctl.api.remove_network(network_id)
+                    return True
+                except docker.errors.NotFound:
+                    return False
+                except docker.errors.APIError as exc:
+                    if "active endpoints" not in str(exc) or attempt == 19:
+                        raise
+                    time.sleep(0.25)
+            return False
 
         return await self._run(work, timeout=60)
 
@@ -536,14 +561,21 @@ class DockerHost:
                 return not owner_alive(labels.get(LABEL_OWNER, ""), labels.get(LABEL_OWNER_START, ""), me)
             return False
 
+        # Each removal on its own: one that fails (e.g. a network a foreign container still
+        # uses) must not stop the others; what failed stays listed for the next sweep.
         removed_c = [c["Id"] for c in containers if doomed(c.get("Labels"))]
-        await asyncio.gather(*(self.remove_container(cid) for cid in removed_c))
-        removed_n = [n["Id"] for n in networks if doomed(n.get("Labels"))]
-        for nid in removed_n:
-            await self.remove_network(nid)
-        removed_v = [v["Name"] for v in volumes if doomed(v.get("Labels"))]
-        for name in removed_v:
-            await self.remove_volume(name)
+        done = await asyncio.gather(*(self.remove_container(cid) for cid in removed_c), return_exceptions=True)
+        removed_c = [cid for cid, ok in zip(removed_c, done, strict=True) if ok is True]
+        removed_n = []
+        for nid in (n["Id"] for n in networks if doomed(n.get("Labels"))):
+            with contextlib.suppress(EngineError, DeadlineExceeded):
+                if await self.remove_network(nid):
+                    removed_n.append(nid)
+        removed_v = []
+        for name in (v["Name"] for v in volumes if doomed(v.get("Labels"))):
+            with contextlib.suppress(EngineError, DeadlineExceeded):
+                if await self.remove_volume(name):
+                    removed_v.append(name)
         names = {c["Id"]: (c.get("Names") or [c["Id"][:12]])[0].lstrip("/") for c in containers}
         net_names = {n["Id"]: n.get("Name", n["Id"][:12]) for n in networks}
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))

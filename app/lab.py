@@ -49,13 +49,25 @@ class LabImage:
     suite: str  # Debian suite of its base
     build_args: tuple[tuple[str, str], ...] = ()
     arches: tuple[str, ...] = ARCHES
+    # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
+    aliases: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
         return f"{self.name}:{self.tag}"
 
 
-IMAGES: tuple[LabImage, ...] = (LabImage("mariadb", "10.11", "mariadb", "bookworm"),)
+IMAGES: tuple[LabImage, ...] = (
+    LabImage("mariadb", "10.11", "mariadb", "bookworm"),
+    LabImage("mariadb", "11.8", "mariadb", "trixie"),
+    LabImage(
+        "tools",
+        "bookworm",
+        "tools",
+        "bookworm",
+        aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
+    ),
+)
 
 
 def containers_dir() -> Path:
@@ -224,7 +236,7 @@ class Lab:
         """Per-arch repositories <arch>/<name>:<tag>, then the index lab/<name>:<tag>."""
         writer = RegistryWriter(f"http://{REGISTRY}")
         try:
-            entries = []
+            entries: list[tuple[str, str]] = []
             for arch in arches:
                 local = image_tag(image, arch)
                 repo = f"{REGISTRY}/{arch}/{image.name}"
@@ -234,9 +246,18 @@ class Lab:
                     self.log(f"lab: pushing {arch}/{image.key}")
                     await self.host.tag(local, repo, image.tag)
                     await self.host.push(repo, image.tag)
-                manifest = writer.copy_manifest(f"{arch}/{image.name}", image.tag, f"lab/{image.name}")
-                entries.append(IndexEntry(manifest, "linux", arch, "v8" if arch == "arm64" else None))
-            writer.put_index(f"lab/{image.name}", image.tag, entries)
+                entries.append((arch, f"{arch}/{image.name}"))
+            for name, tag in ((image.name, image.tag), *image.aliases):
+                index = [
+                    IndexEntry(
+                        writer.copy_manifest(source, image.tag, f"lab/{name}"),
+                        "linux",
+                        arch,
+                        "v8" if arch == "arm64" else None,
+                    )
+                    for arch, source in entries
+                ]
+                writer.put_index(f"lab/{name}", tag, index)
         finally:
             writer.close()
 

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Awaitable
 from datetime import datetime, timezone
 
-from app.context import ProbeContext, RunContext
+from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
 from app.errors import DeadlineExceeded, EcoreadyError, InfraError
 from app.events import (
     CellFinished,
@@ -25,6 +25,7 @@ from app.events import (
     CellStarted,
     ImageResolved,
     RunFinished,
+    RunNote,
     RunStarted,
     StageFinished,
     StageStarted,
@@ -35,7 +36,7 @@ from app.plan import CellPlan, Plan
 from app.sql import SqlError
 from app.text import one_line
 from probes import load
-from probes.base import Probe, Skip, StageFailed
+from probes.base import EmulatorTooOld, Probe, Skip, StageFailed
 
 log = logging.getLogger("ecoready.runner")
 
@@ -184,16 +185,52 @@ class Runner:
         if stage is Stage.IMAGE:
             info = await self.run.images.ensure(cell.component.image, cell.arch)
             self.run.emit(ImageResolved(cell.id, info))
+            for extra in probe.images():  # e.g. PMM's client image: part of the component
+                await self.run.images.ensure(extra, cell.arch)
+            if cell.backend is not None:  # pulled here, within the image budget, not at start
+                try:
+                    await self.run.images.ensure(cell.backend.image, cell.arch)
+                except ImageUnavailable as exc:
+                    raise BackendFailed(
+                        f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
+                    ) from None
             return f"{info.found_as} {info.digest[:19]}"
         if stage is Stage.START:
-            begun = time.monotonic()
-            await probe.start()
-            return f"ready in {time.monotonic() - begun:.1f} s"
+            return await self._start(cell, ctx, probe)
         if stage is Stage.SMOKE:
             await probe.smoke()
             return ""
         await probe.bench()
         return ""
+
+    async def _start(self, cell: CellPlan, ctx: ProbeContext, probe: Probe) -> str:
+        """Start the probe; when an emulated container dies of `CPU does not support
+        x86-64-v2` (an old qemu-user), retry once from scratch with QEMU_CPU=max in every
+        container of the cell and say in the detail that the emulator was the problem."""
+        begun = time.monotonic()
+        try:
+            await probe.start()
+            return f"ready in {time.monotonic() - begun:.1f} s"
+        except EmulatorTooOld as first:
+            if not cell.emulated or ctx.extra_env.get("QEMU_CPU"):
+                raise
+            problem = f"the {cell.arch} emulator is too old: CPU does not support {first.level}"
+        self.run.emit(RunNote(f"{problem}; cells of that arch were retried with QEMU_CPU=max ({EMULATOR_FIX})"))
+        await ctx.reset()
+        ctx.extra_env["QEMU_CPU"] = "max"
+        begun = time.monotonic()
+        try:
+            await probe.start()
+        except EmulatorTooOld as again:
+            raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again}); {EMULATOR_UPGRADE}") from None
+        except StageFailed as exc:
+            raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})") from None
+        return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {EMULATOR_FIX})"
+
+
+class EmulatorProblem(InfraError):
+    """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
+    cell ends as `error` and the component is not blamed."""
 
 
 async def to_the_end(awaitable: Awaitable[None]) -> None:
