@@ -77,14 +77,17 @@ def ecoready(*args: str, timeout: float = 900, env: dict[str, str] | None = None
 
 
 # -- every report the tests produce validates against docs/report-schema.json ----------
-# Three nets, together covering every report a test makes:
+# Four nets, together covering every report a test makes:
 # 1. in-process: `app.report.json.render` is wrapped for the whole session, so every report
 #    rendered inside the test process (history.store, report files, unit tests) is checked;
 # 2. files written by subprocesses: after each test, every report file under its tmp_path
 #    (reports, history folders, outputs of `ecoready check/run/report`) is checked;
-# 3. stdout: `ecoready(...)` above checks a report printed with `--json -`.
+# 3. stdout: `ecoready(...)` above checks a report printed with `--json -`;
+# 4. at the end of the session, every report file anywhere under the session's temporary
+#    folder (module fixtures' tmp_path_factory folders too) not checked yet is checked.
 REPORT_SCHEMA = ROOT / "docs" / "report-schema.json"
 VALIDATED: list[str] = []
+CHECKED_FILES: set[Path] = set()
 
 
 def is_report(data: object) -> bool:
@@ -107,6 +110,9 @@ def reports_under(directory: Path) -> Iterator[tuple[Path, Any]]:
         if not path.is_file() or path.is_symlink() or path.stat().st_size > 64 << 20:
             continue
         try:
+            with path.open("rb") as handle:
+                if handle.read(1) != b"{":  # a report is a JSON object: skip everything else cheaply
+                    continue
             data = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError, RecursionError):
             continue
@@ -137,10 +143,21 @@ def _validate_report_files(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if tmp_path is None:
         return
-    for path, data in reports_under(tmp_path):
-        if path.name.startswith("invalid-"):  # deliberately broken inputs of loader tests
+    validate_files_under(tmp_path)
+
+
+def validate_files_under(directory: Path) -> None:
+    for path, data in reports_under(directory):
+        if path.name.startswith("invalid-") or path in CHECKED_FILES:  # invalid-*: loader tests' bad inputs
             continue
+        CHECKED_FILES.add(path)
         validate_report(data, str(path))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _validate_every_report_file_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    yield
+    validate_files_under(tmp_path_factory.getbasetemp())
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
