@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from app.model import Category, CellResult, Report, Status
 from app.present import EMULATED_MARK, cell_text
+from app.report.images import registry_line
 
 
 def grid_rows(report: Report) -> list[tuple[Category, str, str, dict[str, CellResult]]]:
@@ -61,4 +62,7 @@ def render_summary(report: Report) -> str:
         lines.append(f"  {cell.id}: {cell.status.value}: {cell.detail}")
     for note in report.notes:
         lines.append(f"note: {note}")
+    for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
+        if status.limit is not None or status.remaining is not None:
+            lines.append(registry_line(status))
     return "\n".join(lines)

@@ -57,12 +57,36 @@ def lab() -> Path:
     return LAB_MATRIX
 
 
+@pytest.fixture(scope="session")
+def lab_gaps(lab: Path) -> Path:
+    """The lab with its deliberate availability gaps published (`ecoready lab build` does it)."""
+    from app.lab import REGISTRY
+    from app.labgaps import gap_status
+    from app.oci import RegistryWriter
+
+    writer = RegistryWriter(f"http://{REGISTRY}", timeout=10)
+    try:
+        stale = [name for name, current in gap_status(writer) if not current]
+    finally:
+        writer.close()
+    if stale:
+        pytest.fail(f"lab gaps not published ({', '.join(stale)}): run `ecoready lab build --only gaps`")
+    return lab
+
+
 def ecoready(*args: str, timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the installed console script the way a user would."""
     exe = Path(sys.executable).with_name("ecoready")
     return subprocess.run(
         [str(exe), *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT
     )
+
+
+def one_image_matrix(directory: Path, image: str, component: str = "m") -> Path:
+    """A matrix file with one server component of `image`."""
+    path = directory / f"{component}.toml"
+    path.write_text(f'[[components]]\nid = "{component}"\ncategory = "server"\nprobe = "server"\nimage = "{image}"\n')
+    return path
 
 
 @pytest.fixture
