@@ -89,13 +89,10 @@ class DockerCredentials:
 
     def _lookup(self, key: str) -> Login | None:
         config = self._load()
-        helpers = config.get("credHelpers") or {}
-        helper = (
-            next((str(v) for k, v in helpers.items() if registry_key(str(k)) == key), None)
-            if isinstance(helpers, dict)
-            else None
-        )
-        helper = helper or (str(config["credsStore"]) if config.get("credsStore") else None)
+        helpers = config.get("credHelpers")
+        per_registry = {registry_key(str(k)): str(v) for k, v in helpers.items()} if isinstance(helpers, dict) else {}
+        # docker's order: this registry's helper, else the store for all, else the file's auths
+        helper = per_registry.get(key) or (str(config["credsStore"]) if config.get("credsStore") else None)
         if helper:
             login = self._from_helper(helper, key)
             if login is not None:

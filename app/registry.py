@@ -408,7 +408,8 @@ class RegistryClient:
             return value
         if scheme != "bearer" or not params.get("realm"):
             raise RegistryError(registry, f"unsupported authentication challenge {scheme or '(none)'}")
-        self._challenges[host] = params
+        # kept to ask other repositories' tokens up front; its scope was this request's
+        self._challenges[host] = {k: v for k, v in params.items() if k not in ("scope", "error")}
         if rejected is not None and self._tokens.get((host, scope)) == rejected:
             del self._tokens[(host, scope)]  # expired (or too narrow): ask for a fresh one
         return await self._token(ref, params, scope)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -173,7 +174,16 @@ class LatencyProxy:
         await delivering
 
     def stop(self) -> None:
+        async def shutdown() -> None:
+            self.server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
 
 
 # -- the contestants ---------------------------------------------------------------------
@@ -181,12 +191,18 @@ class LatencyProxy:
 class Result:
     network: str
     what: str
-    seconds: list[float]
+    seconds: list[float]  # wall time of each run
+    cpu: list[float]  # CPU time (user + system) of the processes of each run
     requests: int
 
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
@@ -199,15 +215,16 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
 
 
 def measure(registry: BenchRegistry, network: str, what: str, runs: int, once: Callable[[int], float]) -> Result:
-    seconds, requests = [], set()
+    seconds, cpu, requests = [], [], set()
     for i in range(runs):
-        before = registry.served()
+        before, cpu_before = registry.served(), children_cpu()
         seconds.append(once(i))
+        cpu.append(children_cpu() - cpu_before)
         time.sleep(0.05)  # the registry writes its log line after answering
         requests.add(registry.served() - before)
     if len(requests) != 1:
         say(f"bench: note: {what} made {sorted(requests)} requests in different runs")
-    return Result(network, what, seconds, max(requests))
+    return Result(network, what, seconds, cpu, max(requests))
 
 
 def bench_network(registry: BenchRegistry, host: str, network: str, runs: int, skopeo: str, work: Path) -> list[Result]:
@@ -260,6 +277,7 @@ def main() -> int:
     parser.add_argument("--rtt-ms", type=float, default=50.0, help="emulated round trip to a remote registry")
     args = parser.parse_args()
     skopeo = ensure_skopeo()
+    load_before = os.getloadavg()
     lab = load(LAB_MATRIX)
     references = len(pairs(lab))
     images = len({c.image for c in lab.components})
@@ -279,9 +297,12 @@ def main() -> int:
     print(f"references: {references} (component, arch) pairs over {images} image references; budget {budget} requests")
     print("requests: counted in the access log of a bench-owned docker-registry serving the lab's storage")
     print()
-    print(f"{'network':<14}{'what':<44}{'median s':>10}{'min s':>8}{'requests':>10}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in load_before)} before the bench")
+    print()
+    print(f"{'network':<14}{'what':<44}{'median s':>10}{'min s':>8}{'cpu s':>8}{'requests':>10}")
     for r in results:
-        print(f"{r.network:<14}{r.what:<44}{r.median:>10.3f}{min(r.seconds):>8.3f}{r.requests:>10}")
+        cpu = statistics.median(r.cpu)
+        print(f"{r.network:<14}{r.what:<44}{r.median:>10.3f}{min(r.seconds):>8.3f}{cpu:>8.3f}{r.requests:>10}")
     print()
     by = {(r.network, r.what.split(",")[-1].strip() if r.what.startswith("ecoready") else r.what): r for r in results}
     lines = []

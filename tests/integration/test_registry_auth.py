@@ -192,10 +192,19 @@ async def test_bearer_token_with_credentials_from_a_helper(
 ) -> None:
     helper = credential_helper(work, "ecotest3", {token_registry.host: (USER, PASSWORD)})
     monkeypatch.setenv("PATH", f"{helper}{os.pathsep}{os.environ['PATH']}")
-    before = len(token_server.issued)
-    verdicts = await both_arches(client_for(work, {"credsStore": "ecotest3"}), f"{token_registry.host}/private/tiny:1")
-    assert verdicts == {"amd64": Verdict.AVAILABLE, "arm64": Verdict.AVAILABLE}
-    assert token_server.issued[before:] == [(USER, "repository:private/tiny:pull")]
+    before, served_before = len(token_server.issued), token_registry.requests()
+    client = client_for(work, {"credsStore": "ecotest3"})
+    async with client:
+        found = [
+            await client.resolve(f"{token_registry.host}/{repo}:1", arch)
+            for repo in ("private/tiny", "test/tiny")
+            for arch in ("amd64", "arm64")
+        ]
+    assert [f.verdict for f in found] == [Verdict.AVAILABLE] * 4
+    # one token per repository; the second asked up front with the challenge learned first
+    assert token_server.issued[before:] == [(USER, "repository:private/tiny:pull"), (USER, "repository:test/tiny:pull")]
+    served = [line for line in token_registry.log.read_text().splitlines() if line.startswith("127.0.0.1 - ")]
+    assert [line for line in served[served_before:] if '" 401 ' in line] == served[served_before : served_before + 1]
 
 
 async def test_bearer_wrong_password_is_an_auth_error_without_the_secret(
