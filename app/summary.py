@@ -59,7 +59,8 @@ def render_summary(report: Report) -> str:
     ]
     failing = [c for c in cells if c.status not in (Status.READY, Status.SKIPPED, Status.PENDING)]
     for cell in failing:
-        lines.append(f"  {cell.id}: {cell.status.value}: {cell.detail}")
+        detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # "missing: missing: …" reads badly
+        lines.append(f"  {cell.id}: {cell.status.value}: {detail}")
     for note in report.notes:
         lines.append(f"note: {note}")
     for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
