@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from app.registry import ACCEPT, INDEX_TYPES
+from app.manifests import ACCEPT, INDEX_TYPES
 
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"

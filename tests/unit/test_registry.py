@@ -12,18 +12,17 @@ from pathlib import Path
 import pytest
 
 from app.credentials import CredentialError, DockerCredentials, Login, registry_key, server_url
-from app.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
-from app.regcache import DiskCache, digest_of
-from app.registry import (
+from app.manifests import (
     ImageRef,
     index_platforms,
     manifest_size,
     mirror_reference,
-    parse_challenge,
-    parse_rate_limit,
     parse_reference,
     pick_entry,
 )
+from app.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
+from app.regcache import DiskCache, digest_of
+from app.registry import parse_challenge, parse_rate_limit
 from app.report.images import render_json, render_table
 
 
