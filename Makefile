@@ -31,7 +31,9 @@ lab: setup
 
 demo: lab
 	@mkdir -p reports
-	$(ECOREADY) run --headless --matrix containers/lab.toml --json reports/demo.json --html reports/demo.html
+	@# exit 1 means "not every cell is ready": the lab's gap-* rows are not, on purpose
+	$(ECOREADY) run --headless --matrix containers/lab.toml --json reports/demo.json --html reports/demo.html \
+	  || [ $$? -eq 1 ]
 	@echo "reports: reports/demo.json reports/demo.html" >&2
 
 lint: venv

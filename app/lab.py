@@ -27,6 +27,7 @@ from pathlib import Path
 
 from app.docker_host import DockerHost
 from app.errors import EnvironmentProblem
+from app.labgaps import GAPS, gap_status, publish_gaps
 from app.oci import IndexEntry, RegistryWriter
 from app.platform import emulators, host_arch
 
@@ -269,7 +270,9 @@ class Lab:
 
     # -- the whole lab ------------------------------------------------------------------
     async def build(self, arches: Sequence[str] = ARCHES, only: Sequence[str] | None = None) -> None:
+        """Build and publish the images (`only`: by name, or `gaps` for the deliberate gaps)."""
         images = [i for i in IMAGES if not only or i.name in only or i.key in only]
+        gaps = not only or "gaps" in only or any(name in only for name in GAPS)
         started = time.monotonic()
 
         async def track(arch: str) -> None:
@@ -282,9 +285,15 @@ class Lab:
         registry_up(self.log)
         for image in images:
             await self.publish(image, [a for a in arches if a in image.arches])
+        if gaps:
+            writer = RegistryWriter(f"http://{REGISTRY}")
+            try:
+                await asyncio.to_thread(publish_gaps, writer, self.log)
+            finally:
+                writer.close()
         self.log(
             f"lab: ready in {time.monotonic() - started:.0f} s: registry {REGISTRY}, "
-            f"{len(images)} image(s) for {', '.join(arches)}"
+            f"{len(images)} image(s) for {', '.join(arches)}" + (f", {len(GAPS)} gaps" if gaps else "")
         )
 
 
@@ -420,6 +429,11 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
                     pushed = ", published" if writer.manifest(f"{arch}/{image.name}", image.tag) else ", not published"
                 ok &= labels is not None and pushed == ", published"
                 lines.append(f"  lab/{image.key} {arch}: {built}{pushed}")
+        if writer is not None:
+            for name, current in gap_status(writer):
+                ok &= current
+                state = "published" if current else "not published (ecoready lab build --only gaps)"
+                lines.append(f"  {name} (gap): {state}")
     finally:
         if writer is not None:
             writer.close()

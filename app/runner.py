@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 
 from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
@@ -47,10 +47,13 @@ def now() -> str:
 
 
 class Runner:
-    def __init__(self, plan: Plan, run: RunContext, *, concurrency: int = 2) -> None:
+    def __init__(
+        self, plan: Plan, run: RunContext, *, concurrency: int = 2, finishing: Callable[[], None] | None = None
+    ) -> None:
         self.plan = plan
         self.run = run
         self.concurrency = max(1, concurrency)
+        self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self._slots = asyncio.Semaphore(self.concurrency)
 
     def planned(self) -> RunStarted:
@@ -95,6 +98,11 @@ class Runner:
 
     async def _finish_run(self, interrupted: bool) -> None:
         await self._sweep()
+        if self.finishing is not None:
+            try:
+                self.finishing()
+            except Exception as exc:
+                log.warning("finishing the run failed: %s", exc)
         self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from app.model import Category, CellResult, Report, Status
 from app.present import EMULATED_MARK, cell_text
+from app.report.images import registry_line
 from app.text import inert
 
 
@@ -60,9 +61,13 @@ def render_summary(report: Report) -> str:
     ]
     failing = [c for c in cells if c.status not in (Status.READY, Status.SKIPPED, Status.PENDING)]
     for cell in failing:
-        lines.append(_one_line(f"  {cell.id}: {cell.status.value}: {cell.detail}"))
+        detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # "missing: missing: …" reads badly
+        lines.append(_one_line(f"  {cell.id}: {cell.status.value}: {detail}"))
     for note in report.notes:
         lines.append(_one_line(f"note: {note}"))
+    for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
+        if status.limit is not None or status.remaining is not None:
+            lines.append(_one_line(registry_line(status)))
     return "\n".join(lines)
 
 

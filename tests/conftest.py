@@ -59,6 +59,23 @@ def lab() -> Path:
     return LAB_MATRIX
 
 
+@pytest.fixture(scope="session")
+def lab_gaps(lab: Path) -> Path:
+    """The lab with its deliberate availability gaps published (`ecoready lab build` does it)."""
+    from app.lab import REGISTRY
+    from app.labgaps import gap_status
+    from app.oci import RegistryWriter
+
+    writer = RegistryWriter(f"http://{REGISTRY}", timeout=10)
+    try:
+        stale = [name for name, current in gap_status(writer) if not current]
+    finally:
+        writer.close()
+    if stale:
+        pytest.fail(f"lab gaps not published ({', '.join(stale)}): run `ecoready lab build --only gaps`")
+    return lab
+
+
 def ecoready(*args: str, timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the installed console script the way a user would. A JSON report it prints on
     stdout (`--json -`) is validated against docs/report-schema.json here."""
@@ -163,6 +180,13 @@ def _validate_every_report_file_of_the_session(tmp_path_factory: pytest.TempPath
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if VALIDATED:
         terminalreporter.write_line(f"report schema: {len(VALIDATED)} report(s) validated against {REPORT_SCHEMA.name}")
+
+
+def one_image_matrix(directory: Path, image: str, component: str = "m") -> Path:
+    """A matrix file with one server component of `image`."""
+    path = directory / f"{component}.toml"
+    path.write_text(f'[[components]]\nid = "{component}"\ncategory = "server"\nprobe = "server"\nimage = "{image}"\n')
+    return path
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from app.model import (
     ImageInfo,
     Outcome,
     Profile,
+    RegistryStatus,
     Report,
     Stage,
     StageResult,
@@ -243,6 +244,24 @@ def _host(f: _Fields) -> HostFacts:
     )
 
 
+def _maybe_whole(f: _Fields, key: str) -> int | None:
+    value: int | None = f.get(key, (int,), optional=True)
+    return value
+
+
+def _registry(f: _Fields) -> RegistryStatus:
+    limit = _nested(f, "rate_limit")
+    return RegistryStatus(
+        registry=f.text("registry"),
+        requests=f.whole("requests"),
+        limit=_maybe_whole(limit, "limit") if limit else None,
+        remaining=_maybe_whole(limit, "remaining") if limit else None,
+        window_s=_maybe_whole(limit, "window_s") if limit else None,
+        source=limit.text("source") if limit else "",
+        error=f.text("error"),
+    )
+
+
 def report_from_dict(data: object, source: str = "report") -> Report:
     top = _Fields(data, "", source)
     version = top.get("schema_version", (int,))
@@ -275,6 +294,7 @@ def report_from_dict(data: object, source: str = "report") -> Report:
         arches=top.texts("arches"),
         cells=cells,
         notes=top.texts("notes"),
+        registries=tuple(_registry(r) for r in top.objects("registries")),
     )
 
 

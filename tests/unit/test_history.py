@@ -32,7 +32,8 @@ def test_default_dir_follows_xdg_data_home(monkeypatch: pytest.MonkeyPatch, tmp_
 
 def test_file_names_are_safe_and_sort_by_time() -> None:
     report = lab_report("lab-run")
-    assert history.file_name(report) == "20261121T224941Z-6f9b22f215cf.json"
+    stamp = report.started_at[:19].replace("-", "").replace(":", "")  # 2026-11-21T22:49:41 -> 20261121T224941
+    assert history.file_name(report) == f"{stamp}Z-{report.run_id[:12]}.json"
     hostile = replace(report, started_at="../../etc/passwd", run_id="../../x")
     name = history.file_name(hostile)
     assert "/" not in name and ".." not in name and history.NAME.match(name)
