@@ -31,24 +31,31 @@ ENCRYPTION_QUERY = (
     "@@wsrep_provider_options AS provider"
 )
 
-# One CA and one server certificate for every node (the CNs must differ from the CA's,
-# pxc-docs encrypt-traffic.md); the key files end up owned by the image's mysql user.
-CERT_SCRIPT = f"""set -e
-cd {CERT_DIR}
+
+def cert_script(cert_dir: str = CERT_DIR, owner: str = "mysql:mysql") -> str:
+    """One CA and one server certificate for every node (the CNs must differ from the
+    CA's, pxc-docs encrypt-traffic.md); the files end up owned by the image's mysql user,
+    the CA's key is not kept."""
+    return f"""set -e
+cd {cert_dir}
 openssl genrsa -out ca-key.pem 2048
 openssl req -new -x509 -nodes -days 3650 -key ca-key.pem -out ca.pem -subj /CN=ecoready-pxc-ca
 openssl req -newkey rsa:2048 -nodes -keyout server-key.pem -out server-req.pem -subj /CN=ecoready-pxc-node
 openssl x509 -req -in server-req.pem -days 3650 -CA ca.pem -CAkey ca-key.pem -set_serial 01 -out server-cert.pem
 openssl verify -CAfile ca.pem server-cert.pem
 rm -f ca-key.pem server-req.pem
-chown -R mysql:mysql {CERT_DIR}
+chown -R {owner} {cert_dir}
 chmod 0600 server-key.pem
 """
 
 
+def ssl_paths(cert_dir: str = CERT_DIR) -> str:
+    return f"ssl-ca={cert_dir}/ca.pem\nssl-cert={cert_dir}/server-cert.pem\nssl-key={cert_dir}/server-key.pem\n"
+
+
 def node_config() -> bytes:
     """The certificates for client connections, Galera replication and SST (pxc-docs docker.md)."""
-    paths = f"ssl-ca={CERT_DIR}/ca.pem\nssl-cert={CERT_DIR}/server-cert.pem\nssl-key={CERT_DIR}/server-key.pem\n"
+    paths = ssl_paths()
     return f"[mysqld]\npxc_encrypt_cluster_traffic=ON\n{paths}\n[sst]\nencrypt=4\n{paths}".encode()
 
 
@@ -95,7 +102,7 @@ class PxcProbe(WsrepCluster):
         self.service_secrets = {name: ctx.secret(name.lower()) for name in SERVICE_SECRETS}
         # A throw-away container of the same image: its openssl writes the certificates once.
         maker = await ctx.start_container("certs", entrypoint=["sleep", "infinity"], volumes={self.certs: CERT_DIR})
-        result = await ctx.exec(maker, ["bash", "-c", CERT_SCRIPT], user="root", timeout=ctx.scaled(120))
+        result = await ctx.exec(maker, ["bash", "-c", cert_script()], user="root", timeout=ctx.scaled(120))
         if not result.ok or "server-cert.pem: OK" not in result.stdout:
             raise StageFailed(f"could not make the cluster certificates with the image's openssl: {result.last_line()}")
         await ctx.remove(maker)  # node1 becomes the container whose log the report shows

@@ -26,10 +26,10 @@ from probes.base import CheckFailed, StageFailed
 from probes.galera import SST_CONFIG, WSREP_STATUS, GaleraProbe
 from probes.pxc import (
     CERT_DIR,
-    CERT_SCRIPT,
     CONFIG_PATH,
     ENCRYPTION_QUERY,
     PxcProbe,
+    cert_script,
     describe_encryption,
     node_config,
     provider_options,
@@ -120,7 +120,7 @@ async def test_pxc_shares_one_set_of_certificates_and_follows_the_image_contract
 
     @r.host.execs_to
     def certs(container: Any, argv: list[str]) -> Any:
-        if container.role == "certs" and argv == ["bash", "-c", CERT_SCRIPT]:
+        if container.role == "certs" and argv == ["bash", "-c", cert_script()]:
             return ok("server-cert.pem: OK\n")
         return None
 
@@ -144,7 +144,7 @@ async def test_pxc_shares_one_set_of_certificates_and_follows_the_image_contract
     assert roles == ["certs", "node1", "node2", "node3"]
     maker = r.host.started[0]
     assert maker.spec.entrypoint == ("sleep", "infinity") and maker.id in r.host.removed
-    assert ("certs", ["bash", "-c", CERT_SCRIPT], "root") in r.host.exec_users
+    assert ("certs", ["bash", "-c", cert_script()], "root") in r.host.exec_users
     (volume,) = maker.spec.volumes
     assert all(r.host.by_role(n).spec.volumes == {volume: CERT_DIR} for n in NODES)
     assert ctx.main is not None and ctx.main.role == "node1"  # the report shows a node's log
@@ -178,9 +178,9 @@ async def test_pxc_without_certificates_does_not_start() -> None:
 
 
 def test_cert_script_makes_distinct_names_and_hands_the_keys_to_mysql() -> None:
-    assert "/CN=ecoready-pxc-ca" in CERT_SCRIPT and "/CN=ecoready-pxc-node" in CERT_SCRIPT
-    assert "openssl verify -CAfile ca.pem server-cert.pem" in CERT_SCRIPT
-    assert "chown -R mysql:mysql /cert" in CERT_SCRIPT and "rm -f ca-key.pem" in CERT_SCRIPT
+    assert "/CN=ecoready-pxc-ca" in cert_script() and "/CN=ecoready-pxc-node" in cert_script()
+    assert "openssl verify -CAfile ca.pem server-cert.pem" in cert_script()
+    assert "chown -R mysql:mysql /cert" in cert_script() and "rm -f ca-key.pem" in cert_script()
 
 
 def test_encryption_verdicts() -> None:
