@@ -1,8 +1,9 @@
 """percona-toolkit against the backend server: pt-summary, pt-mysql-summary,
 pt-table-checksum, and pt-query-digest on a slow log the probe makes the server write.
 
-On MySQL 8.4 / Percona Server 8.4 backends root authenticates with caching_sha2_password;
-the probe logs in once over TLS first (`warm_auth_cache`) so the Perl tools can log in
+On MySQL 8.4 / Percona Server 8.4 backends root authenticates with caching_sha2_password.
+The pinned image (3.7.0) has no TLS keys in its DSN (3.7.1 added them, PT-191), so the
+probe logs in once over TLS first (`warm_auth_cache`) and the Perl tools can then log in
 whatever TLS support their DBD::mysql build has. pt-mysql-summary hands its options after
 `--` to the image's `mysql` client.
 
