@@ -247,6 +247,8 @@ class ProbeContext:
         await self.run.host.remove_container(container.id)
         if container in self._resources.containers:
             self._resources.containers.remove(container)
+        if self.main is container:
+            self.main = None  # the next container started is the one the report shows
 
     async def stop(self, container: Container, timeout: int = 10) -> None:
         await self.run.host.stop(container.id, timeout)

@@ -60,8 +60,14 @@ KINDS: Mapping[str, ProbeKind] = {
             choices={"client": ("mysqlsh", "mariadb")},
         ),
         ProbeKind("galera", "probes.galera", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
+        ProbeKind("pxc", "probes.pxc", serves_sql=True),
+        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements).
         ProbeKind("replication", "probes.replication", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        ProbeKind("group-replication", "probes.group_replication", serves_sql=True),
         ProbeKind("mariabackup", "probes.mariabackup", options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        # The backend names the server image XtraBackup backs up (its line must match).
+        ProbeKind("xtrabackup", "probes.xtrabackup", needs_backend=True),
         ProbeKind("mydumper", "probes.mydumper", needs_backend=True),
         ProbeKind("toolkit", "probes.toolkit", needs_backend=True),
         ProbeKind("haproxy", "probes.haproxy", needs_backend=True),

@@ -89,3 +89,21 @@ async def create_accounts(ctx: ProbeContext, backend: Endpoint, accounts: Sequen
     wanted = len({a.user for a in accounts})
     if found is None or int(found) < wanted:
         raise BackendFailed(f"the backend shows {found} of the {wanted} accounts this component needs")
+
+
+async def warm_auth_cache(ctx: ProbeContext, backend: Endpoint) -> None:
+    """Log in to the backend once as its root over the network, from the server's own client.
+
+    MySQL 8.4 and 9.x accounts use caching_sha2_password: a client with neither TLS nor the
+    server's RSA public key can log in only after the server has cached the account's hash,
+    which one full authentication over TLS does (MySQL manual, "Caching SHA-2 Pluggable
+    Authentication"). The server's own client uses TLS by default, so tools whose driver may
+    lack TLS (Perl's DBD::mysql in percona-toolkit) can log in after this. On MariaDB it is
+    just a login. A refusal is the backend's problem: BackendFailed (`error`)."""
+    from app.context import BackendFailed
+
+    target = SqlTarget(backend.host, backend.port, backend.user)
+    try:
+        await ctx.sql(backend.container, target, backend.password, "SELECT CURRENT_USER() AS me")
+    except SqlError as exc:
+        raise BackendFailed(f"root cannot log in to the backend over the network: {exc}") from None

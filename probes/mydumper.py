@@ -3,7 +3,15 @@ second server with myloader, and compare CHECKSUM TABLE.
 
 The component image holds the tools (like `mydumper/mydumper`, no entrypoint: the command
 is the tool); both servers come from the backend's image on the cell network. Credentials
-reach the tools in option files (`--defaults-file`), never on the command line.
+reach the tools in option files (`--defaults-file`), never on the command line: mydumper
+v1.0 takes `port` from its own group and leaves user, password and host to the client
+library, which reads `[client]` (src/common.c, `load_config_file` and
+`parse_key_file_group`); 0.10 passes the file to the client library as it is.
+
+Against MySQL 8.4 (caching_sha2_password) nothing changes: the upstream image links
+MySQL 8.4's client library, which uses TLS by default. `myloader -o` is
+`--overwrite-tables` in 0.10 and `--drop-table` (mode DROP when given without a value) in
+v1.0; the copy database is new, so it only matters for a re-run.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ its own client binary, so it works the same for every arch and on remote engines
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -66,6 +67,16 @@ def server_binary(flavor: str) -> str:
     return "mariadbd" if flavor == "mariadb" else "mysqld"
 
 
+def version_numbers(version: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a server or tool version string such as `8.4.10-10`,
+    `11.8.2-MariaDB-ubu2404` or `8.0.35-31`; missing parts are 0."""
+    parts = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?", version)
+    if parts is None:
+        raise ValueError(f"not a version: {version!r}")
+    major, minor, patch = (int(p) if p else 0 for p in parts.groups())
+    return major, minor, patch
+
+
 @dataclass(frozen=True)
 class Server:
     ctx: ProbeContext
@@ -112,6 +123,9 @@ class Server:
     async def wait_ready(self) -> None:
         await self.ctx.wait_ready(self.container, self.ping, what=f"a SQL round trip over TCP to {self.alias}")
 
+    async def version(self) -> str:
+        return await self.value("@@version") or ""
+
 
 async def start_server(
     ctx: ProbeContext,
@@ -125,10 +139,12 @@ async def start_server(
     volumes: Mapping[str, str] | None = None,
     entrypoint: Sequence[str] | None = None,
     command: Sequence[str] | None = None,
+    files: Mapping[str, bytes | Secret] | None = None,
     wait: bool = True,
 ) -> Server:
     """Start a server container (role = its alias on the cell network) and, unless
-    `wait` is False, wait until it answers SQL over TCP."""
+    `wait` is False, wait until it answers SQL over TCP. `files` are put into the
+    container before it starts (config files, secrets), next to the root password file."""
     ref = image or ctx.image_ref
     kind = flavor or flavor_of(ref, ctx.options.get("flavor"))
     secret = root or ctx.secret(f"{role}-root")
@@ -139,7 +155,7 @@ async def start_server(
         role,
         image=image,
         env=full_env,
-        files={ROOT_SECRET_PATH: secret},
+        files={ROOT_SECRET_PATH: secret, **(files or {})},
         command=command,
         entrypoint=entrypoint,
         volumes=volumes,

@@ -1,6 +1,12 @@
 """percona-toolkit against the backend server: pt-summary, pt-mysql-summary,
 pt-table-checksum, and pt-query-digest on a slow log the probe makes the server write.
 
+On MySQL 8.4 / Percona Server 8.4 backends root authenticates with caching_sha2_password.
+The pinned image (3.7.0) has no TLS keys in its DSN (3.7.1 added them, PT-191), so the
+probe logs in once over TLS first (`warm_auth_cache`) and the Perl tools can then log in
+whatever TLS support their DBD::mysql build has. pt-mysql-summary hands its options after
+`--` to the image's `mysql` client.
+
 pt-table-checksum on a single server: it checksums every chunk on the server itself and
 records the results in percona.checksums, but with no replica there is nothing to compare,
 so DIFFS cannot be found. It runs with `--recursion-method=none` (no replica discovery)
@@ -13,6 +19,7 @@ from __future__ import annotations
 import re
 
 from app.sql import SqlError
+from probes.accounts import warm_auth_cache
 from probes.base import CheckFailed, Probe, StageFailed
 from probes.servers import Server, numbers
 
@@ -93,6 +100,7 @@ class ToolkitProbe(Probe):
             "toolkit", command=["sleep", "infinity"], files={CNF: option_file(backend.password.reveal())}
         )
         await self.server.query(SEED)
+        await warm_auth_cache(ctx, backend)
         state = await ctx.state(self.tools)
         if not state.running:
             raise StageFailed(await ctx.why_stopped(self.tools))

@@ -5,8 +5,13 @@
   image's contract, which accepts the MYSQL_* names as aliases;
 - the backend accounts the proxies and PMM create (probes/accounts.py: a script file run with
   `source`, MaxScale's grants), then a real login over TCP as each account.
-ProxySQL, MaxScale, Router, PMM and mysqlsh themselves are not in Debian: their own parts
-run in unit tests against a fake engine only (docs/components.md says so)."""
+- the certificates Percona XtraDB Cluster nodes share (probes/pxc.py's script, run with a
+  real OpenSSL 3) serving TLS from a real server configured with the same ssl-* lines.
+ProxySQL, MaxScale, Router, PMM, mysqlsh, PXC, XtraBackup and group replication themselves
+are not in Debian: their own parts run in unit tests against a fake engine only
+(docs/components.md says so). The physical-backup flow XtraBackup shares, the Galera code
+PXC shares and the replication code group replication shares run in the lab matrix rows
+(tests/integration/test_lab_matrix.py)."""
 
 from __future__ import annotations
 
@@ -89,6 +94,56 @@ async def test_backend_accounts_the_upstream_probes_create_can_log_in(
         text = " ".join(v or "" for row in grants for v in row.values())
         assert "REPLICA MONITOR" in text or "SLAVE MONITOR" in text
         assert "SELECT ON `mysql`.*" in text
+    finally:
+        await ctx.close()
+        await session.close()
+
+
+async def test_pxc_certificates_serve_tls_from_a_lab_server(lab: Path, tmp_path: Path, no_leaks: None) -> None:
+    """PXC's certificate script with a real OpenSSL 3 (the host's: the lab images have no
+    openssl binary; UBI 9's, in the PXC image, is OpenSSL 3.0 too), then a real server that
+    loads the CA, certificate and key from the ssl-* lines the PXC nodes get and serves TLS."""
+    import os
+    import subprocess
+
+    from app.config import load
+    from app.context import ProbeContext
+    from app.session import RunOptions, Session
+    from app.sql import option_file
+    from probes.pxc import cert_script, ssl_paths
+    from probes.servers import start_server
+
+    made = subprocess.run(
+        ["bash", "-c", cert_script(str(tmp_path), owner=f"{os.getuid()}:{os.getgid()}")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    assert "server-cert.pem: OK" in made.stdout
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["ca.pem", "server-cert.pem", "server-key.pem"]  # the CA's key is gone
+    assert (tmp_path / "server-key.pem").stat().st_mode & 0o777 == 0o600
+
+    matrix_file = tmp_path / "m.toml"
+    matrix_file.write_text(f'[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\nimage = "{LAB_IMAGE}"\n')
+    session = Session(load(matrix_file), RunOptions(only=["db"], arches=["amd64"]), lambda event: None)
+    await session.open()
+    assert session.runner is not None and session.plan is not None
+    ctx = ProbeContext(session.plan.cells[0], session.runner.run)
+    try:
+        files: dict[str, bytes] = {f"/cert/{name}": (tmp_path / name).read_bytes() for name in names}
+        files["/etc/mysql/conf.d/ecoready-ssl.cnf"] = f"[mysqld]\n{ssl_paths()}".encode()
+        server = await start_server(ctx, "server", files=dict(files))
+        rows = await server.query("SELECT @@have_ssl AS have, @@ssl_cert AS cert")
+        assert rows == [{"have": "YES", "cert": "/cert/server-cert.pem"}]
+        await ctx.put_files(server.container, {"/run/ecoready/tls.cnf": option_file("root", server.root.reveal())})
+        argv = ["mariadb", "--defaults-extra-file=/run/ecoready/tls.cnf", "--ssl", "--ssl-ca=/cert/ca.pem"]
+        argv += ["--protocol=TCP", "-h", "127.0.0.1", "-N", "-e", "SHOW SESSION STATUS LIKE 'Ssl_cipher'"]
+        tls = await ctx.exec(server.container, argv)
+        assert tls.ok, tls.stderr
+        name, cipher = tls.stdout.strip().split("\t")
+        assert name == "Ssl_cipher" and cipher  # the session is encrypted with the shared identity
     finally:
         await ctx.close()
         await session.close()

@@ -108,6 +108,7 @@ class FakeHost:
         self.containers: dict[str, FakeContainer] = {}
         self.started: list[FakeContainer] = []  # in start order, removed ones included
         self.execs: list[tuple[str, list[str]]] = []  # (role, argv)
+        self.exec_users: list[tuple[str, list[str], str]] = []  # (role, argv, user) of every exec
         self.sql_log: list[Sql] = []
         self.sql_handlers: list[SqlHandler] = []
         self.exec_handlers: list[ExecHandler] = []
@@ -176,12 +177,13 @@ class FakeHost:
         container = self.containers[container_id]
         command = list(argv)
         self.execs.append((container.role, command))
+        self.exec_users.append((container.role, command, user))
         if not container.running:
             return failed(1, f"Error response from daemon: container {container_id} is not running")
         if command[:2] == ["sh", "-c"] and command[2] == "command -v mariadb || command -v mysql":
             return ok(container.client + "\n") if container.client else failed(1, "")
-        if len(command) > 1 and command[1].startswith("--defaults-extra-file="):
-            return self._client_call(container, command)
+        if command[0] == container.client and len(command) > 1 and command[1].startswith("--defaults-extra-file="):
+            return self._client_call(container, command)  # other tools take option files too
         for handler in self.exec_handlers:
             result = handler(container, command)
             if result is not None:

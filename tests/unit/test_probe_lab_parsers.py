@@ -4,11 +4,12 @@ describe; the probes themselves run end to end in tests/integration/test_lab_mat
 
 from __future__ import annotations
 
-from probes.galera import node_args, synced
+from probes.galera import node_args, sst_config, synced
 from probes.haproxy import haproxy_config, server_states
-from probes.mariabackup import backup_option_file, completed_ok, restore_entrypoint
+from probes.mariabackup import TOOL
 from probes.mydumper import dump_command, load_command, tool_option_file
-from probes.replication import change_master, replica_state
+from probes.physical_backup import CHOWN_RESTORED, completed_ok, copy_back_args, option_file, tool_command
+from probes.replication import DIALECTS, replica_state
 from probes.servers import numbers
 from probes.toolkit import checksum_command, digest_classes, parse_checksum
 
@@ -18,6 +19,8 @@ def test_galera_bootstrap_and_joiners() -> None:
     assert "--wsrep-new-cluster" in first and "--wsrep-cluster-address=gcomm://" in first
     assert "--wsrep-new-cluster" not in joiner and "--wsrep-cluster-address=gcomm://node1,node2,node3" in joiner
     assert not any("sst-auth" in a for a in first + joiner)  # no credentials on a command line
+    assert "--wsrep-sst-method=mariabackup" in first  # the official image ships no rsync
+    assert sst_config('p"w').decode() == '[mariadb]\nwsrep_sst_auth="root:p\\"w"\n'
     ok = {"wsrep_local_state_comment": "Synced", "wsrep_cluster_size": "3", "wsrep_ready": "ON"}
     assert synced(ok, 3) is None
     assert synced({**ok, "wsrep_local_state_comment": "Joining: receiving State Transfer"}, 3) == (
@@ -27,20 +30,23 @@ def test_galera_bootstrap_and_joiners() -> None:
 
 
 def test_replication_statement_and_thread_states() -> None:
-    sql = change_master("primary", "repl", "pa'ss")
+    mariadb = DIALECTS["mariadb"]
+    sql = mariadb.change_source("primary", "repl", "pa'ss")
     assert "MASTER_USE_GTID=slave_pos" in sql and "MASTER_PASSWORD='pa\\'ss'" in sql
-    assert replica_state({"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}) is None
+    assert replica_state({"Slave_IO_Running": "Yes", "Slave_SQL_Running": "Yes"}, mariadb) is None
     assert replica_state(
-        {"Slave_IO_Running": "Connecting", "Slave_SQL_Running": "Yes", "Last_IO_Error": "error connecting to master"}
+        {"Slave_IO_Running": "Connecting", "Slave_SQL_Running": "Yes", "Last_IO_Error": "error connecting to master"},
+        mariadb,
     ) == ("IO thread Connecting, SQL thread Yes: error connecting to master")
 
 
-def test_backup_option_file_and_restore_command() -> None:
-    cnf = backup_option_file('a"b').decode()
-    assert cnf.startswith("[mariadb-backup]\n") and 'password="a\\"b"' in cnf
-    assert (
-        "--copy-back" in restore_entrypoint()[-1] and "exec docker-entrypoint.sh mariadbd" in restore_entrypoint()[-1]
-    )
+def test_backup_option_file_and_restore_commands() -> None:
+    cnf = option_file(TOOL, "source", 'a"b').decode()
+    assert cnf.startswith("[mariadb-backup]\n") and 'password="a\\"b"' in cnf and "host=source\n" in cnf
+    argv = tool_command(TOOL, *copy_back_args())
+    assert argv[:2] == ["mariadb-backup", "--defaults-extra-file=/run/ecoready/backup.cnf"]  # must come first
+    assert "--copy-back" in argv and "--datadir=/restore" in argv
+    assert CHOWN_RESTORED == ["chown", "-R", "--reference=/var/lib/mysql", "/restore"]
     assert completed_ok("[00] 2026-11-21 23:20:01 completed OK!\n") and not completed_ok("error")
 
 
