@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import docker
+import docker.auth
 import docker.errors
 import requests.exceptions
 
@@ -106,7 +107,6 @@ class DockerHost:
         self._ctl = ctl
         self._io = io_client
         self._pool = pool
-        self._pull_clients: dict[float, Any] = {}
         self.native_arch = ""
 
     # -- lifecycle -------------------------------------------------------------------
@@ -139,7 +139,7 @@ class DockerHost:
         return host
 
     async def close(self) -> None:
-        for client in (self._ctl, self._io, *self._pull_clients.values()):
+        for client in (self._ctl, self._io):
             try:
                 client.close()
             except Exception:  # noqa: S110 - closing is best effort
@@ -193,11 +193,6 @@ class DockerHost:
             return False
 
     # -- images ----------------------------------------------------------------------
-    def _pull_client(self, idle: float) -> Any:
-        if idle not in self._pull_clients:
-            self._pull_clients[idle] = _client(self.url, idle)
-        return self._pull_clients[idle]
-
     async def pull(
         self,
         reference: str,
@@ -208,31 +203,52 @@ class DockerHost:
     ) -> str:
         """Pull `reference` (repo@digest or repo:tag) for `platform`; return the image id.
 
-        The socket timeout of the pull client is the idle watchdog: no progress message for
-        `idle_timeout` seconds ends the pull as PullStalled.
+        An idle watchdog ends a pull that sends no progress message for `idle_timeout`
+        seconds as PullStalled: docker-py reads pull streams with the socket timeout off, so
+        the watchdog shuts the stream's socket down to free the reading thread.
         """
-        client = self._pull_client(idle_timeout)
         repo, _, digest = reference.partition("@")
         tag = digest or None
         if not digest:
             repo, tag = _split_tag(reference)
+        api = self._io.api
+        last = [time.monotonic()]
+        sockets: list[Any] = []
 
         def work() -> str:
+            params = {"tag": tag, "fromImage": repo, "platform": platform}
+            headers = {}
+            registry, _ = docker.auth.resolve_repository_name(repo)
+            auth_header = docker.auth.get_config_header(api, registry)
+            if auth_header:
+                headers["X-Registry-Auth"] = auth_header
+            # docker-py's own pull, step by step, to get hold of the stream's socket
+            response = api._post(api._url("/images/create"), params=params, headers=headers, stream=True, timeout=None)
+            api._raise_for_status(response)
+            sockets.append(api._get_raw_response_socket(response))
             try:
-                stream = client.api.pull(repo, tag=tag, platform=platform, stream=True, decode=True)
-                for message in stream:
+                for message in api._stream_helper(response, decode=True):
+                    last[0] = time.monotonic()
                     if "error" in message:
                         raise docker.errors.APIError(str(message.get("error")))
                     if on_progress and message.get("status"):
                         on_progress(str(message["status"]))
-            except (TimeoutError, requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
-                if isinstance(exc, requests.exceptions.ConnectionError) and not _is_timeout(exc):
-                    raise
-                raise PullStalled(f"pull stalled: no progress for {idle_timeout:.0f} s") from None
-            image = self._ctl.images.get(reference)
-            return str(image.id)
+            finally:
+                response.close()
+            return str(self._ctl.images.get(reference).id)
 
-        return await self._run(work, timeout=None)
+        future = asyncio.get_running_loop().run_in_executor(self._pool, work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({future}, timeout=min(1.0, idle_timeout / 4))
+                if done:
+                    return await self._run_future(future, None)
+                if time.monotonic() - last[0] > idle_timeout:
+                    _shutdown(sockets)
+                    raise PullStalled(f"pull stalled: no progress for {idle_timeout:.0f} s")
+        except asyncio.CancelledError:
+            _shutdown(sockets)
+            raise
 
     async def image_platform(self, image: str) -> tuple[str, str]:
         """(os, arch) recorded in a local image."""
@@ -603,6 +619,13 @@ def _split_tag(reference: str) -> tuple[str, str]:
     if not name or "/" in tag:
         return reference, "latest"
     return name, tag
+
+
+def _shutdown(sockets: Iterable[Any]) -> None:
+    """Unblock a thread reading a stream: shutdown (not close) wakes a blocked recv."""
+    for sock in sockets:
+        with contextlib.suppress(OSError, AttributeError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _is_timeout(exc: BaseException) -> bool:

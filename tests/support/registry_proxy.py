@@ -26,7 +26,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         is_blob = "/blobs/" in self.path and self.command == "GET"
         if is_manifest and config.manifest_delay:
             time.sleep(config.manifest_delay)
-        if is_blob and config.stall_blobs.is_set():
+        agent = self.headers.get("User-Agent", "")
+        if is_blob and config.stall_blobs.is_set() and agent.startswith(config.stall_agent):
             config.stalled += 1
             config.release.wait(600)  # hang like a dead network until the test ends
             return
@@ -54,6 +55,7 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     manifest_delay = 0.0
     stalled = 0
+    stall_agent = ""  # stall only clients whose User-Agent starts with this ("docker/": the engine)
 
     def __init__(self, upstream: str) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
