@@ -137,3 +137,53 @@ def compare(report: Report) -> Comparison:
         for (workload, access), rows in groups.items():
             tables.append(CompareTable(component, workload, access, target, arm.host, amd.host, tuple(rows)))
     return Comparison(tuple(tables), tuple(absent))
+
+
+@dataclass(frozen=True)
+class OverheadRow:
+    threads: int
+    direct_tps: float  # the backend's own server cell
+    through_tps: float  # the proxy cell, same backend image and arch
+    percent: float | None  # through vs direct (negative: the proxy costs that much)
+
+
+@dataclass(frozen=True)
+class OverheadTable:
+    component: str  # the proxy
+    arch: str
+    backend: str  # the server component measured directly
+    workload: str
+    access: str
+    rows: tuple[OverheadRow, ...]
+
+
+def proxy_overhead(report: Report) -> tuple[OverheadTable, ...]:
+    """What a proxy costs per arch: its cell's bench ("through <proxy>") against the server
+    cell that ran the same backend image (digest) on the same arch. Emulated cells never
+    count, as everywhere in the cost model."""
+    direct: dict[tuple[str, str], CellResult] = {}
+    for cell in report.cells.values():
+        bench = cell.bench
+        if bench is None or cell.emulated or bench.emulated or bench.target != "server":
+            continue
+        digest = bench.image_digests.get("server")
+        if digest:
+            direct[(digest, cell.arch)] = cell
+    tables: list[OverheadTable] = []
+    for cell in report.cells.values():
+        bench = cell.bench
+        if bench is None or cell.emulated or bench.emulated or not bench.target.startswith("through "):
+            continue
+        server = direct.get((bench.image_digests.get("backend", ""), cell.arch))
+        if server is None:
+            continue
+        mine, theirs = _series(cell), _series(server)
+        groups: dict[tuple[str, str], list[OverheadRow]] = {}
+        for workload, access, threads in sorted(set(mine) & set(theirs)):
+            through, base = mine[(workload, access, threads)].median_tps, theirs[(workload, access, threads)].median_tps
+            groups.setdefault((workload, access), []).append(
+                OverheadRow(threads, base, through, percent(through, base))
+            )
+        for (workload, access), rows in groups.items():
+            tables.append(OverheadTable(cell.component, cell.arch, server.component, workload, access, tuple(rows)))
+    return tuple(tables)

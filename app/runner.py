@@ -13,10 +13,10 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 
-from app.context import ProbeContext, RunContext
+from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
 from app.errors import DeadlineExceeded, EcoreadyError, InfraError
 from app.events import (
     CellFinished,
@@ -25,6 +25,7 @@ from app.events import (
     CellStarted,
     ImageResolved,
     RunFinished,
+    RunNote,
     RunStarted,
     StageFinished,
     StageStarted,
@@ -32,10 +33,11 @@ from app.events import (
 from app.images import ImageUnavailable
 from app.model import Outcome, Stage
 from app.plan import CellPlan, Plan
+from app.specs import LABEL_RUN
 from app.sql import SqlError
 from app.text import one_line
 from probes import load
-from probes.base import Probe, Skip, StageFailed
+from probes.base import EmulatorTooOld, Probe, Skip, StageFailed
 
 log = logging.getLogger("ecoready.runner")
 
@@ -45,10 +47,13 @@ def now() -> str:
 
 
 class Runner:
-    def __init__(self, plan: Plan, run: RunContext, *, concurrency: int = 2) -> None:
+    def __init__(
+        self, plan: Plan, run: RunContext, *, concurrency: int = 2, finishing: Callable[[], None] | None = None
+    ) -> None:
         self.plan = plan
         self.run = run
         self.concurrency = max(1, concurrency)
+        self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self._slots = asyncio.Semaphore(self.concurrency)
 
     def planned(self) -> RunStarted:
@@ -93,13 +98,29 @@ class Runner:
 
     async def _finish_run(self, interrupted: bool) -> None:
         await self._sweep()
+        if self.finishing is not None:
+            try:
+                self.finishing()
+            except Exception as exc:
+                log.warning("finishing the run failed: %s", exc)
         self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:
+        """Remove whatever still carries this run's id; say so if the engine keeps any."""
         try:
             await self.run.host.sweep(run_id=self.run.run_id, me=self.run.owner)
+            left = await self.run.host.labelled(f"{LABEL_RUN}={self.run.run_id}")
         except Exception as exc:
-            log.warning("final sweep failed: %s", exc)
+            self.run.emit(RunNote(f"the final cleanup failed ({one_line(str(exc))}): run `ecoready cleanup`"))
+            return
+        count = sum(len(kind) for kind in left)
+        if count:
+            self.run.emit(
+                RunNote(
+                    f"{count} resource(s) of this run could not be removed (the engine did not "
+                    "answer); `ecoready cleanup` removes them once it does"
+                )
+            )
 
     async def run_cell(self, cell: CellPlan) -> None:
         async with self._slots:
@@ -130,12 +151,16 @@ class Runner:
             await to_the_end(self._wrap_up(cell, ctx, started))
 
     async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext, started: float) -> None:
-        """Log tail, removal of the cell's resources, and its last event: always all three."""
+        """Log tail, the cell's last event, then removal of its resources: always all three.
+        The cell ends before the removal, so an engine slow to remove does not stretch it;
+        what the engine would not remove becomes a note (the final sweep tries again)."""
         if ctx.main is not None:
             lines = await _quiet(ctx.logs())
             self.run.emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
-        await _quiet(ctx.close())
         self.run.emit(CellFinished(cell.id, now(), round(time.monotonic() - started, 2)))
+        failed = await _quiet(ctx.close())
+        for line in failed if isinstance(failed, list) else []:
+            self.run.emit(RunNote(f"{cell.id}: could not remove {line}"))
 
     async def _stage(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> Outcome:
         emit = self.run.emit
@@ -184,15 +209,51 @@ class Runner:
         if stage is Stage.IMAGE:
             info = await self.run.images.ensure(cell.component.image, cell.arch)
             self.run.emit(ImageResolved(cell.id, info))
+            for extra in probe.images():  # e.g. PMM's client image: part of the component
+                await self.run.images.ensure(extra, cell.arch)
+            if cell.backend is not None:  # pulled here, within the image budget, not at start
+                try:
+                    await self.run.images.ensure(cell.backend.image, cell.arch)
+                except ImageUnavailable as exc:
+                    raise BackendFailed(
+                        f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
+                    ) from None
             return f"{info.found_as} {info.digest[:19]}"
         if stage is Stage.START:
-            begun = time.monotonic()
-            await probe.start()
-            return f"ready in {time.monotonic() - begun:.1f} s"
+            return await self._start(cell, ctx, probe)
         if stage is Stage.SMOKE:
             await probe.smoke()
             return ""
         return await probe.bench() or ""
+
+    async def _start(self, cell: CellPlan, ctx: ProbeContext, probe: Probe) -> str:
+        """Start the probe; when an emulated container dies of `CPU does not support
+        x86-64-v2` (an old qemu-user), retry once from scratch with QEMU_CPU=max in every
+        container of the cell and say in the detail that the emulator was the problem."""
+        begun = time.monotonic()
+        try:
+            await probe.start()
+            return f"ready in {time.monotonic() - begun:.1f} s"
+        except EmulatorTooOld as first:
+            if not cell.emulated or ctx.extra_env.get("QEMU_CPU"):
+                raise
+            problem = f"the {cell.arch} emulator is too old: CPU does not support {first.level}"
+        self.run.emit(RunNote(f"{problem}; cells of that arch were retried with QEMU_CPU=max ({EMULATOR_FIX})"))
+        await ctx.reset()
+        ctx.extra_env["QEMU_CPU"] = "max"
+        begun = time.monotonic()
+        try:
+            await probe.start()
+        except EmulatorTooOld as again:
+            raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again}); {EMULATOR_UPGRADE}") from None
+        except StageFailed as exc:
+            raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})") from None
+        return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {EMULATOR_FIX})"
+
+
+class EmulatorProblem(InfraError):
+    """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
+    cell ends as `error` and the component is not blamed."""
 
 
 async def to_the_end(awaitable: Awaitable[None]) -> None:

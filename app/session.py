@@ -13,11 +13,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from app.availability import registry_notes
 from app.config import Matrix
 from app.context import RunContext
 from app.docker_host import DockerHost, this_owner
 from app.errors import EnvironmentProblem
-from app.events import Event, RunNote
+from app.events import Event, RegistryObserved, RunNote
 from app.images import ImageStore
 from app.model import Profile, Status
 from app.plan import EMULATION_FACTOR, Plan, make_plan
@@ -78,6 +79,7 @@ class Session:
         self.secrets = Secrets()
         self.host: DockerHost | None = None
         self.registry: RegistryClient | None = None
+        self.images: ImageStore | None = None
         self.plan: Plan | None = None
         self.runner: Runner | None = None
 
@@ -98,13 +100,18 @@ class Session:
         )
         if not self.plan.cells:
             raise EnvironmentProblem("nothing to run: no component matches --only/--arch")
-        self.registry = RegistryClient(mirror=self.matrix.registry.mirror, insecure=self.matrix.registry.insecure)
+        self.registry = RegistryClient(
+            mirror=self.matrix.registry.mirror,
+            insecure=self.matrix.registry.insecure,
+            on_status=lambda status: self.emit(RegistryObserved(status)),
+        )
+        self.images = ImageStore(self.host, self.registry)
         run = RunContext(
             run_id=self.run_id,
             host=self.host,
             owner=this_owner(),
             secrets=self.secrets,
-            images=ImageStore(self.host, self.registry),
+            images=self.images,
             emit=self.emit,
             emulation_factor=EMULATION_FACTOR,
             extra_labels=extra_labels(),
@@ -115,8 +122,18 @@ class Session:
             or self.matrix.concurrency
             or default_concurrency(facts.cpus or os.cpu_count() or 2)
         )
-        self.runner = Runner(self.plan, run, concurrency=concurrency)
+        self.runner = Runner(self.plan, run, concurrency=concurrency, finishing=self._registry_summary)
         return self.plan
+
+    def _registry_summary(self) -> None:
+        """Each registry as last seen (with its request count), and one note per registry
+        that could not be asked, instead of the same reason on every cell."""
+        if self.registry is None or self.images is None:
+            return
+        for status in self.registry.statuses():
+            self.emit(RegistryObserved(status))
+        for note in registry_notes(self.images.unchecked):
+            self.emit(RunNote(note))
 
     async def run(self) -> None:
         if self.runner is None:

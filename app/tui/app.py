@@ -25,12 +25,14 @@ from app.present import COLOUR, GLYPH, cell_text
 from app.session import RunOptions, Session, exit_code
 from app.state import empty_report, reduce
 from app.summary import grid_rows
+from app.text import inert
 
 FLUSH_SECONDS = 0.1
 
 
 def cell_renderable(cell: CellResult) -> Text:
-    return Text(cell_text(cell, 34), style=COLOUR[cell.status])
+    # Text (never markup) keeps brackets literal; inert() drops escape sequences
+    return Text(inert(cell_text(cell, 34), 0).replace("\n", " "), style=COLOUR[cell.status])
 
 
 class EcoreadyApp(App[int]):
@@ -113,7 +115,7 @@ class EcoreadyApp(App[int]):
         for arch in arches:
             table.add_column(arch, key=arch)
         for _category, cid, _name, cells in grid_rows(self.report):
-            row = [Text(cid)] + [cell_renderable(cells[a]) if a in cells else Text("") for a in arches]
+            row = [Text(inert(cid, 0))] + [cell_renderable(cells[a]) if a in cells else Text("") for a in arches]
             table.add_row(*row, key=cid)
         self._rows_built = True
 

@@ -151,3 +151,31 @@ def test_a_run_with_errors_fails_its_workload(lab: Path, tmp_path: Path, no_leak
     assert bench["outcome"] == "fail" and cell["status"] == "partial"
     (series,) = cell["bench"]["series"]
     assert series["runs"][0]["errors"] > 0 and series["runs"][0]["tps"] > 0
+
+
+def test_a_load_balancer_is_benched_through_the_proxy(lab: Path, tmp_path: Path, no_leaks: None) -> None:
+    from app.cost import proxy_overhead
+    from app.report.load import load_report
+
+    matrix = tmp_path / "lb.toml"
+    matrix.write_text(
+        'concurrency = 1\n[sysbench]\nworkloads = ["oltp_point_select", "oltp_read_only", "oltp_read_write"]\n'
+        "threads = [1, 2]\ntime = 2\nwarmup = 1\ntables = 2\ntable_size = 2000\n"
+        + LAB_SERVER
+        + '[[components]]\nid = "haproxy"\ncategory = "load-balancer"\nprobe = "haproxy"\n'
+        'image = "127.0.0.1:5000/lab/haproxy:2.6"\nbackend = "mariadb-10.11"\n'
+    )
+    out = tmp_path / "r.json"
+    report, log = run_report(matrix, out, "--arch", "amd64", "--profile", "quick")
+    cells = {c["component"]: c for c in report["cells"]}
+    for cell in cells.values():
+        assert cell["status"] == "ready", (cell, log)
+    proxy = cells["haproxy"]["bench"]
+    assert proxy["target"] == "through haproxy" and proxy["emulated"] is False
+    assert set(proxy["image_digests"]) == {"component", "backend", "sysbench"}
+    assert proxy["image_digests"]["backend"] == cells["mariadb-10.11"]["bench"]["image_digests"]["server"]
+    assert all(s["median_tps"] > 0 for s in proxy["series"])
+    tables = proxy_overhead(load_report(out))
+    assert {(t.component, t.backend, t.arch) for t in tables} == {("haproxy", "mariadb-10.11", "amd64")}
+    assert {t.workload for t in tables} == {"oltp_point_select", "oltp_read_only", "oltp_read_write"}
+    assert all(r.percent is not None and r.direct_tps > 0 for t in tables for r in t.rows)

@@ -262,3 +262,22 @@ def test_cpu_model_from_cpuinfo() -> None:
     graviton = "processor\t: 0\nBogoMIPS\t: 243.75\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"
     assert cpu_model_of(graviton) == "CPU implementer 0x41 part 0xd0c"
     assert cpu_model_of("") == ""
+
+
+def test_bench_sections_survive_a_report_round_trip() -> None:
+    import json
+
+    from app.report import json as json_report
+    from app.report.load import parse_report
+    from tests.reports_sample import bench_report
+
+    report = bench_report()
+    again = parse_report(json_report.render(report))
+    for cell_id, cell in report.cells.items():
+        assert again.cells[cell_id].bench == cell.bench
+    # a report written before cpusets/method existed still loads
+    data = json.loads(json_report.render(report))
+    for cell in data["cells"]:
+        del cell["bench"]["cpusets"], cell["bench"]["method"]
+    old = parse_report(json.dumps(data))
+    assert all(c.bench is not None and c.bench.cpusets == {} and c.bench.method == "" for c in old.cells.values())
