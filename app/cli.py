@@ -299,6 +299,7 @@ def _run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
         arches=args.arch,
         profile=Profile(args.profile) if args.profile else None,
         concurrency=args.concurrency,
+        history=Path(args.history).expanduser() if getattr(args, "history", None) else None,
     )
 
 

@@ -116,6 +116,7 @@ class ProbeContext:
         self.stage: Stage = Stage.START
         self.waiting_for = ""  # what a readiness wait last saw, for timeout details
         self.main: Container | None = None  # the container whose log tail the report shows
+        self.spent = 0.0  # seconds in stages (the runner adds each stage's time)
         self.failed_checks: list[str] = []
         self.timed_out_checks: list[str] = []
         self._parent = parent

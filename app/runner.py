@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 
 from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
@@ -33,6 +33,7 @@ from app.events import (
 from app.images import ImageUnavailable
 from app.model import Outcome, Stage
 from app.plan import CellPlan, Plan
+from app.schedule import Scheduler, longest_first
 from app.specs import LABEL_RUN
 from app.sql import SqlError
 from app.text import one_line
@@ -48,13 +49,22 @@ def now() -> str:
 
 class Runner:
     def __init__(
-        self, plan: Plan, run: RunContext, *, concurrency: int = 2, finishing: Callable[[], None] | None = None
+        self,
+        plan: Plan,
+        run: RunContext,
+        *,
+        concurrency: int | None = None,
+        finishing: Callable[[], None] | None = None,
+        history: Mapping[str, float] | None = None,
     ) -> None:
+        """`concurrency`: cells at once, each weighing 1; None: weighted slots sized from the
+        host (app/schedule.py). `history`: seconds per cell id of a previous run, to start
+        the longest cells first."""
         self.plan = plan
         self.run = run
-        self.concurrency = max(1, concurrency)
+        self.scheduler = Scheduler.for_run(plan.hosts, plan.profile, concurrency)
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
-        self._slots = asyncio.Semaphore(self.concurrency)
+        self.history = dict(history or {})
 
     def planned(self) -> RunStarted:
         cells = tuple(
@@ -83,7 +93,14 @@ class Runner:
         """Run every cell; True when the run finished, False when it was interrupted."""
         self.run.emit(self.planned())
         interrupted = False
-        tasks = [asyncio.create_task(self.run_cell(cell), name=cell.id) for cell in self.plan.cells]
+        if self.scheduler.exclusive_bench and any(Stage.BENCH in c.stages for c in self.plan.cells):
+            self.run.emit(
+                RunNote(
+                    "profile full: benchmarks run one at a time with nothing else running, so their numbers are clean"
+                )
+            )
+        order = longest_first(self.plan.cells, self.history)
+        tasks = [asyncio.create_task(self.run_cell(cell), name=cell.id) for cell in order]
         try:
             await asyncio.gather(*tasks)
         except asyncio.CancelledError:
@@ -123,12 +140,10 @@ class Runner:
             )
 
     async def run_cell(self, cell: CellPlan) -> None:
-        async with self._slots:
-            await self._cell(cell)
+        await self._cell(cell)
 
     async def _cell(self, cell: CellPlan) -> None:
         emit = self.run.emit
-        started = time.monotonic()
         emit(CellStarted(cell.id, now()))
         if cell.unrunnable:
             emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, cell.unrunnable))
@@ -137,9 +152,22 @@ class Runner:
         ctx = ProbeContext(cell, self.run)
         probe = load(cell.component.probe)(ctx)
         stage = cell.stages[0]
+        slots = self.scheduler.slots
+        held = 0
         try:
             for stage in cell.stages:
-                outcome = await self._stage(cell, ctx, probe, stage)
+                if stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
+                    async with self.scheduler.pulls:
+                        outcome = await self._stage(cell, ctx, probe, stage)
+                elif stage is Stage.BENCH and self.scheduler.exclusive_bench:
+                    slots.release(held)  # give the slot back first: two cells waiting for all would deadlock
+                    held = 0
+                    held = await slots.acquire(slots.units)
+                    outcome = await self._stage(cell, ctx, probe, stage)
+                else:
+                    if not held:
+                        held = await slots.acquire(self.scheduler.weight(cell))
+                    outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
                     break
                 if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
@@ -148,16 +176,19 @@ class Runner:
             emit(StageFinished(cell.id, stage, Outcome.ERROR, 0.0, "interrupted"))
             raise
         finally:
-            await to_the_end(self._wrap_up(cell, ctx, started))
+            if held:
+                slots.release(held)
+            await to_the_end(self._wrap_up(cell, ctx))
 
-    async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext, started: float) -> None:
+    async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext) -> None:
         """Log tail, the cell's last event, then removal of its resources: always all three.
         The cell ends before the removal, so an engine slow to remove does not stretch it;
         what the engine would not remove becomes a note (the final sweep tries again)."""
         if ctx.main is not None:
             lines = await _quiet(ctx.logs())
             self.run.emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
-        self.run.emit(CellFinished(cell.id, now(), round(time.monotonic() - started, 2)))
+        # the cell's own work (its stages), not the time it waited for a slot
+        self.run.emit(CellFinished(cell.id, now(), round(ctx.spent, 2)))
         failed = await _quiet(ctx.close())
         for line in failed if isinstance(failed, list) else []:
             self.run.emit(RunNote(f"{cell.id}: could not remove {line}"))
@@ -198,6 +229,7 @@ class Runner:
             )
             outcome, detail = Outcome.ERROR, f"internal error: {type(exc).__name__}: {exc}"
         seconds = round(time.monotonic() - started, 3)
+        ctx.spent += seconds
         emit(
             StageFinished(
                 cell.id, stage, outcome, seconds, one_line(self.run.secrets.redact(detail), 300), missing=missing

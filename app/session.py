@@ -12,6 +12,7 @@ import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from app.availability import registry_notes
 from app.config import Matrix
@@ -19,12 +20,14 @@ from app.context import RunContext
 from app.docker_host import DockerHost, this_owner
 from app.errors import EnvironmentProblem
 from app.events import Event, RegistryObserved, RunNote
+from app.history import default_dir as default_history_dir
 from app.images import ImageStore
 from app.model import Profile, Status
 from app.plan import EMULATION_FACTOR, Plan, make_plan
 from app.platform import emulators
 from app.registry import RegistryClient
 from app.runner import Runner
+from app.schedule import history_seconds
 from app.secrets import Secrets
 from app.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 
@@ -39,6 +42,7 @@ class RunOptions:
     arches: Sequence[str] | None = None
     profile: Profile | None = None
     concurrency: int | None = None
+    history: Path | None = None  # where previous reports are (for the longest-first order)
 
 
 def extra_labels(text: str | None = None) -> dict[str, str]:
@@ -54,11 +58,6 @@ def extra_labels(text: str | None = None) -> dict[str, str]:
             raise EnvironmentProblem(f"ECOREADY_LABELS cannot set {key}: ecoready sets it")
         labels[key.strip()] = value.strip()
     return labels
-
-
-def default_concurrency(cpus: int) -> int:
-    """Cells at once: server start-up is CPU-bound, so about one per core (at least 2)."""
-    return max(2, cpus)
 
 
 def usable_emulators() -> dict[str, str]:
@@ -117,12 +116,10 @@ class Session:
             extra_labels=extra_labels(),
             hosts={h.name: h for h in self.plan.hosts},
         )
-        concurrency = (
-            self.options.concurrency
-            or self.matrix.concurrency
-            or default_concurrency(facts.cpus or os.cpu_count() or 2)
-        )
-        self.runner = Runner(self.plan, run, concurrency=concurrency, finishing=self._registry_summary)
+        # No --concurrency: weighted slots sized from the host (app/schedule.py).
+        concurrency = self.options.concurrency or self.matrix.concurrency
+        history = history_seconds(self.options.history or default_history_dir())
+        self.runner = Runner(self.plan, run, concurrency=concurrency, finishing=self._registry_summary, history=history)
         return self.plan
 
     def _registry_summary(self) -> None:
