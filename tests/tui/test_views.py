@@ -1,0 +1,211 @@
+"""The app driven by the keyboard over recorded runs: every footer key does what it says.
+
+Recorded streams make these fast and exact; `test_lab_actions.py` does the same keys over
+a real lab run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from app.model import Status
+from app.session import RunOptions
+from app.state import fold
+from app.tui.app import EcoreadyApp
+from app.tui.compare import CompareScreen
+from app.tui.detail import DetailScreen
+from app.tui.export import ExportScreen
+from app.tui.filters import FilterScreen
+from app.tui.help import HelpScreen
+from app.tui.look import cell_label
+from tests.tui import streams
+from tests.tui.keys import choose, quit_and_wait
+
+
+def make_app(events: list, **kwargs: object) -> EcoreadyApp:
+    return EcoreadyApp(streams.recorded_matrix(), RunOptions(), streams.replay(events), spin=False, **kwargs)  # type: ignore[arg-type]
+
+
+async def settle(app: EcoreadyApp, pilot: Pilot) -> None:
+    """Until the recorded run is played and the grid shows it."""
+    await app.workers.wait_for_complete()
+    app.flush()
+    await pilot.pause()
+
+
+def notes(app: EcoreadyApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_the_grid_shows_the_folded_report() -> None:
+    events = streams.lab_like()
+    app = make_app(events)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        report = fold(events)
+        for cell in report.cells.values():
+            assert app.cell_text(cell.component, cell.arch) == cell_label(cell, app.grid.arch_width)
+        assert app.cell_text("connector-python", "arm64").startswith("▶ start")
+        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing ᵉ"
+        assert app.grid.shown == [
+            "mariadb-10.11",
+            "mariadb-11.8",
+            "proxysql-2.7",
+            "galera-3node",
+            "mariadb-backup",
+            "connector-python",
+        ]
+        assert app.grid.selection() == ("mariadb-10.11", "amd64")  # the cursor starts on a cell
+
+
+async def test_enter_opens_the_details_of_the_selected_cell() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "right", "enter")  # mariadb-11.8 on arm64
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.cell_id == "mariadb-11.8/arm64"
+        body = app.screen.body_text()
+        assert "◐ partial" in body and "charset utf8mb4  ✘ fail" in body
+        assert "character_set_server is latin1" in body
+        assert "[red]not markup[/red]" in body  # log text shown as text, never as markup
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+        await pilot.press("down")  # category rows are skipped: galera is two rows below
+        assert app.grid.selection() == ("proxysql-2.7", "arm64")
+
+
+async def test_r_reruns_the_selected_cell_and_R_waits_until_nothing_runs() -> None:
+    events = streams.two_native_hosts()
+    app = make_app(events)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        session = app.session
+        assert isinstance(session, streams.ReplaySession)
+        seen = app.events_seen
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert session.reruns == [["mariadb-10.11/amd64"]]
+        assert app.events_seen - seen == sum(getattr(e, "cell_id", "") == "mariadb-10.11/amd64" for e in events)
+        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 64.2s"
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert sorted(session.reruns[-1]) == sorted(fold(events).cells)
+
+    busy = make_app(streams.lab_like())  # connector-python/arm64 is still running there
+    async with busy.run_test(size=(120, 30)) as pilot:
+        await settle(busy, pilot)
+        await pilot.press("R")
+        assert busy.session.reruns == []  # type: ignore[union-attr]
+        assert any("still running" in n for n in notes(busy))
+
+
+async def test_f_filters_by_category_and_status() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f")
+        assert isinstance(app.screen, FilterScreen)
+        await choose(pilot, "category:server")
+        assert app.grid.shown == ["mariadb-10.11", "mariadb-11.8"]
+        await pilot.press("f")
+        await choose(pilot, "status:partial")
+        assert app.grid.shown == ["mariadb-11.8"]
+        assert "category server · status partial" in str(app.query_one("#progress").render())
+        await pilot.press("f")
+        await choose(pilot, "clear")
+        assert len(app.grid.shown) == 6
+
+
+async def test_slash_searches_and_escape_clears() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"backup")
+        assert app.grid.shown == ["mariadb-backup"]
+        await pilot.press("enter")  # keep the filter, back to the grid
+        assert app.focused is app.grid
+        assert app.grid.selection() == ("mariadb-backup", "amd64")
+        await pilot.press("slash", "escape")
+        assert len(app.grid.shown) == 6
+
+
+async def test_e_exports_to_the_path_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a relative path is relative to the working directory
+    events = streams.lab_like()
+    app = make_app(events)
+    target = tmp_path / "out.json"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")
+        assert isinstance(app.screen, ExportScreen)
+        await pilot.press("ctrl+u", *"out.json", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportScreen)
+        assert any("out.json (JSON)" in n for n in notes(app))
+    data = json.loads(target.read_text())
+    assert data["run_id"] == fold(events).run_id and len(data["cells"]) == 12
+
+
+async def test_export_says_why_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e", "ctrl+u", *"no/dir.json", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportScreen)
+        assert "does not exist" in str(app.screen.query_one("#export-error").render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ExportScreen)
+
+
+async def test_c_compares_and_question_mark_helps() -> None:
+    app = make_app(streams.two_native_hosts())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert app.cell_text("mariadb-10.11", "compare") == "tps ×1.08 $ ×1.35"
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        body = app.screen.body_text()
+        assert "+35.0%" in body and "mysql-8.4" in body
+        await pilot.press("escape", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_t_switches_theme_and_the_cells_follow() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        dark = app.grid.get_cell("proxysql-2.7", "arm64").style
+        await pilot.press("t")
+        assert not app.current_theme.dark
+        light = app.grid.get_cell("proxysql-2.7", "arm64").style
+        assert dark != light  # drawn again in the light theme's colours
+        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing ᵉ"
+
+
+async def test_no_color_keeps_the_glyphs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.no_color
+        assert app.cell_text("mariadb-backup", "arm64").startswith("✘ broken")
+
+
+async def test_q_closes_the_session_and_exits_with_the_run_code() -> None:
+    app = make_app(streams.two_native_hosts())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")  # q works from a view too
+        await quit_and_wait(app, pilot)
+    assert app.session is not None and app.session.closed  # type: ignore[attr-defined]
+    assert app.return_code == app.return_value == 1  # some cells are not ready
+    assert fold(streams.two_native_hosts()).cells["pmm-server/arm64"].status is Status.MISSING
