@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ecoready {__version__}")
     parser.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    parser.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
     parser.set_defaults(func=cmd_tui)
     verbs = parser.add_subparsers(title="verbs", metavar="VERB")
 
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
     run.add_argument("--profile", choices=["smoke", "quick", "full"], help="benchmark depth (default: the matrix's)")
     run.add_argument("--concurrency", type=_positive_int, metavar="N", help="cells at once (default: from CPUs)")
+    run.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
     run.set_defaults(func=cmd_run)
 
     validate = verbs.add_parser(
@@ -254,7 +256,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
         profile=Profile(args.profile) if getattr(args, "profile", None) else None,
         concurrency=getattr(args, "concurrency", None),
     )
-    return run_app(matrix, options)
+    return run_app(matrix, options, theme=getattr(args, "theme", None))
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Protocol
 
 from rich.style import Style
@@ -38,11 +39,13 @@ from app.tui.filters import FilterScreen, RowFilter, apply_choice
 from app.tui.grid import COMPARE, COMPONENT, ReadinessGrid, visible_rows
 from app.tui.header import RunHeader
 from app.tui.help import HelpScreen
-from app.tui.look import palette
+from app.tui.look import Motion, palette
 from app.tui.statusbar import ProgressLine, ProgressState
 
 FLUSH_SECONDS = 0.1
-SPIN_PER_SECOND = 8
+# Each spinner step redraws the whole visible table (DataTable renders all or nothing):
+# 8 steps/s cost a third of a core at 160x48, 2 steps/s under a tenth.
+SPIN_PER_SECOND = 2
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
@@ -70,7 +73,7 @@ class SearchBox(Input):
 
 class EcoreadyApp(App[int]):
     TITLE = "ecoready"
-    CSS_PATH = "app.tcss"
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("r", "rerun", "Rerun"),
@@ -111,7 +114,7 @@ class EcoreadyApp(App[int]):
         self.comparison = Comparison((), ())
         self.events_seen = 0
         self._dirty: set[str] = set()
-        self._cells_running: set[str] = set()
+        self._cells_running: dict[str, float] = {}  # cell id -> clock at its CellStarted
         self._rebuild = False
         self._rows_built = False
         self._built_width = 0
@@ -182,9 +185,9 @@ class EcoreadyApp(App[int]):
             cell_id: str = event.cell_id
             self._dirty.add(cell_id)
             if isinstance(event, CellStarted):
-                self._cells_running.add(cell_id)
+                self._cells_running[cell_id] = self.clock()
             elif isinstance(event, CellFinished):
-                self._cells_running.discard(cell_id)
+                self._cells_running.pop(cell_id, None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group not in ("run", "rerun"):
@@ -201,26 +204,39 @@ class EcoreadyApp(App[int]):
         if not self.grid.is_attached:  # shutting down
             return
         if self.report.cells:
-            frame = int(self.clock() * SPIN_PER_SECOND) if self.spin else None
+            motion = self._motion()
+            frame = motion.frame if motion else None
             if self._rebuild or not self._rows_built:
                 self._build()
             elif self._dirty or (self._cells_running and frame != self._frame):
-                self._apply(frame)
+                self._apply(motion)
             self._frame = frame
         self._show_progress()
+
+    def _motion(self) -> Motion | None:
+        if not self.spin:
+            return None
+        now = self.clock()
+        return Motion(int(now * SPIN_PER_SECOND), now, self._cells_running)
 
     def _build(self) -> None:
         self.comparison = compare(self.report)
         width = self.size.width
-        frame = int(self.clock() * SPIN_PER_SECOND) if self.spin else None
         with self.batch_update():
-            self.grid.rebuild(self.report, self.row_filter, palette(self.current_theme), self.comparison, width, frame)
+            self.grid.rebuild(
+                self.report,
+                self.row_filter,
+                palette(self.current_theme, self.no_color),
+                self.comparison,
+                width,
+                self._motion(),
+            )
             self.header.show(self.report, self.matrix.title, self.size.width)
         self._rows_built, self._rebuild, self._built_width = True, False, width
         self._dirty.clear()
         self._refresh_views(set(self.report.cells))
 
-    def _apply(self, frame: int | None) -> None:
+    def _apply(self, motion: Motion | None) -> None:
         dirty, self._dirty = self._dirty, set()
         grid = self.grid
         if self.row_filter.status is not None:  # statuses change: rows may come or go
@@ -228,10 +244,11 @@ class EcoreadyApp(App[int]):
             if wanted != grid.shown:
                 self._build()
                 return
-        cells = [self.report.cells[cid] for cid in dirty | self._cells_running if cid in self.report.cells]
+        changed = dirty | set(self._cells_running)
+        cells = [self.report.cells[cid] for cid in changed if cid in self.report.cells]
         finished = [c for c in cells if c.id in dirty and (c.status.finished or c.bench is not None)]
         with self.batch_update():
-            grid.update_cells(cells, palette(self.current_theme), frame)
+            grid.update_cells(cells, palette(self.current_theme, self.no_color), motion)
             if finished:
                 self.comparison = compare(self.report)
                 grid.update_compare(self.report, self.comparison, {c.component for c in finished})
@@ -247,12 +264,11 @@ class EcoreadyApp(App[int]):
     def _show_progress(self) -> None:
         line = self.progress_line
         if self._error and not self._notice:
-            line.update(Text(self._error, style=Style(bold=True, reverse=True)))
-            return
-        if not self.report.cells and not self._notice:
-            line.update(Text("starting the run…", style=Style(dim=True)))
-            return
-        line.update(self.progress.text(self.report, self._notice, self.row_filter.describe()))
+            line.show(Text(self._error, style=Style(bold=True, reverse=True)))
+        elif not self.report.cells and not self._notice:
+            line.show(Text("starting the run…", style=Style(dim=True)))
+        else:
+            line.show(self.progress.text(self.report, self._notice, self.row_filter.describe()))
 
     def on_resize(self, event: Resize) -> None:
         if self._rows_built and event.size.width != self._built_width:

@@ -20,7 +20,7 @@ from app.cost import Comparison
 from app.model import Category, CellResult, Report, Status
 from app.summary import arches_of, grid_rows
 from app.tui.filters import RowFilter
-from app.tui.look import cell_renderable, compare_label, compare_renderable
+from app.tui.look import Motion, cell_renderable, compare_label, compare_renderable
 
 COMPONENT = "component"
 COMPARE = "compare"
@@ -63,7 +63,7 @@ class ReadinessGrid(DataTable[Text]):
         styles: Mapping[Status, Style],
         comparison: Comparison,
         total_width: int,
-        frame: int | None = None,
+        motion: Motion | None = None,
     ) -> None:
         """Lay the table out again (a new run, a new filter, a new width); keep the cursor."""
         keep_row, keep_column = self.selection()
@@ -87,15 +87,15 @@ class ReadinessGrid(DataTable[Text]):
             if cat is not category:
                 self.add_row(Text(cat.value, style="bold italic"), *blank, key=CATEGORY_PREFIX + cat.value)
                 category = cat
-            values = [self._cell_value(cells[a], styles, frame) if a in cells else Text("") for a in self.arches]
+            values = [self._cell_value(cells[a], styles, motion) if a in cells else Text("") for a in self.arches]
             if self.with_compare:
                 values.append(self._compare_value(cid, comparison, cells))
             self.add_row(Text(f"  {cid}"), *values, key=cid)
             self.shown.append(cid)
         self._restore_cursor(keep_row, keep_column)
 
-    def _cell_value(self, cell: CellResult, styles: Mapping[Status, Style], frame: int | None) -> Text:
-        text = cell_renderable(cell, self.arch_width, styles, frame)
+    def _cell_value(self, cell: CellResult, styles: Mapping[Status, Style], motion: Motion | None) -> Text:
+        text = cell_renderable(cell, self.arch_width, styles, motion)
         self._cache[(cell.component, cell.arch)] = (text.plain, text.style)
         return text
 
@@ -106,7 +106,7 @@ class ReadinessGrid(DataTable[Text]):
 
     # -- updating -------------------------------------------------------------------------
     def update_cells(
-        self, cells: Iterable[CellResult], styles: Mapping[Status, Style], frame: int | None = None
+        self, cells: Iterable[CellResult], styles: Mapping[Status, Style], motion: Motion | None = None
     ) -> int:
         """Write the cells whose text or style changed; returns how many were written."""
         written = 0
@@ -114,7 +114,7 @@ class ReadinessGrid(DataTable[Text]):
             key = (cell.component, cell.arch)
             if key not in self._cache:
                 continue  # row filtered out
-            text = cell_renderable(cell, self.arch_width, styles, frame)
+            text = cell_renderable(cell, self.arch_width, styles, motion)
             if self._cache[key] == (text.plain, text.style):
                 continue
             self._cache[key] = (text.plain, text.style)

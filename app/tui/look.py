@@ -6,6 +6,7 @@ carry the meaning."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from rich.style import Style
 from rich.text import Text
@@ -24,34 +25,71 @@ NOTHING_TO_COMPARE = "–"
 COMPACT_READY_BELOW = 16
 
 
-def palette(theme: Theme) -> Mapping[Status, Style]:
-    """Status -> style from the theme's semantic colours."""
+def palette(theme: Theme, no_color: bool = False) -> Mapping[Status, Style]:
+    """Status -> style from the theme's semantic colours (Textual's dark and light themes
+    share success/warning/error, so the light theme differs mostly in its background).
+
+    Under NO_COLOR the styles keep only weight and slant: Textual would turn colours into
+    greys, and dark ones (red, magenta) would fade into the background."""
     muted = Style(dim=True)
+    if no_color:
+        plain, strong = Style(), Style(bold=True)
+        return {
+            Status.PENDING: muted,
+            Status.RUNNING: strong,
+            Status.READY: plain,
+            Status.PARTIAL: strong,
+            Status.BROKEN: strong,
+            Status.MISSING: Style(italic=True),
+            Status.TIMEOUT: strong,
+            Status.ERROR: Style(bold=True, underline=True),
+            Status.SKIPPED: muted,
+        }
     success = Style(color=theme.success or "green")
     warning = Style(color=theme.warning or "yellow")
     error = Style(color=theme.error or "red")
     return {
         Status.PENDING: muted,
-        Status.RUNNING: Style(color=theme.accent or theme.primary, bold=True),
+        Status.RUNNING: Style(color=theme.accent or theme.primary, bold=True),  # orange in both themes
         Status.READY: success,
         Status.PARTIAL: warning,
         Status.BROKEN: error + Style(bold=True),
-        Status.MISSING: Style(color=theme.secondary or theme.primary),
+        # not published: neither the component's failure nor a pass; magenta reads on both
+        Status.MISSING: Style(color="magenta"),
         Status.TIMEOUT: warning + Style(bold=True),
         Status.ERROR: error + Style(bold=True, underline=True),
         Status.SKIPPED: muted,
     }
 
 
-def cell_label(cell: CellResult, width: int, frame: int | None = None) -> str:
-    """`✔ ready 4.1s`, `▶ start ⠹ ᵉ` ... fitted to `width`; `frame` animates running cells.
+@dataclass(frozen=True)
+class Motion:
+    """What moves in running cells: the spinner's frame and the seconds since each started."""
+
+    frame: int
+    now: float
+    since: Mapping[str, float]  # cell id -> clock reading at its CellStarted
+
+    def running_words(self, cell: CellResult) -> tuple[str, ...]:
+        spin = SPINNER[self.frame % len(SPINNER)]
+        started = self.since.get(cell.id)
+        if started is None:
+            return (spin,)
+        return (f"{max(0.0, self.now - started):.0f}s", spin)
+
+
+def cell_label(cell: CellResult, width: int, motion: Motion | None = None) -> str:
+    """`✔ ready 4.1s`, `▶ start 12s ⠹ ᵉ` ... fitted to `width`; `motion` animates running cells.
 
     When the words do not fit, the glyph, the status and the emulated mark stay and the
     detail goes first (a detail cut to a few letters says nothing)."""
     tail = f" {EMULATED_MARK}" if cell.emulated else ""
     text = cell_text(cell, 10_000).removesuffix(tail)
-    if cell.status is Status.RUNNING and frame is not None:
-        text += f" {SPINNER[frame % len(SPINNER)]}"
+    if cell.status is Status.RUNNING:
+        extras = list(motion.running_words(cell)) if motion is not None else []
+        while extras and len(" ".join([text, *extras])) + len(tail) > width:
+            extras.pop(0)  # the seconds go before the spinner
+        text = " ".join([text, *extras])
     if cell.status is Status.READY and width < COMPACT_READY_BELOW:
         text = f"{GLYPH[cell.status]} {cell.seconds:.1f}s"  # the same form down the whole column
     if len(text) + len(tail) <= width:
@@ -67,8 +105,8 @@ def cell_label(cell: CellResult, width: int, frame: int | None = None) -> str:
     return text + tail
 
 
-def cell_renderable(cell: CellResult, width: int, styles: Mapping[Status, Style], frame: int | None = None) -> Text:
-    return Text(cell_label(cell, width, frame), style=styles[cell.status], no_wrap=True, overflow="ellipsis")
+def cell_renderable(cell: CellResult, width: int, styles: Mapping[Status, Style], motion: Motion | None = None) -> Text:
+    return Text(cell_label(cell, width, motion), style=styles[cell.status], no_wrap=True, overflow="ellipsis")
 
 
 def _headline_table(tables: list[CompareTable]) -> CompareTable | None:

@@ -78,4 +78,13 @@ class ProgressState:
 
 
 class ProgressLine(Static):
-    pass
+    """One line of fixed height: redrawn only when its text changes, without a layout pass
+    (a layout pass of the whole screen per tick costs more than the grid's own updates)."""
+
+    _shown: Text | None = None
+
+    def show(self, text: Text) -> None:
+        if self._shown is not None and text.plain == self._shown.plain and text.spans == self._shown.spans:
+            return
+        self._shown = text
+        self.update(text, layout=False)

@@ -18,7 +18,7 @@ from app.tui.detail import detail_renderable, plain
 from app.tui.export import available_formats, export_report
 from app.tui.filters import PROBLEMS, RowFilter, apply_choice, filter_choices
 from app.tui.header import header_text
-from app.tui.look import cell_label, compare_label
+from app.tui.look import Motion, cell_label, compare_label
 from tests.tui import streams
 
 
@@ -31,7 +31,7 @@ def cell(status: Status, **changes: object) -> CellResult:
 def test_a_label_always_fits_and_keeps_glyph_and_emulated_mark(width: int) -> None:
     for status in Status:
         c = cell(status, detail="exec format error (the binary is not for this CPU)", seconds=12.9, stage=Stage.SMOKE)
-        label = cell_label(c, width, frame=3)
+        label = cell_label(c, width, Motion(3, 100.0, {c.id: 88.0}))
         assert len(label) <= width, (status, label)
         assert label.endswith(EMULATED_MARK), label
         assert label[0] == cell_label(c, 100)[0]  # the glyph carries the meaning
@@ -47,7 +47,11 @@ def test_labels_read_as_the_issue_shows_them() -> None:
     assert cell_label(broken, 10) == "✘ broken"
     running = cell(Status.RUNNING, stage=Stage.START)
     assert cell_label(running, 30) == f"▶ start {EMULATED_MARK}"
-    assert cell_label(running, 30, frame=0) == f"▶ start ⠋ {EMULATED_MARK}"
+    assert cell_label(running, 30, Motion(0, 100.0, {})) == f"▶ start ⠋ {EMULATED_MARK}"
+    moving = Motion(1, 100.0, {running.id: 88.0})
+    assert cell_label(running, 30, moving) == f"▶ start 12s ⠙ {EMULATED_MARK}"
+    assert cell_label(running, 13, moving) == f"▶ start ⠙ {EMULATED_MARK}"  # the seconds go first
+    assert cell_label(running, 10, moving) == f"▶ start {EMULATED_MARK}"
 
 
 def test_compare_headline_only_for_native_benchmarks() -> None:
