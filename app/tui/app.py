@@ -43,6 +43,7 @@ from app.tui.look import Motion, palette
 from app.tui.statusbar import ProgressLine, ProgressState
 
 FLUSH_SECONDS = 0.1
+INTERRUPTED = 130  # the exit code when q stops a run under way, as Ctrl-C does headless
 # Each spinner step redraws the whole visible table (DataTable renders all or nothing):
 # 8 steps/s cost a third of a core at 160x48, 2 steps/s under a tenth.
 SPIN_PER_SECOND = 2
@@ -64,7 +65,10 @@ SessionFactory = Callable[[Matrix, RunOptions, Callable[[Event], None]], RunSess
 
 
 class SearchBox(Input):
-    BINDINGS = [Binding("escape", "cancel_search", "Clear search")]
+    BINDINGS = [
+        Binding("enter", "submit", "Keep filter", key_display="⏎"),
+        Binding("escape", "cancel_search", "Clear search"),
+    ]
 
     def action_cancel_search(self) -> None:
         self.value = ""
@@ -144,7 +148,7 @@ class EcoreadyApp(App[int]):
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(sig, lambda: self.call_later(self.action_quit_clean))
+                loop.add_signal_handler(sig, self.call_later, self.quit_clean, 128 + sig)
             except (NotImplementedError, RuntimeError):  # not the main thread (tests)
                 pass
         self.grid.focus()
@@ -157,8 +161,11 @@ class EcoreadyApp(App[int]):
     }
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if len(self.screen_stack) <= 1 or action not in {b.action for b in self.BINDINGS if isinstance(b, Binding)}:
+        if action not in {b.action for b in self.BINDINGS if isinstance(b, Binding)}:
             return True
+        if len(self.screen_stack) <= 1:
+            # typing a search: letters are text, not commands (ctrl+c still quits)
+            return action == "quit_clean" if self.focused is self.search_box else True
         allowed = self.SCREEN_ACTIONS.get(type(self.screen), frozenset({"quit_clean"}))
         return action in allowed
 
@@ -395,7 +402,12 @@ class EcoreadyApp(App[int]):
         self.flush()
 
     def action_quit_clean(self) -> None:
-        """Stop what runs, remove what the run started (saying so meanwhile), then exit."""
+        self.quit_clean()
+
+    def quit_clean(self, signal_code: int | None = None) -> None:
+        """Stop what runs, remove what the run started (saying so meanwhile), then exit:
+        128+signal after SIGTERM/SIGHUP, 130 when a run was stopped (as after Ctrl-C in
+        the headless path), else the run's own code (0 ready, 1 not ready, 3 error)."""
         if self._quitting:
             return
         self._quitting = True
@@ -404,10 +416,10 @@ class EcoreadyApp(App[int]):
         running = [w for w in self.workers if w.group in ("run", "rerun") and w.is_running]
         self._notice = "stopping the run and removing its containers…" if running else "removing the run's leftovers…"
         self._show_progress()
-        self._quit_after_cleanup(running)
+        self._quit_after_cleanup(running, signal_code or (INTERRUPTED if running else None))
 
     @work(group="quit", exit_on_error=False)
-    async def _quit_after_cleanup(self, running: list[Worker[None]]) -> None:
+    async def _quit_after_cleanup(self, running: list[Worker[None]], code: int | None) -> None:
         # A worker, not the action itself: the screen keeps drawing the notice meanwhile.
         for worker in running:
             worker.cancel()
@@ -418,7 +430,8 @@ class EcoreadyApp(App[int]):
                 pass
         await self._close_session()
         statuses = [c.status for c in self.report.cells.values()]
-        code = exit_code(statuses) if statuses else 0
+        if code is None:
+            code = exit_code(statuses) if statuses else 0
         self.exit(code, return_code=code)
 
     async def _close_session(self) -> None:

@@ -47,6 +47,10 @@ def column_widths(total: int, arches: Sequence[str], names: Iterable[str], compa
 class ReadinessGrid(DataTable[Text]):
     BINDINGS = [Binding("enter", "select_cursor", "Details", key_display="⏎")]
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # the grid's keys are hidden while a dialog is in front of it
+        return self.screen is self.app.screen
+
     def __init__(self) -> None:
         super().__init__(id="grid", cursor_type="cell", zebra_stripes=False, fixed_columns=1)
         self.arches: tuple[str, ...] = ()
@@ -92,6 +96,11 @@ class ReadinessGrid(DataTable[Text]):
                 values.append(self._compare_value(cid, comparison, cells))
             self.add_row(Text(f"  {cid}"), *values, key=cid)
             self.shown.append(cid)
+        if not rows and row_filter.active:
+            self.add_row(Text("no match", style="italic"), *blank, key=CATEGORY_PREFIX + "none")
+            self.update_cell_at(
+                Coordinate(0, 1), Text("nothing matches the filter: f or / to change it", style="italic")
+            )
         self._restore_cursor(keep_row, keep_column)
 
     def _cell_value(self, cell: CellResult, styles: Mapping[Status, Style], motion: Motion | None) -> Text:

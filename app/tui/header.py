@@ -3,6 +3,8 @@ emulator's version), and the registries' state (rate limits, failures)."""
 
 from __future__ import annotations
 
+import re
+
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
@@ -10,6 +12,12 @@ from textual.widgets import Static
 from app.model import HostFacts, Report
 from app.present import EMULATED_MARK
 from app.text import one_line
+
+
+def short_emulator(description: str) -> str:
+    """`qemu-aarch64 version 10.0.13 (Debian 1:10.0.13+ds-0+deb13u1)` -> `qemu-aarch64 10.0.13`."""
+    text = re.sub(r"\s*\(.*\)\s*$", "", one_line(description, 120))
+    return text.replace(" version ", " ")
 
 
 def host_line(host: HostFacts, arches: tuple[str, ...], width: int = 200) -> Text:
@@ -25,7 +33,7 @@ def host_line(host: HostFacts, arches: tuple[str, ...], width: int = 200) -> Tex
         text.append(" · ")
         text.append(f"{', '.join(names)} {EMULATED_MARK}emulated", style=Style(italic=True))
         if emulator:
-            text.append(f" ({one_line(emulator, 60)})", style=Style(dim=True))
+            text.append(f" ({short_emulator(emulator)})", style=Style(dim=True))
     extras = []
     if host.cpus:
         extras.append(f"{host.cpus} CPUs")

@@ -110,6 +110,7 @@ async def test_quit_during_a_run_cleans_up(lab: Path, no_leaks: None) -> None:
         assert "removing its containers" in str(app.progress_line.render())  # says so meanwhile
         while app.return_code is None:
             await asyncio.sleep(0.1)
+    assert app.return_code == 130  # stopped a run under way, as Ctrl-C does
     assert docker_labelled(label) == NOTHING
 
 

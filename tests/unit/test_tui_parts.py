@@ -17,7 +17,7 @@ from app.tui.chart import bar, bar_chart
 from app.tui.detail import detail_renderable, plain
 from app.tui.export import available_formats, export_report
 from app.tui.filters import PROBLEMS, RowFilter, apply_choice, filter_choices
-from app.tui.header import header_text
+from app.tui.header import header_text, short_emulator
 from app.tui.look import Motion, cell_label, compare_label
 from tests.tui import streams
 
@@ -124,7 +124,8 @@ def test_detail_text_from_containers_is_inert_and_emulated_bench_has_no_chart() 
 def test_header_names_hosts_arches_and_emulator() -> None:
     report = fold(streams.lab_like())
     text = header_text(report, "[b]lab[/b]\x1b[2J", 160).plain
-    assert "local: amd64 native · arm64 ᵉemulated (qemu-aarch64 version 10.0.2)" in text
+    assert "local: amd64 native · arm64 ᵉemulated (qemu-aarch64 10.0.2)" in text
+    assert short_emulator("qemu-aarch64 version 10.0.13 (Debian 1:10.0.13+ds-0+deb13u1)") == "qemu-aarch64 10.0.13"
     assert "[b]lab[/b]" in text and "\x1b" not in text
 
 
