@@ -14,6 +14,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -119,6 +120,9 @@ class EcoreadyApp(App[int]):
         self.events_seen = 0
         self._dirty: set[str] = set()
         self._cells_running: dict[str, float] = {}  # cell id -> clock at its CellStarted
+        # Cells of a re-run still waiting for a slot: drawn as pending, not as their old result
+        # (the runner says CellStarted only once a slot is free).
+        self._queued: set[str] = set()
         self._rebuild = False
         self._rows_built = False
         self._built_width = 0
@@ -185,6 +189,7 @@ class EcoreadyApp(App[int]):
             self._rebuild = True
             self._dirty.clear()
             self._cells_running.clear()
+            self._queued.clear()
             self.progress.start(self.report.cells, "run")
         elif isinstance(event, RunNote):
             self.notify(event.text, title="note")
@@ -193,12 +198,16 @@ class EcoreadyApp(App[int]):
             self._dirty.add(cell_id)
             if isinstance(event, CellStarted):
                 self._cells_running[cell_id] = self.clock()
+                self._queued.discard(cell_id)
             elif isinstance(event, CellFinished):
                 self._cells_running.pop(cell_id, None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group not in ("run", "rerun"):
             return
+        if self._queued and not any(w.group == "rerun" and w.is_running for w in self.workers):
+            self._dirty |= self._queued  # stopped before their turn: their last result stands
+            self._queued.clear()
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             self._error = f"{event.worker.group} failed: {error}"
@@ -220,6 +229,17 @@ class EcoreadyApp(App[int]):
             self._frame = frame
         self._show_progress()
 
+    @property
+    def view(self) -> Report:
+        """The report as drawn: the folded report, with queued re-run cells as pending."""
+        if not self._queued:
+            return self.report
+        cells = dict(self.report.cells)
+        for cid in self._queued:
+            if cid in cells:
+                cells[cid] = replace(cells[cid], status=Status.PENDING, stage=None, detail="")
+        return replace(self.report, cells=cells)
+
     def _motion(self) -> Motion | None:
         if not self.spin:
             return None
@@ -227,11 +247,12 @@ class EcoreadyApp(App[int]):
         return Motion(int(now * SPIN_PER_SECOND), now, self._cells_running)
 
     def _build(self) -> None:
+        view = self.view
         self.comparison = compare(self.report)
         width = self.size.width
         with self.batch_update():
             self.grid.rebuild(
-                self.report,
+                view,
                 self.row_filter,
                 palette(self.current_theme, self.no_color),
                 self.comparison,
@@ -245,14 +266,14 @@ class EcoreadyApp(App[int]):
 
     def _apply(self, motion: Motion | None) -> None:
         dirty, self._dirty = self._dirty, set()
-        grid = self.grid
+        grid, view = self.grid, self.view
         if self.row_filter.status is not None:  # statuses change: rows may come or go
-            wanted = [row[1] for row in visible_rows(self.report, self.row_filter)]
+            wanted = [row[1] for row in visible_rows(view, self.row_filter)]
             if wanted != grid.shown:
                 self._build()
                 return
         changed = dirty | set(self._cells_running)
-        cells = [self.report.cells[cid] for cid in changed if cid in self.report.cells]
+        cells = [view.cells[cid] for cid in changed if cid in view.cells]
         finished = [c for c in cells if c.id in dirty and (c.status.finished or c.bench is not None)]
         with self.batch_update():
             grid.update_cells(cells, palette(self.current_theme, self.no_color), motion)
@@ -275,7 +296,7 @@ class EcoreadyApp(App[int]):
         elif not self.report.cells and not self._notice:
             line.show(Text("starting the run…", style=Style(dim=True)))
         else:
-            line.show(self.progress.text(self.report, self._notice, self.row_filter.describe()))
+            line.show(self.progress.text(self.view, self._notice, self.row_filter.describe()))
 
     def on_resize(self, event: Resize) -> None:
         if self._rows_built and event.size.width != self._built_width:
@@ -326,8 +347,8 @@ class EcoreadyApp(App[int]):
             self.notify("already running or waiting for its turn", severity="warning")
             return
         self.progress.start(ready, "re-run")
-        for cid in ready:  # show them as waiting at once, before the runner's first event
-            self._dirty.add(cid)
+        self._queued.update(ready)  # waiting for a slot until the runner starts them
+        self._dirty.update(ready)
         self.run_worker(self.session.rerun(ready), group="rerun", exit_on_error=False)
         self.notify(f"re-running {', '.join(ready) if len(ready) <= 3 else f'{len(ready)} cells'}")
 

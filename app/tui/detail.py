@@ -54,10 +54,11 @@ def summary_section(cell: CellResult) -> RenderableType:
     text.append(f"{GLYPH[cell.status]} {cell.status.value}", style=Style(bold=True))
     if cell.status is Status.RUNNING and cell.stage is not None:
         text.append(f" ({cell.stage.value})")
-    if cell.seconds:
+    if cell.seconds >= 0.05:
         text.append(f" in {cell.seconds:.1f}s")
     if cell.detail:
-        text.append_text(safe(f": {cell.detail}"))
+        detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # `missing: missing: …` reads badly
+        text.append_text(safe(f": {detail}"))
     return text
 
 
@@ -87,9 +88,10 @@ def stages_section(cell: CellResult) -> RenderableType:
     return table
 
 
-def image_section(image: ImageInfo | None) -> RenderableType:
+def image_section(image: ImageInfo | None, finished: bool = False) -> RenderableType:
     if image is None:
-        return Text("not resolved yet", style=Style(dim=True))
+        why = "none: the image stage found no usable image (see above)" if finished else "not resolved yet"
+        return Text(why, style=Style(dim=True))
     rows = [
         ("reference", image.reference),
         ("arch", image.arch),
@@ -166,7 +168,7 @@ def detail_renderable(cell: CellResult, width: int) -> RenderableType:
         heading("stages"),
         stages_section(cell),
         heading("image"),
-        image_section(cell.image),
+        image_section(cell.image, cell.status.finished),
         heading("benchmark"),
         bench_section(cell.bench, width),
         heading(f"container log (last {len(cell.log_tail)} lines)" if cell.log_tail else "container log"),

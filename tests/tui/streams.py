@@ -249,6 +249,7 @@ class ReplaySession:
     run_id: str = "0123456789abcdef"
     closed: bool = False
     reruns: list[list[str]] = field(default_factory=list)
+    gate: asyncio.Event | None = None  # when set up, re-runs wait for it (cells queue meanwhile)
 
     async def open(self) -> None:
         return None
@@ -262,6 +263,8 @@ class ReplaySession:
     async def rerun(self, cell_ids: Iterable[str]) -> None:
         ids = list(cell_ids)
         self.reruns.append(ids)
+        if self.gate is not None:
+            await self.gate.wait()
         for event in self.events:
             if getattr(event, "cell_id", None) in ids:
                 self.emit(event)

@@ -6,6 +6,7 @@ a real lab run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -102,6 +103,27 @@ async def test_r_reruns_the_selected_cell_and_R_waits_until_nothing_runs() -> No
         await pilot.press("R")
         assert busy.session.reruns == []  # type: ignore[union-attr]
         assert any("still running" in n for n in notes(busy))
+
+
+async def test_cells_waiting_for_their_turn_in_a_rerun_show_as_pending() -> None:
+    events = streams.two_native_hosts()
+    app = make_app(events)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        session = app.session
+        assert isinstance(session, streams.ReplaySession)
+        session.gate = asyncio.Event()
+        await pilot.press("R")
+        app.flush()
+        await pilot.pause()
+        assert app.cell_text("mariadb-10.11", "amd64") == "· pending"
+        assert app.cell_text("pmm-server", "arm64") == "· pending"
+        assert str(app.progress_line.render()).startswith("0/10 done")
+        assert app.report.cells["mariadb-10.11/amd64"].status is Status.READY  # the report is untouched
+        session.gate.set()
+        await settle(app, pilot)
+        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 64.2s"
+        assert str(app.progress_line.render()).startswith("10/10 done")
 
 
 async def test_f_filters_by_category_and_status() -> None:
