@@ -29,6 +29,7 @@ from textual.worker import Worker, WorkerState
 
 from app.config import Matrix
 from app.cost import Comparison, compare
+from app.errors import EcoreadyError
 from app.events import CellFinished, CellStarted, Event, RunNote, RunStarted
 from app.model import CellResult, Report, Status
 from app.session import RunOptions, Session, exit_code
@@ -129,6 +130,7 @@ class EcoreadyApp(App[int]):
         self._frame: int | None = None
         self._notice = ""
         self._error = ""
+        self._failure_code: int | None = None  # the exit code when the run itself failed
         self._quitting = False
         self._session_closed = False
 
@@ -211,6 +213,9 @@ class EcoreadyApp(App[int]):
         if event.state is WorkerState.ERROR:
             error = event.worker.error
             self._error = f"{event.worker.group} failed: {error}"
+            if event.worker.group == "run":  # e.g. the engine does not answer: exit 3, as headless
+                self._failure_code = error.exit_code if isinstance(error, EcoreadyError) else 3
+                self.header.show(self.report, self.matrix.title, self.size.width, failed=True)
             self.notify(str(error), title=f"{event.worker.group} failed", severity="error", timeout=10)
         self.flush()
 
@@ -452,7 +457,7 @@ class EcoreadyApp(App[int]):
         await self._close_session()
         statuses = [c.status for c in self.report.cells.values()]
         if code is None:
-            code = exit_code(statuses) if statuses else 0
+            code = self._failure_code or (exit_code(statuses) if statuses else 0)
         self.exit(code, return_code=code)
 
     async def _close_session(self) -> None:

@@ -183,6 +183,21 @@ class ReadinessGrid(DataTable[Text]):
         if 0 <= target < self.row_count:
             self.cursor_coordinate = Coordinate(target, column)
 
+    def watch_cursor_coordinate(self, old_coordinate: Coordinate, new_coordinate: Coordinate) -> None:
+        super().watch_cursor_coordinate(old_coordinate, new_coordinate)
+        row = new_coordinate.row
+        if not self._is_category_row(row):
+            return
+        # page keys, home/end or a click landed on a heading: go on to a component row
+        ahead = 1 if row >= old_coordinate.row else -1
+        for step in (ahead, -ahead):
+            target = row + step
+            while 0 <= target < self.row_count and self._is_category_row(target):
+                target += step
+            if 0 <= target < self.row_count:
+                self.cursor_coordinate = Coordinate(target, new_coordinate.column)
+                return
+
     def action_cursor_up(self) -> None:
         self._set_hover_cursor(False)
         self._step(-1)

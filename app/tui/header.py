@@ -56,7 +56,7 @@ def registry_status(report: Report) -> Text | None:
     return None
 
 
-def header_text(report: Report, title: str, width: int = 200) -> Text:
+def header_text(report: Report, title: str, width: int = 200, failed: bool = False) -> Text:
     text = Text("ecoready", style="bold")
     text.append(f"  {one_line(title, 80)}")
     if report.run_id:
@@ -65,7 +65,8 @@ def header_text(report: Report, title: str, width: int = 200) -> Text:
         text.append("\n")
         text.append_text(host_line(host, report.arches, width))
     if not report.hosts:
-        text.append("\nconnecting to the docker engine…", style=Style(dim=True))
+        waiting = "no run: see the line at the bottom" if failed else "connecting to the docker engine…"
+        text.append(f"\n{waiting}", style=Style(dim=True))
     registries = registry_status(report)
     if registries is not None:
         text.append("\n")
@@ -76,5 +77,5 @@ def header_text(report: Report, title: str, width: int = 200) -> Text:
 class RunHeader(Static):
     """Hosts, arches, emulation and registries; redrawn when the run (re)starts."""
 
-    def show(self, report: Report, title: str, width: int = 200) -> None:
-        self.update(header_text(report, title, width))
+    def show(self, report: Report, title: str, width: int = 200, failed: bool = False) -> None:
+        self.update(header_text(report, title, width, failed))

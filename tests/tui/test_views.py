@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from app.errors import EnvironmentProblem
 from app.model import Status
 from app.session import RunOptions
 from app.state import fold
@@ -24,7 +25,7 @@ from app.tui.filters import FilterScreen
 from app.tui.help import HelpScreen
 from app.tui.look import cell_label
 from tests.tui import streams
-from tests.tui.keys import choose, quit_and_wait
+from tests.tui.keys import choose, quit_and_wait, wait_until
 
 
 def make_app(events: list, **kwargs: object) -> EcoreadyApp:
@@ -78,6 +79,12 @@ async def test_enter_opens_the_details_of_the_selected_cell() -> None:
         assert not isinstance(app.screen, DetailScreen)
         await pilot.press("down")  # category rows are skipped: galera is two rows below
         assert app.grid.selection() == ("proxysql-2.7", "arm64")
+        await pilot.press("ctrl+home")  # top, bottom and page keys never rest on a heading either
+        assert app.grid.selection() == ("mariadb-10.11", "arm64")
+        await pilot.press("pagedown", "ctrl+end")
+        assert app.grid.selection() == ("connector-python", "arm64")
+        await pilot.press("up")
+        assert app.grid.selection() == ("mariadb-backup", "arm64")
 
 
 async def test_r_reruns_the_selected_cell_and_R_waits_until_nothing_runs() -> None:
@@ -235,3 +242,25 @@ async def test_q_closes_the_session_and_exits_with_the_run_code() -> None:
     assert app.session is not None and app.session.closed  # type: ignore[attr-defined]
     assert app.return_code == app.return_value == 1  # some cells are not ready
     assert fold(streams.two_native_hosts()).cells["pmm-server/arm64"].status is Status.MISSING
+
+
+class UnreachableEngine(streams.ReplaySession):
+    async def open(self) -> None:
+        raise EnvironmentProblem("cannot connect to the docker engine at unix:///nowhere.sock")
+
+
+async def test_a_run_that_cannot_start_says_why_and_exits_3() -> None:
+    app = EcoreadyApp(
+        streams.recorded_matrix(),
+        RunOptions(),
+        lambda matrix, options, emit: UnreachableEngine([], emit),
+        spin=False,
+    )
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_until(pilot, lambda: "run failed" in str(app.progress_line.render()), "the failure shown")
+        assert "docker engine" in str(app.progress_line.render())
+        assert "no run" in str(app.header.render())
+        await pilot.press("R")  # nothing to re-run: it says so instead of failing
+        assert any("nothing to re-run" in n for n in notes(app))
+        await quit_and_wait(app, pilot)
+    assert app.return_code == 3
