@@ -13,13 +13,25 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app import __version__
-from app.errors import ConfigError, EcoreadyError
+from app.errors import ConfigError, EcoreadyError, ReportError, UsageError
+
+if TYPE_CHECKING:  # only for annotations: the verbs import what they use
+    from app.config import Matrix
+    from app.model import Report
+    from app.session import RunOptions
+
+if TYPE_CHECKING:
+    from app.eventlog import EventLog
 
 DEFAULT_MATRIX = "matrix.toml"
+WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
+OUTPUT_FORMATS = ("json", "md", "html", "junit")
 
 
 def eprint(*parts: object) -> None:
@@ -74,13 +86,70 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
     run.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, report files")
-    run.add_argument("--json", metavar="PATH", help="write the JSON report here ('-' = stdout)")
-    run.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
-    run.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
-    run.add_argument("--profile", choices=["smoke", "quick", "full"], help="benchmark depth (default: the matrix's)")
-    run.add_argument("--concurrency", type=_positive_int, metavar="N", help="cells at once (default: from CPUs)")
+    _add_outputs(run)
+    _add_selection(run)
     run.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
     run.set_defaults(func=cmd_run)
+
+    check = verbs.add_parser(
+        "check",
+        help="run headless, store the report, diff it with the previous one, tell a webhook",
+        description="The scheduled readiness check: run the matrix headless, store the report in the history "
+        "folder, print what changed since the previous stored report, and POST the change to a webhook. "
+        "Exit 1 when readiness regressed, 3 when the tool or infrastructure failed a cell, else 0.",
+    )
+    _add_check_options(check)
+    check.add_argument(
+        "--report",
+        metavar="REPORT.json",
+        help="judge this saved report instead of running the matrix (e.g. the merge of two native runners' reports)",
+    )
+    check.set_defaults(func=cmd_check)
+
+    watch = verbs.add_parser(
+        "watch",
+        help="run the check on an interval until stopped",
+        description="Repeat `ecoready check` every DURATION (start to start) until stopped; a failed check is "
+        "reported and the next one runs on time.",
+    )
+    watch.add_argument("--every", required=True, metavar="DURATION", help="e.g. 6h, 30m, 1h30m, 90s")
+    watch.add_argument("--runs", type=_positive_int, metavar="N", help="stop after N checks (default: never)")
+    _add_check_options(watch)
+    watch.set_defaults(func=cmd_watch)
+
+    report = verbs.add_parser(
+        "report",
+        help="re-render a saved report (or --merge several) as JSON, Markdown, HTML, JUnit",
+        description="Read saved JSON reports and write them in other formats. Without an output option, print "
+        "the grid. Several reports (e.g. from a native arm64 and a native amd64 runner) need --merge.",
+    )
+    report.add_argument("reports", nargs="+", metavar="REPORT.json", help="saved report(s); '-' = stdin")
+    report.add_argument("--merge", action="store_true", help="merge the reports into one")
+    _add_outputs(report)
+    report.set_defaults(func=cmd_report)
+
+    diff = verbs.add_parser(
+        "diff",
+        help="what changed between two saved reports (exit 1 on a regression)",
+        description="Print the cells that changed status, new or lost arches and cells, and bench changes "
+        "beyond noise (more than twice the coefficient of variation). Exit 1 when anything regressed.",
+    )
+    diff.add_argument("old", metavar="OLD.json")
+    diff.add_argument("new", metavar="NEW.json")
+    diff.add_argument("--json", metavar="PATH", help="also write the structured diff here ('-' = stdout)")
+    diff.set_defaults(func=cmd_diff)
+    images = verbs.add_parser(
+        "images",
+        help="is each image published for each arch? (registries only, no containers)",
+        description="Ask the registries whether every component's image is published for every arch, "
+        "without pulling or starting anything. Exit 0 all available, 1 some missing or mislabelled, "
+        "3 a registry could not be asked.",
+    )
+    images.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    images.add_argument("--json", metavar="PATH", help="write the JSON here ('-' = stdout, then no table)")
+    images.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
+    images.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
+    images.set_defaults(func=cmd_images)
 
     validate = verbs.add_parser(
         "validate",
@@ -117,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build (only what changed) and publish to the local registry.",
     )
     lab_build.add_argument("--arch", type=_arches, metavar="ARCH,...", help="default: amd64,arm64")
-    lab_build.add_argument("--only", type=_csv, metavar="NAME,...", help="only these images")
+    lab_build.add_argument(
+        "--only", type=_csv, metavar="NAME,...", help="only these images ('gaps': the deliberate availability gaps)"
+    )
     lab_build.set_defaults(func=cmd_lab_build)
     lab_up = lab_verbs.add_parser("up", help="start the local registry", description="Start the lab registry.")
     lab_up.set_defaults(func=cmd_lab_up)
@@ -128,6 +199,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab_status.set_defaults(func=cmd_lab_status)
     return parser
+
+
+def _add_outputs(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("report files ('-' = stdout, for one of them)")
+    group.add_argument("--json", metavar="PATH", help="the JSON report (docs/report-schema.json)")
+    group.add_argument("--md", metavar="PATH", help="Markdown: the grid, what failed, benchmarks")
+    group.add_argument("--html", metavar="PATH", help="one self-contained HTML file")
+    group.add_argument("--junit", metavar="PATH", help="JUnit XML: one testcase per cell")
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
+    parser.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
+    parser.add_argument("--profile", choices=["smoke", "quick", "full"], help="benchmark depth (default: the matrix's)")
+    parser.add_argument("--concurrency", type=_positive_int, metavar="N", help="cells at once (default: from CPUs)")
+
+
+def _add_check_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    parser.add_argument(
+        "--history",
+        metavar="DIR",
+        help="where reports are stored (default: $XDG_DATA_HOME/ecoready/history or ~/.local/share/ecoready/history)",
+    )
+    parser.add_argument(
+        "--webhook",
+        metavar="URL",
+        help=f"POST what changed here (Slack-compatible); default: ${WEBHOOK_ENV}, which keeps the URL out of ps",
+    )
+    _add_selection(parser)
+    _add_outputs(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,44 +272,69 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    if not args.headless:
-        return cmd_tui(args)
-    from app.config import load
+def _outputs(args: argparse.Namespace) -> dict[str, str]:
+    """format -> path for the report files asked for; at most one may be stdout."""
+    outputs = {fmt: getattr(args, fmt) for fmt in OUTPUT_FORMATS if getattr(args, fmt, None)}
+    if sum(1 for path in outputs.values() if path == "-") > 1:
+        raise UsageError("only one report can go to stdout ('-')")
+    return outputs
+
+
+def write_reports(report: Report, outputs: dict[str, str]) -> None:
+    from app.files import write_output
+    from app.report import renderer
+
+    for fmt, path in outputs.items():
+        write_output(path, renderer(fmt)(report))
+
+
+def _run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
     from app.model import Profile
     from app.session import RunOptions
 
-    matrix = load(_matrix_path(args))
-    options = RunOptions(
+    if args.only:
+        unknown = [i for i in args.only if i not in {c.id for c in matrix.components}]
+        if unknown:
+            raise UsageError(f"--only names unknown component(s) of {matrix.path}: {', '.join(unknown)}")
+    return RunOptions(
         only=args.only,
         arches=args.arch,
         profile=Profile(args.profile) if args.profile else None,
         concurrency=args.concurrency,
+        history=Path(args.history).expanduser() if getattr(args, "history", None) else None,
     )
-    if args.only:
-        unknown = [i for i in args.only if i not in {c.id for c in matrix.components}]
-        if unknown:
-            eprint(f"ecoready: error: --only names unknown component(s): {', '.join(unknown)}")
-            return 2
-    return asyncio.run(_headless(matrix, options, args.json))
 
 
-async def _headless(matrix: object, options: object, json_path: str | None) -> int:
-    from app.config import Matrix
+def cmd_run(args: argparse.Namespace) -> int:
+    if not args.headless:
+        return cmd_tui(args)
+    from app.config import load
+
+    matrix = load(_matrix_path(args))
+    outputs = _outputs(args)
+    options = _run_options(args, matrix)
+    _report, code = asyncio.run(run_headless(matrix, options, outputs))
+    return code
+
+
+async def run_headless(matrix: Matrix, options: RunOptions, outputs: dict[str, str]) -> tuple[Report, int]:
+    """Run the matrix with progress on stderr; write `outputs` even when the run is stopped.
+    Returns the report and the exit code (128 + signal number when stopped by a signal)."""
     from app.events import Event
-    from app.files import write_output
-    from app.report import json as json_report
-    from app.session import RunOptions, Session, exit_code
+    from app.session import Session, exit_code
     from app.state import empty_report, reduce
     from app.tui.progress import make_progress
 
-    assert isinstance(matrix, Matrix) and isinstance(options, RunOptions)
     report = empty_report()
     progress = make_progress(sys.stderr)
+
+    event_log = _open_event_log()
 
     def emit(event: Event) -> None:
         nonlocal report
         report = reduce(report, event)
+        if event_log is not None:
+            event_log.write(event)
         progress.update(event, report)
 
     session = Session(matrix, options, emit)
@@ -236,11 +363,158 @@ async def _headless(matrix: object, options: object, json_path: str | None) -> i
                 loop.remove_signal_handler(sig)
             progress.stop(report)
     finally:
-        if report.run_id and json_path:
-            write_output(json_path, json_report.render(report))
+        if report.run_id and outputs:
+            write_reports(report, outputs)
     if received:
-        return 128 + received[0]
-    return exit_code([c.status for c in report.cells.values()])
+        return report, 128 + received[0]
+    return report, exit_code([c.status for c in report.cells.values()])
+
+
+def _check_once(args: argparse.Namespace) -> int:
+    """One scheduled check (shared by `check` and each round of `watch`)."""
+    from app import history
+    from app.check import check_report
+    from app.config import load
+    from app.webhook import url_problem
+
+    outputs = _outputs(args)
+    directory = Path(args.history).expanduser() if args.history else history.default_dir()
+    history.prepare(directory)
+    webhook = args.webhook or os.environ.get(WEBHOOK_ENV) or None
+    problem = url_problem(webhook) if webhook else None
+    if problem:
+        raise UsageError(f"{'--webhook' if args.webhook else WEBHOOK_ENV}: {problem}")
+    saved = getattr(args, "report", None)
+    if saved:
+        from app.report.load import load_report
+
+        if args.only or args.arch or args.profile or args.concurrency or args.matrix:
+            raise UsageError("--report: a saved report is judged as it is: drop --matrix and the run options")
+        report = load_report(saved)
+        if report.interrupted or report.finished_at is None:
+            raise ReportError(f"{saved}: the run did not finish: not a report to compare others with")
+        write_reports(report, outputs)
+    else:
+        matrix = load(_matrix_path(args))  # read every time: a watch picks up edits
+        options = _run_options(args, matrix)
+        ran, code = asyncio.run(run_headless(matrix, options, outputs))
+        if code >= 128 or ran.interrupted or not ran.run_id:
+            eprint("ecoready: check stopped before the end: report not stored in the history")
+            return code
+        report = ran
+    outcome = check_report(report, directory, webhook, eprint)
+    # stdout carries the change, unless a report was asked for on stdout
+    stream = sys.stderr if "-" in outputs.values() else sys.stdout
+    stream.write(outcome.text)
+    stream.flush()
+    eprint(f"ecoready: stored {outcome.stored}" + (" and told the webhook" if outcome.posted else ""))
+    return outcome.code
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    return _check_once(args)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from app.check import describe, parse_duration, watch_loop
+
+    every = parse_duration(args.every)
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    def between_checks() -> None:
+        # a run installs its own handlers and resets them when it ends: between checks,
+        # SIGTERM/SIGHUP just end the watch (SIGINT is KeyboardInterrupt already)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, stop)
+
+    def check_once() -> int:
+        try:
+            return _check_once(args)
+        finally:
+            between_checks()
+
+    between_checks()
+    eprint(f"ecoready: watch: a check every {describe(every)}" + (f", {args.runs} times" if args.runs else ""))
+    return watch_loop(check_once, every, eprint, runs=args.runs, sleep=time.sleep)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from app.report.load import load_report
+    from app.report.merge import merge
+    from app.summary import render_summary
+
+    if len(args.reports) > 1 and not args.merge:
+        eprint("ecoready: error: several reports given: add --merge to merge them into one")
+        return 2
+    outputs = _outputs(args)
+    loaded = [(path, load_report(path)) for path in args.reports]
+    report = merge(loaded) if args.merge else loaded[0][1]
+    if not outputs:
+        print(render_summary(report))
+        return 0
+    write_reports(report, outputs)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    import json
+
+    from app.diff import diff, diff_dict, diff_text
+    from app.files import write_output
+    from app.report.load import load_report
+
+    change = diff(load_report(args.old), load_report(args.new))
+    stream = sys.stderr if args.json == "-" else sys.stdout
+    stream.write(diff_text(change))
+    stream.flush()
+    if args.json:
+        write_output(args.json, json.dumps(diff_dict(change), indent=2, ensure_ascii=False))
+    return 1 if change.regressed else 0
+
+
+def _open_event_log() -> EventLog | None:
+    """`ECOREADY_EVENT_LOG=PATH`: append every event of the run as a JSON line."""
+    from app.eventlog import EventLog
+
+    path = os.environ.get("ECOREADY_EVENT_LOG")
+    if not path:
+        return None
+    try:
+        return EventLog(open(path, "a", encoding="utf-8"))
+    except OSError as exc:
+        raise EcoreadyError(f"ECOREADY_EVENT_LOG={path}: {exc.strerror}") from None
+
+
+def cmd_images(args: argparse.Namespace) -> int:
+    from app.config import load
+
+    matrix = load(_matrix_path(args))
+    if args.only:
+        unknown = [i for i in args.only if i not in {c.id for c in matrix.components}]
+        if unknown:
+            eprint(f"ecoready: error: --only names unknown component(s): {', '.join(unknown)}")
+            return 2
+
+    async def work() -> int:
+        from app.availability import check_images, exit_code
+        from app.files import write_output
+        from app.registry import RegistryClient
+        from app.report.images import render_json, render_table
+
+        async with RegistryClient(mirror=matrix.registry.mirror, insecure=matrix.registry.insecure) as client:
+            report = await check_images(matrix, client, only=args.only, arches=args.arch)
+        if args.json:
+            write_output(args.json, render_json(report))
+        if args.json != "-":
+            sys.stdout.write(render_table(report))
+            sys.stdout.flush()
+        for note in report.notes:
+            eprint(f"ecoready: note: {note}")
+        return exit_code(report)
+
+    return asyncio.run(work())
 
 
 def cmd_tui(args: argparse.Namespace) -> int:

@@ -356,7 +356,7 @@ def _components(data: dict[str, Any], c: _Checker) -> list[Component]:
         options = c.typed(item, path, "options", dict) or {}
         if probe in KINDS:
             kind = KINDS[probe]
-            _options(options, (*path, "options"), kind.options, c)
+            _options(options, (*path, "options"), kind.options, c, kind.choices)
             if kind.needs_backend and backend is None:
                 c.add(
                     path,
@@ -391,11 +391,19 @@ def _image_check(ref: str) -> str | None:
 
 
 def _options(
-    options: Mapping[str, Any], path: tuple[str | int, ...], schema: Mapping[str, type | tuple[type, ...]], c: _Checker
+    options: Mapping[str, Any],
+    path: tuple[str | int, ...],
+    schema: Mapping[str, type | tuple[type, ...]],
+    c: _Checker,
+    choices: Mapping[str, tuple[str, ...]],
 ) -> None:
     c.keys(options, path, list(schema))
     for key, kind in schema.items():
-        c.typed(options, path, key, kind)
+        allowed = choices.get(key)
+        check = None
+        if allowed:
+            check = lambda v, allowed=allowed: None if v in allowed else f"must be one of {', '.join(allowed)}"  # noqa: E731
+        c.typed(options, path, key, kind, check=check)
 
 
 def _backends(raw: list[Any], components: list[Component], c: _Checker) -> None:

@@ -33,7 +33,7 @@ from app.specs import (
 )
 from app.sql import Row, SqlError, SqlTarget, client_command, option_file, parse_error, parse_xml
 from app.text import one_line
-from probes.base import CheckFailed, Endpoint, Probe, StageFailed
+from probes.base import CheckFailed, EmulatorTooOld, Endpoint, Probe, StageFailed
 
 if TYPE_CHECKING:
     from app.docker_host import DockerHost, OwnerInfo
@@ -74,16 +74,30 @@ class _Resources:
     volumes: list[str] = field(default_factory=list)
 
 
-def classify_exit(state: ContainerState, log_lines: Sequence[str]) -> str:
+GLIBC_CPU_MARKER = "CPU does not support x86-64-v"
+EMULATOR_UPGRADE = "fix: register qemu-user >= 8 for this arch (e.g. tonistiigi/binfmt)"
+EMULATOR_FIX = f"{EMULATOR_UPGRADE}, or set QEMU_CPU=max in the container's environment"
+
+
+def cpu_level_missing(text: str) -> str | None:
+    """`x86-64-v2` when glibc refused to start for lack of that CPU level, else None."""
+    if GLIBC_CPU_MARKER not in text:
+        return None
+    return "x86-64-v" + text.split(GLIBC_CPU_MARKER, 1)[1].split()[0].rstrip(".,;:")
+
+
+def classify_exit(state: ContainerState, log_lines: Sequence[str], *, emulated: bool = True) -> str:
     """One line on why a container stopped, naming the known emulation hazards."""
     text = "\n".join(log_lines)
     if state.oom_killed:
         return "OOM killed (memory limit reached)"
     if "exec format error" in text or "exec format error" in state.error:
         return "exec format error (the binary is not for this CPU and no emulator ran it)"
-    if "CPU does not support x86-64-v" in text:
-        level = text.split("CPU does not support ", 1)[1].split()[0]
-        return f"emulator too old: CPU does not support {level} (fix: qemu >= 8, or QEMU_CPU=max in the container)"
+    level = cpu_level_missing(text)
+    if level is not None:
+        if emulated:
+            return f"emulator too old: CPU does not support {level} ({EMULATOR_FIX})"
+        return f"this host's CPU does not support {level}, which the image requires"
     if "uncaught target signal" in text:
         return "the emulator crashed (qemu: uncaught target signal)"
     last = one_line(text) if text.strip() else ""
@@ -100,6 +114,7 @@ class ProbeContext:
         self.stage: Stage = Stage.START
         self.waiting_for = ""  # what a readiness wait last saw, for timeout details
         self.main: Container | None = None  # the container whose log tail the report shows
+        self.spent = 0.0  # seconds in stages (the runner adds each stage's time)
         self.failed_checks: list[str] = []
         self.timed_out_checks: list[str] = []
         self._parent = parent
@@ -111,6 +126,9 @@ class ProbeContext:
         self._option_files: set[tuple[str, str]] = set()
         self._backend: Endpoint | None = None
         self._backend_probe: Probe | None = None
+        # Environment added to every container of the cell, backends included (one dict
+        # shared with child contexts): the runner sets QEMU_CPU=max here for its retry.
+        self.extra_env: dict[str, str] = parent.extra_env if parent else {}
 
     # -- facts -----------------------------------------------------------------------
     @property
@@ -207,7 +225,7 @@ class ProbeContext:
             labels=self.labels(role),
             network=network,
             aliases=(alias,),
-            env=dict(env or {}),
+            env={**(env or {}), **self.extra_env},
             command=tuple(command) if command is not None else None,
             entrypoint=tuple(entrypoint) if entrypoint is not None else None,
             files=tuple(
@@ -230,6 +248,8 @@ class ProbeContext:
         await self.run.host.remove_container(container.id)
         if container in self._resources.containers:
             self._resources.containers.remove(container)
+        if self.main is container:
+            self.main = None  # the next container started is the one the report shows
 
     async def stop(self, container: Container, timeout: int = 10) -> None:
         await self.run.host.stop(container.id, timeout)
@@ -237,25 +257,42 @@ class ProbeContext:
     async def restart(self, container: Container) -> None:
         await self.run.host.start(container.id)
 
-    async def close(self) -> None:
-        """Remove every container, network and volume this cell created."""
+    async def reset(self) -> None:
+        """Remove everything and forget it, so the probe can start again from scratch
+        (the runner's retry with QEMU_CPU=max)."""
+        await self.close()
+        self._network = None
+        self._clients.clear()
+        self._option_files.clear()
+        self._backend = None
+        self.main = None
+        self.waiting_for = ""
+
+    async def close(self) -> list[str]:
+        """Remove every container, network and volume this cell created; one line for each
+        the engine would not remove (the run's final sweep and `ecoready cleanup` retry)."""
         if self._backend_probe is not None:
             self._backend_probe = None
         host = self.run.host
+        failed: list[str] = []
         containers, self._resources.containers = self._resources.containers, []
-        await asyncio.gather(*(host.remove_container(c.id) for c in containers), return_exceptions=True)
+        done = await asyncio.gather(*(host.remove_container(c.id) for c in containers), return_exceptions=True)
+        for container, result in zip(containers, done, strict=True):
+            if isinstance(result, BaseException):
+                failed.append(f"container {container.name}: {one_line(str(result)) or type(result).__name__}")
         for network in self._resources.networks:
             try:
                 await host.remove_network(network)
-            except Exception:  # noqa: S110 - the run-level sweep catches leftovers
-                pass
+            except EcoreadyError as exc:
+                failed.append(f"network {network[:12]}: {one_line(str(exc))}")
         for volume in self._resources.volumes:
             try:
                 await host.remove_volume(volume)
-            except Exception:  # noqa: S110
-                pass
+            except EcoreadyError as exc:
+                failed.append(f"volume {volume}: {one_line(str(exc))}")
         self._resources.networks.clear()
         self._resources.volumes.clear()
+        return failed
 
     # -- exec, logs, files --------------------------------------------------------------
     async def exec(
@@ -269,6 +306,10 @@ class ProbeContext:
     ) -> ExecResult:
         limit = timeout if timeout is not None else self.scaled(DEFAULT_EXEC_TIMEOUT)
         result = await self.run.host.exec(container.id, argv, timeout=limit, user=user, env=env)
+        if self.emulated and not result.ok:
+            level = cpu_level_missing(result.stderr + result.stdout)
+            if level is not None:
+                raise EmulatorTooOld(level, f"`{argv[0]}`: emulator too old: CPU does not support {level}")
         return ExecResult(result.exit_code, self.redact(result.stdout), self.redact(result.stderr), result.seconds)
 
     async def put_files(self, container: Container, files: Mapping[str, bytes | Secret]) -> None:
@@ -288,7 +329,18 @@ class ProbeContext:
 
     async def why_stopped(self, container: Container) -> str:
         state = await self.state(container)
-        return classify_exit(state, await self.logs(container, 60))
+        return classify_exit(state, await self.logs(container, 60), emulated=self.emulated)
+
+    async def stopped_error(self, container: Container) -> StageFailed:
+        """The failure to raise for a container that stopped: EmulatorTooOld when glibc
+        refused the emulated CPU (the runner retries that), else StageFailed."""
+        lines = await self.logs(container, 60)
+        state = await self.state(container)
+        level = cpu_level_missing("\n".join(lines))
+        detail = classify_exit(state, lines, emulated=self.emulated)
+        if level is not None and self.emulated:
+            return EmulatorTooOld(level, f"{container.role}: {detail}")
+        return StageFailed(detail if container is self.main else f"{container.role}: {detail}")
 
     # -- SQL ---------------------------------------------------------------------------
     async def _client(self, via: Container) -> str:
@@ -339,12 +391,14 @@ class ProbeContext:
         while True:
             state = await self.state(container)
             if not state.running:
-                raise StageFailed(await self.why_stopped(container))
+                raise await self.stopped_error(container)
             if not state.paused:
                 try:
                     await attempt()
                     self.waiting_for = ""
                     return time.monotonic() - started
+                except EmulatorTooOld:
+                    raise  # waiting longer cannot help; the runner retries with QEMU_CPU=max
                 except (SqlError, CheckFailed, StageFailed, DeadlineExceeded, InfraError) as exc:
                     if isinstance(exc, InfraError) and not await self.run.host.ping():
                         raise
@@ -397,10 +451,16 @@ class ProbeContext:
         child = ProbeContext(child_cell, self.run, parent=self, role_prefix="backend-")
         child.main = self.main  # the component's own container stays the one shown
         probe = load(component.probe)(child)
+        from app.images import ImageUnavailable
+
         try:
             await probe.start()
+        except EmulatorTooOld:
+            raise  # the emulator, not the backend: the runner retries with QEMU_CPU=max
         except StageFailed as exc:
             raise BackendFailed(f"backend {component.id} did not start: {exc}") from None
+        except ImageUnavailable as exc:
+            raise BackendFailed(f"backend {component.id} has no usable image for {self.arch}: {exc}") from None
         if probe.endpoint is None:
             raise BackendFailed(f"backend {component.id} ({component.probe}) exposes no SQL endpoint")
         self._backend_probe = probe

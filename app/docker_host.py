@@ -9,17 +9,18 @@ Pulls get their own client whose socket timeout is the pull's idle watchdog.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import socket
 import tarfile
 import time
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import docker
+import docker.auth
 import docker.errors
 import requests.exceptions
 
@@ -35,12 +36,14 @@ from app.specs import (
     SweepResult,
 )
 from app.text import inert
+from app.threads import DaemonThreadPool
 
 T = TypeVar("T")
 
 CONNECT_TIMEOUT = 8.0
 CONTROL_TIMEOUT = 30.0
-PULL_IDLE_TIMEOUT = 120.0
+# A pull with no progress message for this long has stalled (env: seconds).
+PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
 # Capabilities no database image needs; dropped from every container we start.
 DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCAP")
 
@@ -98,13 +101,12 @@ def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
 class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
-    def __init__(self, name: str, url: str, ctl: Any, io_client: Any, pool: ThreadPoolExecutor) -> None:
+    def __init__(self, name: str, url: str, ctl: Any, io_client: Any, pool: DaemonThreadPool) -> None:
         self.name = name
         self.url = url
         self._ctl = ctl
         self._io = io_client
         self._pool = pool
-        self._pull_clients: dict[float, Any] = {}
         self.native_arch = ""
 
     # -- lifecycle -------------------------------------------------------------------
@@ -113,7 +115,7 @@ class DockerHost:
         cls, name: str = "local", url: str = "", *, max_workers: int = 16, timeout: float = CONNECT_TIMEOUT
     ) -> DockerHost:
         """Connect or raise EnvironmentProblem within `timeout` seconds."""
-        pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"docker-{name}")
+        pool = DaemonThreadPool(max_workers, f"docker-{name}")
 
         def make() -> tuple[Any, Any]:
             ctl = _client(url, CONTROL_TIMEOUT)
@@ -137,7 +139,7 @@ class DockerHost:
         return host
 
     async def close(self) -> None:
-        for client in (self._ctl, self._io, *self._pull_clients.values()):
+        for client in (self._ctl, self._io):
             try:
                 client.close()
             except Exception:  # noqa: S110 - closing is best effort
@@ -145,8 +147,9 @@ class DockerHost:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._pool, fn)
+        return await self._run_future(asyncio.get_running_loop().run_in_executor(self._pool, fn), timeout)
+
+    async def _run_future(self, future: asyncio.Future[T], timeout: float | None) -> T:
         try:
             if timeout is None:
                 return await future
@@ -190,11 +193,6 @@ class DockerHost:
             return False
 
     # -- images ----------------------------------------------------------------------
-    def _pull_client(self, idle: float) -> Any:
-        if idle not in self._pull_clients:
-            self._pull_clients[idle] = _client(self.url, idle)
-        return self._pull_clients[idle]
-
     async def pull(
         self,
         reference: str,
@@ -205,31 +203,52 @@ class DockerHost:
     ) -> str:
         """Pull `reference` (repo@digest or repo:tag) for `platform`; return the image id.
 
-        The socket timeout of the pull client is the idle watchdog: no progress message for
-        `idle_timeout` seconds ends the pull as PullStalled.
+        An idle watchdog ends a pull that sends no progress message for `idle_timeout`
+        seconds as PullStalled: docker-py reads pull streams with the socket timeout off, so
+        the watchdog shuts the stream's socket down to free the reading thread.
         """
-        client = self._pull_client(idle_timeout)
         repo, _, digest = reference.partition("@")
         tag = digest or None
         if not digest:
             repo, tag = _split_tag(reference)
+        api = self._io.api
+        last = [time.monotonic()]
+        sockets: list[Any] = []
 
         def work() -> str:
+            params = {"tag": tag, "fromImage": repo, "platform": platform}
+            headers = {}
+            registry, _ = docker.auth.resolve_repository_name(repo)
+            auth_header = docker.auth.get_config_header(api, registry)
+            if auth_header:
+                headers["X-Registry-Auth"] = auth_header
+            # docker-py's own pull, step by step, to get hold of the stream's socket
+            response = api._post(api._url("/images/create"), params=params, headers=headers, stream=True, timeout=None)
+            api._raise_for_status(response)
+            sockets.append(api._get_raw_response_socket(response))
             try:
-                stream = client.api.pull(repo, tag=tag, platform=platform, stream=True, decode=True)
-                for message in stream:
+                for message in api._stream_helper(response, decode=True):
+                    last[0] = time.monotonic()
                     if "error" in message:
                         raise docker.errors.APIError(str(message.get("error")))
                     if on_progress and message.get("status"):
                         on_progress(str(message["status"]))
-            except (TimeoutError, requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
-                if isinstance(exc, requests.exceptions.ConnectionError) and not _is_timeout(exc):
-                    raise
-                raise PullStalled(f"pull stalled: no progress for {idle_timeout:.0f} s") from None
-            image = self._ctl.images.get(reference)
-            return str(image.id)
+            finally:
+                response.close()
+            return str(self._ctl.images.get(reference).id)
 
-        return await self._run(work, timeout=None)
+        future = asyncio.get_running_loop().run_in_executor(self._pool, work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({future}, timeout=min(1.0, idle_timeout / 4))
+                if done:
+                    return await self._run_future(future, None)
+                if time.monotonic() - last[0] > idle_timeout:
+                    _shutdown(sockets)
+                    raise PullStalled(f"pull stalled: no progress for {idle_timeout:.0f} s")
+        except asyncio.CancelledError:
+            _shutdown(sockets)
+            raise
 
     async def image_platform(self, image: str) -> tuple[str, str]:
         """(os, arch) recorded in a local image."""
@@ -330,13 +349,27 @@ class DockerHost:
             )
             return str(net.id)
 
-        return await self._run(work)
+        return await self._create(work, self.remove_network)
+
+    async def _create(self, make: Callable[[], str], remove: Callable[[str], Awaitable[bool]]) -> str:
+        """Run a create call; if the caller is cancelled while it is in flight, wait for the
+        id it returns and remove that resource, so nothing is created that nobody knows of."""
+        future = asyncio.get_running_loop().run_in_executor(self._pool, make)
+        try:
+            return await self._run_future(future, CONTROL_TIMEOUT + 5)
+        except asyncio.CancelledError:
+            try:
+                created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+                await asyncio.shield(remove(created))
+            except Exception:  # noqa: S110 - the run's final sweep by label remains
+                pass
+            raise
 
     async def create_volume(self, name: str, labels: Mapping[str, str]) -> str:
         def work() -> str:
             return str(self._ctl.volumes.create(name=name, labels=dict(labels)).name)
 
-        return await self._run(work)
+        return await self._create(work, self.remove_volume)
 
     async def run(self, spec: ContainerSpec) -> str:
         """Create (labelled), put its files, start; return the container id.
@@ -378,7 +411,7 @@ class DockerHost:
             )
             return str(created["Id"])
 
-        container_id = await self._run(create)
+        container_id = await self._create(create, self.remove_container)
         try:
             if spec.files:
                 await self.put_files(container_id, spec.files)
@@ -444,7 +477,7 @@ class DockerHost:
             return inert(raw.decode("utf-8", "replace")).splitlines()[-tail:]
 
         try:
-            return await self._run(read, timeout=15)
+            return await self._run(read, timeout=5)
         except Exception:
             return []
 
@@ -476,15 +509,24 @@ class DockerHost:
                     return True
                 raise
 
-        return await self._run(work, timeout=60)
+        return await self._run(work, timeout=30)
 
     async def remove_network(self, network_id: str) -> bool:
+        """Remove a network; a moment after its last container went, the engine may still
+        count an endpoint ("has active endpoints"), so that refusal is retried briefly."""
+
         def work() -> bool:
-            try:
-                self._ctl.api.remove_network(network_id)
-                return True
-            except docker.errors.NotFound:
-                return False
+            for attempt in range(20):
+                try:
+                    self._ctl.api.remove_network(network_id)
+                    return True
+                except docker.errors.NotFound:
+                    return False
+                except docker.errors.APIError as exc:
+                    if "active endpoints" not in str(exc) or attempt == 19:
+                        raise
+                    time.sleep(0.25)
+            return False
 
         return await self._run(work, timeout=60)
 
@@ -536,14 +578,21 @@ class DockerHost:
                 return not owner_alive(labels.get(LABEL_OWNER, ""), labels.get(LABEL_OWNER_START, ""), me)
             return False
 
+        # Each removal on its own: one that fails (e.g. a network a foreign container still
+        # uses) must not stop the others; what failed stays listed for the next sweep.
         removed_c = [c["Id"] for c in containers if doomed(c.get("Labels"))]
-        await asyncio.gather(*(self.remove_container(cid) for cid in removed_c))
-        removed_n = [n["Id"] for n in networks if doomed(n.get("Labels"))]
-        for nid in removed_n:
-            await self.remove_network(nid)
-        removed_v = [v["Name"] for v in volumes if doomed(v.get("Labels"))]
-        for name in removed_v:
-            await self.remove_volume(name)
+        done = await asyncio.gather(*(self.remove_container(cid) for cid in removed_c), return_exceptions=True)
+        removed_c = [cid for cid, ok in zip(removed_c, done, strict=True) if ok is True]
+        removed_n = []
+        for nid in (n["Id"] for n in networks if doomed(n.get("Labels"))):
+            with contextlib.suppress(EngineError, DeadlineExceeded):
+                if await self.remove_network(nid):
+                    removed_n.append(nid)
+        removed_v = []
+        for name in (v["Name"] for v in volumes if doomed(v.get("Labels"))):
+            with contextlib.suppress(EngineError, DeadlineExceeded):
+                if await self.remove_volume(name):
+                    removed_v.append(name)
         names = {c["Id"]: (c.get("Names") or [c["Id"][:12]])[0].lstrip("/") for c in containers}
         net_names = {n["Id"]: n.get("Name", n["Id"][:12]) for n in networks}
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))
@@ -570,6 +619,13 @@ def _split_tag(reference: str) -> tuple[str, str]:
     if not name or "/" in tag:
         return reference, "latest"
     return name, tag
+
+
+def _shutdown(sockets: Iterable[Any]) -> None:
+    """Unblock a thread reading a stream: shutdown (not close) wakes a blocked recv."""
+    for sock in sockets:
+        with contextlib.suppress(OSError, AttributeError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _is_timeout(exc: BaseException) -> bool:

@@ -1,7 +1,8 @@
 """One error tree for the whole tool; the CLI maps each branch to an exit code.
 
 EcoreadyError
- +-- ConfigError        bad matrix.toml or arguments          -> exit 2
+ +-- ConfigError        bad matrix.toml                       -> exit 2
+ +-- UsageError         arguments that do not fit together    -> exit 2
  +-- EnvironmentProblem docker unreachable, no emulator, ...  -> exit 3
  +-- ReportError        a report file cannot be read/written  -> exit 2
  +-- InfraError         tool/infrastructure failed in a cell  -> cell `error`
@@ -35,6 +36,12 @@ class ConfigError(EcoreadyError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+class UsageError(EcoreadyError):
+    """Command-line arguments argparse cannot check alone (e.g. two reports on stdout)."""
+
+    exit_code = 2
 
 
 class EnvironmentProblem(EcoreadyError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Profile, Stage, Status
+from app.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Profile, RegistryStatus, Stage, Status
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,13 @@ class RunNote:
 
 
 @dataclass(frozen=True)
+class RegistryObserved:
+    """What a registry was like when last asked: requests, rate limit, the last failure."""
+
+    status: RegistryStatus
+
+
+@dataclass(frozen=True)
 class RunFinished:
     at: str
     interrupted: bool = False
@@ -115,5 +122,6 @@ Event = (
     | CellLog
     | CellFinished
     | RunNote
+    | RegistryObserved
     | RunFinished
 )

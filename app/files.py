@@ -29,6 +29,13 @@ def write_atomic(path: str | Path, text: str, *, base_dir: Path | None = None) -
         raise ReportError(f"{target}: directory {parent} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
     try:
+        # mkstemp makes 0600; a report is meant to be shared: keep the old file's mode, else
+        # the mode open() would give a new file
+        try:
+            mode = target.stat().st_mode & 0o777
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -46,6 +53,17 @@ def write_atomic(path: str | Path, text: str, *, base_dir: Path | None = None) -
     except OSError:
         pass
     return target
+
+
+def _umask() -> int:
+    """The process umask, read without setting it (os.umask would race with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
 
 
 def write_output(path: str, text: str) -> None:

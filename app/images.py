@@ -1,7 +1,8 @@
 """Images of a run: resolved in their registry, pulled once per host and arch, verified.
 
 Pulls go by per-arch digest (`repo@sha256:…`), never by tag: pulling a second platform of
-a tag retags it, and parallel cells of two arches would then run each other's image.
+a tag retags it, and parallel cells of two arches would then run each other's image. An
+arch found under a vendor's suffixed tag (`10.11-aarch64`) is pulled by that tag's digest.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from dataclasses import dataclass, field
 
 from app.docker_host import DockerHost
 from app.errors import EcoreadyError
-from app.model import ImageInfo
-from app.registry import RegistryClient
+from app.model import ImageInfo, Verdict
+from app.registry import RegistryClient, RegistryError
 
 
 class ImageUnavailable(EcoreadyError):
@@ -27,9 +28,19 @@ class ImageUnavailable(EcoreadyError):
 class ImageStore:
     host: DockerHost
     registry: RegistryClient
+    # registry -> (image checks it failed, the last reason): one note per registry at the end
+    unchecked: dict[str, tuple[int, str]] = field(default_factory=dict)
     _pending: dict[tuple[str, str], asyncio.Future[ImageInfo]] = field(default_factory=dict)
 
     async def ensure(self, reference: str, arch: str) -> ImageInfo:
+        try:
+            return await self._ensure(reference, arch)
+        except RegistryError as exc:
+            count, _ = self.unchecked.get(exc.registry, (0, ""))
+            self.unchecked[exc.registry] = (count + 1, exc.reason)
+            raise
+
+    async def _ensure(self, reference: str, arch: str) -> ImageInfo:
         key = (reference, arch)
         future = self._pending.get(key)
         if future is None:
@@ -46,8 +57,8 @@ class ImageStore:
 
     async def _fetch(self, reference: str, arch: str) -> ImageInfo:
         found = await self.registry.resolve(reference, arch)
-        if found.status != "available":
-            raise ImageUnavailable(found.detail, missing=found.status == "missing")
+        if found.verdict is not Verdict.AVAILABLE:  # mislabelled: a failure, not "missing"
+            raise ImageUnavailable(found.detail, missing=found.verdict is Verdict.MISSING)
         image_id = await self.host.pull(found.pull_reference, f"linux/{arch}")
         _, actual = await self.host.image_platform(image_id)
         if actual != arch:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from app.docker_host import DockerHost
 from app.errors import EnvironmentProblem
+from app.labgaps import GAPS, gap_status, publish_gaps
 from app.oci import IndexEntry, RegistryWriter
 from app.platform import emulators, host_arch
 
@@ -49,13 +50,25 @@ class LabImage:
     suite: str  # Debian suite of its base
     build_args: tuple[tuple[str, str], ...] = ()
     arches: tuple[str, ...] = ARCHES
+    # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
+    aliases: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
         return f"{self.name}:{self.tag}"
 
 
-IMAGES: tuple[LabImage, ...] = (LabImage("mariadb", "10.11", "mariadb", "bookworm"),)
+IMAGES: tuple[LabImage, ...] = (
+    LabImage("mariadb", "10.11", "mariadb", "bookworm"),
+    LabImage("mariadb", "11.8", "mariadb", "trixie"),
+    LabImage(
+        "tools",
+        "bookworm",
+        "tools",
+        "bookworm",
+        aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
+    ),
+)
 
 
 def containers_dir() -> Path:
@@ -224,7 +237,7 @@ class Lab:
         """Per-arch repositories <arch>/<name>:<tag>, then the index lab/<name>:<tag>."""
         writer = RegistryWriter(f"http://{REGISTRY}")
         try:
-            entries = []
+            entries: list[tuple[str, str]] = []
             for arch in arches:
                 local = image_tag(image, arch)
                 repo = f"{REGISTRY}/{arch}/{image.name}"
@@ -234,9 +247,18 @@ class Lab:
                     self.log(f"lab: pushing {arch}/{image.key}")
                     await self.host.tag(local, repo, image.tag)
                     await self.host.push(repo, image.tag)
-                manifest = writer.copy_manifest(f"{arch}/{image.name}", image.tag, f"lab/{image.name}")
-                entries.append(IndexEntry(manifest, "linux", arch, "v8" if arch == "arm64" else None))
-            writer.put_index(f"lab/{image.name}", image.tag, entries)
+                entries.append((arch, f"{arch}/{image.name}"))
+            for name, tag in ((image.name, image.tag), *image.aliases):
+                index = [
+                    IndexEntry(
+                        writer.copy_manifest(source, image.tag, f"lab/{name}"),
+                        "linux",
+                        arch,
+                        "v8" if arch == "arm64" else None,
+                    )
+                    for arch, source in entries
+                ]
+                writer.put_index(f"lab/{name}", tag, index)
         finally:
             writer.close()
 
@@ -248,7 +270,9 @@ class Lab:
 
     # -- the whole lab ------------------------------------------------------------------
     async def build(self, arches: Sequence[str] = ARCHES, only: Sequence[str] | None = None) -> None:
+        """Build and publish the images (`only`: by name, or `gaps` for the deliberate gaps)."""
         images = [i for i in IMAGES if not only or i.name in only or i.key in only]
+        gaps = not only or "gaps" in only or any(name in only for name in GAPS)
         started = time.monotonic()
 
         async def track(arch: str) -> None:
@@ -261,9 +285,15 @@ class Lab:
         registry_up(self.log)
         for image in images:
             await self.publish(image, [a for a in arches if a in image.arches])
+        if gaps:
+            writer = RegistryWriter(f"http://{REGISTRY}")
+            try:
+                await asyncio.to_thread(publish_gaps, writer, self.log)
+            finally:
+                writer.close()
         self.log(
             f"lab: ready in {time.monotonic() - started:.0f} s: registry {REGISTRY}, "
-            f"{len(images)} image(s) for {', '.join(arches)}"
+            f"{len(images)} image(s) for {', '.join(arches)}" + (f", {len(GAPS)} gaps" if gaps else "")
         )
 
 
@@ -399,6 +429,11 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
                     pushed = ", published" if writer.manifest(f"{arch}/{image.name}", image.tag) else ", not published"
                 ok &= labels is not None and pushed == ", published"
                 lines.append(f"  lab/{image.key} {arch}: {built}{pushed}")
+        if writer is not None:
+            for name, current in gap_status(writer):
+                ok &= current
+                state = "published" if current else "not published (ecoready lab build --only gaps)"
+                lines.append(f"  {name} (gap): {state}")
     finally:
         if writer is not None:
             writer.close()

@@ -148,6 +148,65 @@ class ImageInfo:
     image_id: str = ""  # local image id once pulled
 
 
+class Verdict(str, enum.Enum):
+    """Is an image published for an arch? Asked of the registry, without pulling."""
+
+    AVAILABLE = "available"
+    MISSING = "missing"  # not published for the arch (nor under an arch-suffixed tag)
+    MISLABELLED = "mislabelled"  # the index says this arch, the image's config says another
+    ERROR = "error"  # the registry could not be asked: infrastructure, never the component
+
+
+@dataclass(frozen=True)
+class Availability:
+    """What the registry says about one image reference on one arch."""
+
+    reference: str  # as the matrix wrote it
+    arch: str
+    verdict: Verdict
+    registry: str = ""  # the registry asked (after a mirror rewrite)
+    digest: str = ""  # per-arch manifest digest
+    index_digest: str = ""
+    size: int | None = None  # compressed: config + layers
+    found_as: str = ""  # "index", "single manifest", "tag 10.11-aarch64"
+    detail: str = ""  # one line; starts with the verdict when it is not `available`
+    arches: tuple[str, ...] = ()  # what the reference publishes
+    pull_reference: str = ""  # repo@digest to pull for this arch
+
+
+@dataclass(frozen=True)
+class RegistryStatus:
+    """One registry as a run saw it: requests made, Docker Hub's rate limit, failures."""
+
+    registry: str
+    requests: int = 0  # HTTP requests, token requests included
+    limit: int | None = None  # RateLimit-Limit
+    remaining: int | None = None  # RateLimit-Remaining
+    window_s: int | None = None  # the limit's window (the `w=` of the header)
+    source: str = ""  # whom the limit counts: "ip" (anonymous) or "account"; never the value
+    error: str = ""  # the last reason it could not be asked (one line, no secrets)
+
+
+@dataclass(frozen=True)
+class ImageCheck:
+    """One row of `ecoready images`: a component's image on one arch."""
+
+    component: str
+    name: str
+    arch: str
+    availability: Availability
+
+
+@dataclass(frozen=True)
+class ImagesReport:
+    matrix: str
+    checked_at: str
+    seconds: float
+    checks: tuple[ImageCheck, ...] = ()
+    registries: tuple[RegistryStatus, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class BenchRun:
     """One sysbench run (after its warmup)."""
@@ -256,6 +315,7 @@ class Report:
     arches: tuple[str, ...] = ()
     cells: Mapping[str, CellResult] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from app.registry import ACCEPT, INDEX_TYPES
+from app.manifests import ACCEPT, INDEX_TYPES
 
 DOCKER_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -72,6 +72,33 @@ class RegistryWriter:
                 f"cannot mount {digest[:19]} from {source_repo} into {repo}: HTTP {response.status_code}"
             )
 
+    def has_blob(self, repo: str, digest: str) -> bool:
+        return self.http.head(f"{self.base}/v2/{repo}/blobs/{digest}").status_code == 200
+
+    def put_blob(self, repo: str, data: bytes) -> str:
+        """Upload `data` as a blob of `repo` (monolithic upload); its digest."""
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if self.has_blob(repo, digest):
+            return digest
+        started = self.http.post(f"{self.base}/v2/{repo}/blobs/uploads/")
+        if started.status_code != 202 or "location" not in started.headers:
+            raise RuntimeError(f"cannot start a blob upload to {repo}: HTTP {started.status_code}")
+        # the Location carries upload state in its query: add the digest, keep the rest
+        location = httpx.URL(self.base).join(started.headers["location"]).copy_merge_params({"digest": digest})
+        done = self.http.put(location, content=data, headers={"Content-Type": "application/octet-stream"})
+        if done.status_code != 201:
+            raise RuntimeError(f"cannot upload blob {digest[:19]} to {repo}: HTTP {done.status_code}")
+        return digest
+
+    def digest_of_tag(self, repo: str, tag: str) -> str | None:
+        """What `repo:tag` points at now (HEAD), or None."""
+        response = self.http.head(f"{self.base}/v2/{repo}/manifests/{tag}", headers={"Accept": ACCEPT})
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        digest = response.headers.get("docker-content-digest")
+        return str(digest) if digest else None
+
     def put_manifest(self, repo: str, reference: str, media_type: str, body: bytes) -> str:
         response = self.http.put(
             f"{self.base}/v2/{repo}/manifests/{reference}", content=body, headers={"Content-Type": media_type}
@@ -93,16 +120,17 @@ class RegistryWriter:
         return manifest
 
     def put_index(self, repo: str, tag: str, entries: Sequence[IndexEntry], *, oci: bool = False) -> str:
-        media = OCI_INDEX if oci else DOCKER_LIST
-        body = json.dumps(
-            {
-                "schemaVersion": 2,
-                "mediaType": media,
-                "manifests": [e.descriptor() for e in entries],
-            },
-            indent=2,
-        ).encode()
+        media, body = index_body(entries, oci=oci)
         return self.put_manifest(repo, tag, media, body)
+
+
+def index_body(entries: Sequence[IndexEntry], *, oci: bool = False) -> tuple[str, bytes]:
+    """(media type, bytes) of an index over `entries`; the same entries give the same bytes."""
+    media = OCI_INDEX if oci else DOCKER_LIST
+    body = json.dumps(
+        {"schemaVersion": 2, "mediaType": media, "manifests": [e.descriptor() for e in entries]}, indent=2
+    ).encode()
+    return media, body
 
 
 @dataclass(frozen=True)

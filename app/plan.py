@@ -17,6 +17,23 @@ EMULATION_FACTOR = 6.0
 # Native budgets in seconds per stage, by probe kind; "default" for the rest.
 DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     "default": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 60.0, Stage.BENCH: 600.0},
+    # three nodes started one after the other, state transfers, a node leaving and rejoining
+    "galera": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    # PXC also makes certificates first; its state transfers run XtraBackup.
+    "pxc": {Stage.IMAGE: 300.0, Stage.START: 240.0, Stage.SMOKE: 180.0, Stage.BENCH: 600.0},
+    # three members joining one after the other, then a failover in smoke
+    "group-replication": {Stage.IMAGE: 300.0, Stage.START: 180.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    # backup, prepare, copy-back and a restored server starting, all in smoke
+    "mariabackup": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 150.0, Stage.BENCH: 600.0},
+    "xtrabackup": {Stage.IMAGE: 300.0, Stage.START: 120.0, Stage.SMOKE: 180.0, Stage.BENCH: 600.0},
+    "toolkit": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    # A proxy starts its backend first; its smoke waits for a few monitor rounds.
+    "proxysql": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    "maxscale": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+    "router": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+    # PMM server runs several databases of its own; the client registration starts the backend.
+    "pmm": {Stage.IMAGE: 600.0, Stage.START: 300.0, Stage.SMOKE: 240.0, Stage.BENCH: 600.0},
+    "shell": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
 }
 
 

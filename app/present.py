@@ -33,6 +33,20 @@ COLOUR: Mapping[Status, str] = {
 }
 
 EMULATED_MARK = "ᵉ"
+EMULATED_MEANING = "ran emulated (qemu): correct or not, but its timings and benchmarks are not performance"
+
+# What each status means, for legends (reports) and help texts.
+MEANING: Mapping[Status, str] = {
+    Status.PENDING: "not started",
+    Status.RUNNING: "under way",
+    Status.READY: "every stage passed",
+    Status.PARTIAL: "starts, but some checks fail",
+    Status.BROKEN: "published, but does not start or crashes",
+    Status.MISSING: "no image published for this architecture",
+    Status.TIMEOUT: "a stage ran over its time budget",
+    Status.ERROR: "the tool or the infrastructure failed, not the component",
+    Status.SKIPPED: "not run",
+}
 
 
 def cell_text(cell: CellResult, width: int = 28) -> str:
@@ -50,3 +64,12 @@ def cell_text(cell: CellResult, width: int = 28) -> str:
     if cell.emulated:
         text = f"{text} {EMULATED_MARK}"
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def short_text(cell: CellResult) -> str:
+    """`✔ ready 4.1s`, `◐ partial 3.7s`, `∅ missing`: glyph, status and time, no detail.
+    The emulated mark is left to the caller (reports show it in their own way)."""
+    words = cell.status.value
+    if cell.status.finished and cell.status not in (Status.MISSING, Status.SKIPPED) and cell.seconds:
+        words = f"{words} {cell.seconds:.1f}s"
+    return f"{GLYPH[cell.status]} {words}"

@@ -13,10 +13,10 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime, timezone
 
-from app.context import ProbeContext, RunContext
+from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
 from app.errors import DeadlineExceeded, EcoreadyError, InfraError
 from app.events import (
     CellFinished,
@@ -25,6 +25,7 @@ from app.events import (
     CellStarted,
     ImageResolved,
     RunFinished,
+    RunNote,
     RunStarted,
     StageFinished,
     StageStarted,
@@ -32,10 +33,12 @@ from app.events import (
 from app.images import ImageUnavailable
 from app.model import Outcome, Stage
 from app.plan import CellPlan, Plan
+from app.schedule import Scheduler, longest_first
+from app.specs import LABEL_RUN
 from app.sql import SqlError
 from app.text import one_line
 from probes import load
-from probes.base import Probe, Skip, StageFailed
+from probes.base import EmulatorTooOld, Probe, Skip, StageFailed
 
 log = logging.getLogger("ecoready.runner")
 
@@ -45,11 +48,23 @@ def now() -> str:
 
 
 class Runner:
-    def __init__(self, plan: Plan, run: RunContext, *, concurrency: int = 2) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        run: RunContext,
+        *,
+        concurrency: int | None = None,
+        finishing: Callable[[], None] | None = None,
+        history: Mapping[str, float] | None = None,
+    ) -> None:
+        """`concurrency`: cells at once, each weighing 1; None: weighted slots sized from the
+        host (app/schedule.py). `history`: seconds per cell id of a previous run, to start
+        the longest cells first."""
         self.plan = plan
         self.run = run
-        self.concurrency = max(1, concurrency)
-        self._slots = asyncio.Semaphore(self.concurrency)
+        self.scheduler = Scheduler.for_run(plan.hosts, plan.profile, concurrency)
+        self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
+        self.history = dict(history or {})
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
         self._active: dict[str, asyncio.Task[None]] = {}
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
@@ -87,8 +102,15 @@ class Runner:
         """Run every cell; True when the run finished, False when it was interrupted."""
         self.run.emit(self.planned())
         interrupted = False
+        if self.scheduler.exclusive_bench and any(Stage.BENCH in c.stages for c in self.plan.cells):
+            self.run.emit(
+                RunNote(
+                    "profile full: benchmarks run one at a time with nothing else running, so their numbers are clean"
+                )
+            )
+        order = longest_first(self.plan.cells, self.history)
         try:
-            await self._run_many(self.plan.cells)
+            await self._run_many(order)
         except asyncio.CancelledError:
             interrupted = True
             raise
@@ -132,24 +154,39 @@ class Runner:
 
     async def _finish_run(self, interrupted: bool) -> None:
         await self._sweep()
+        if self.finishing is not None:
+            try:
+                self.finishing()
+            except Exception as exc:
+                log.warning("finishing the run failed: %s", exc)
         self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:
+        """Remove whatever still carries this run's id; say so if the engine keeps any.
+        Not while re-run cells own resources of this run: `close()` sweeps after them."""
         async with self._sweep_lock:
             if self.under_way():
-                return  # re-run cells own resources of this run now; close() sweeps after them
+                return
             try:
                 await self.run.host.sweep(run_id=self.run.run_id, me=self.run.owner)
+                left = await self.run.host.labelled(f"{LABEL_RUN}={self.run.run_id}")
             except Exception as exc:
-                log.warning("final sweep failed: %s", exc)
+                self.run.emit(RunNote(f"the final cleanup failed ({one_line(str(exc))}): run `ecoready cleanup`"))
+                return
+            count = sum(len(kind) for kind in left)
+            if count:
+                self.run.emit(
+                    RunNote(
+                        f"{count} resource(s) of this run could not be removed (the engine did not "
+                        "answer); `ecoready cleanup` removes them once it does"
+                    )
+                )
 
     async def run_cell(self, cell: CellPlan) -> None:
-        async with self._slots:
-            await self._cell(cell)
+        await self._cell(cell)
 
     async def _cell(self, cell: CellPlan) -> None:
         emit = self.run.emit
-        started = time.monotonic()
         emit(CellStarted(cell.id, now()))
         if cell.unrunnable:
             emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, cell.unrunnable))
@@ -158,9 +195,22 @@ class Runner:
         ctx = ProbeContext(cell, self.run)
         probe = load(cell.component.probe)(ctx)
         stage = cell.stages[0]
+        slots = self.scheduler.slots
+        held = 0
         try:
             for stage in cell.stages:
-                outcome = await self._stage(cell, ctx, probe, stage)
+                if stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
+                    async with self.scheduler.pulls:
+                        outcome = await self._stage(cell, ctx, probe, stage)
+                elif stage is Stage.BENCH and self.scheduler.exclusive_bench:
+                    slots.release(held)  # give the slot back first: two cells waiting for all would deadlock
+                    held = 0
+                    held = await slots.acquire(slots.units)
+                    outcome = await self._stage(cell, ctx, probe, stage)
+                else:
+                    if not held:
+                        held = await slots.acquire(self.scheduler.weight(cell))
+                    outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
                     break
                 if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
@@ -169,15 +219,22 @@ class Runner:
             emit(StageFinished(cell.id, stage, Outcome.ERROR, 0.0, "interrupted"))
             raise
         finally:
-            await to_the_end(self._wrap_up(cell, ctx, started))
+            if held:
+                slots.release(held)
+            await to_the_end(self._wrap_up(cell, ctx))
 
-    async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext, started: float) -> None:
-        """Log tail, removal of the cell's resources, and its last event: always all three."""
+    async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext) -> None:
+        """Log tail, the cell's last event, then removal of its resources: always all three.
+        The cell ends before the removal, so an engine slow to remove does not stretch it;
+        what the engine would not remove becomes a note (the final sweep tries again)."""
         if ctx.main is not None:
             lines = await _quiet(ctx.logs())
             self.run.emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
-        await _quiet(ctx.close())
-        self.run.emit(CellFinished(cell.id, now(), round(time.monotonic() - started, 2)))
+        # the cell's own work (its stages), not the time it waited for a slot
+        self.run.emit(CellFinished(cell.id, now(), round(ctx.spent, 2)))
+        failed = await _quiet(ctx.close())
+        for line in failed if isinstance(failed, list) else []:
+            self.run.emit(RunNote(f"{cell.id}: could not remove {line}"))
 
     async def _stage(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> Outcome:
         emit = self.run.emit
@@ -215,6 +272,7 @@ class Runner:
             )
             outcome, detail = Outcome.ERROR, f"internal error: {type(exc).__name__}: {exc}"
         seconds = round(time.monotonic() - started, 3)
+        ctx.spent += seconds
         emit(
             StageFinished(
                 cell.id, stage, outcome, seconds, one_line(self.run.secrets.redact(detail), 300), missing=missing
@@ -226,16 +284,52 @@ class Runner:
         if stage is Stage.IMAGE:
             info = await self.run.images.ensure(cell.component.image, cell.arch)
             self.run.emit(ImageResolved(cell.id, info))
+            for extra in probe.images():  # e.g. PMM's client image: part of the component
+                await self.run.images.ensure(extra, cell.arch)
+            if cell.backend is not None:  # pulled here, within the image budget, not at start
+                try:
+                    await self.run.images.ensure(cell.backend.image, cell.arch)
+                except ImageUnavailable as exc:
+                    raise BackendFailed(
+                        f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
+                    ) from None
             return f"{info.found_as} {info.digest[:19]}"
         if stage is Stage.START:
-            begun = time.monotonic()
-            await probe.start()
-            return f"ready in {time.monotonic() - begun:.1f} s"
+            return await self._start(cell, ctx, probe)
         if stage is Stage.SMOKE:
             await probe.smoke()
             return ""
         await probe.bench()
         return ""
+
+    async def _start(self, cell: CellPlan, ctx: ProbeContext, probe: Probe) -> str:
+        """Start the probe; when an emulated container dies of `CPU does not support
+        x86-64-v2` (an old qemu-user), retry once from scratch with QEMU_CPU=max in every
+        container of the cell and say in the detail that the emulator was the problem."""
+        begun = time.monotonic()
+        try:
+            await probe.start()
+            return f"ready in {time.monotonic() - begun:.1f} s"
+        except EmulatorTooOld as first:
+            if not cell.emulated or ctx.extra_env.get("QEMU_CPU"):
+                raise
+            problem = f"the {cell.arch} emulator is too old: CPU does not support {first.level}"
+        self.run.emit(RunNote(f"{problem}; cells of that arch were retried with QEMU_CPU=max ({EMULATOR_FIX})"))
+        await ctx.reset()
+        ctx.extra_env["QEMU_CPU"] = "max"
+        begun = time.monotonic()
+        try:
+            await probe.start()
+        except EmulatorTooOld as again:
+            raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again}); {EMULATOR_UPGRADE}") from None
+        except StageFailed as exc:
+            raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})") from None
+        return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {EMULATOR_FIX})"
+
+
+class EmulatorProblem(InfraError):
+    """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
+    cell ends as `error` and the component is not blamed."""
 
 
 async def to_the_end(awaitable: Awaitable[None]) -> None:

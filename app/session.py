@@ -12,18 +12,22 @@ import os
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from app.availability import registry_notes
 from app.config import Matrix
 from app.context import RunContext
 from app.docker_host import DockerHost, this_owner
 from app.errors import EnvironmentProblem
-from app.events import Event, RunNote
+from app.events import Event, RegistryObserved, RunNote
+from app.history import default_dir as default_history_dir
 from app.images import ImageStore
 from app.model import Profile, Status
 from app.plan import EMULATION_FACTOR, Plan, make_plan
 from app.platform import emulators
 from app.registry import RegistryClient
 from app.runner import Runner, to_the_end
+from app.schedule import history_seconds
 from app.secrets import Secrets
 from app.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 
@@ -38,6 +42,7 @@ class RunOptions:
     arches: Sequence[str] | None = None
     profile: Profile | None = None
     concurrency: int | None = None
+    history: Path | None = None  # where previous reports are (for the longest-first order)
 
 
 def extra_labels(text: str | None = None) -> dict[str, str]:
@@ -53,11 +58,6 @@ def extra_labels(text: str | None = None) -> dict[str, str]:
             raise EnvironmentProblem(f"ECOREADY_LABELS cannot set {key}: ecoready sets it")
         labels[key.strip()] = value.strip()
     return labels
-
-
-def default_concurrency(cpus: int) -> int:
-    """Cells at once: server start-up is CPU-bound, so about one per core (at least 2)."""
-    return max(2, cpus)
 
 
 def usable_emulators() -> dict[str, str]:
@@ -78,6 +78,7 @@ class Session:
         self.secrets = Secrets()
         self.host: DockerHost | None = None
         self.registry: RegistryClient | None = None
+        self.images: ImageStore | None = None
         self.plan: Plan | None = None
         self.runner: Runner | None = None
 
@@ -98,24 +99,37 @@ class Session:
         )
         if not self.plan.cells:
             raise EnvironmentProblem("nothing to run: no component matches --only/--arch")
-        self.registry = RegistryClient(mirror=self.matrix.registry.mirror, insecure=self.matrix.registry.insecure)
+        self.registry = RegistryClient(
+            mirror=self.matrix.registry.mirror,
+            insecure=self.matrix.registry.insecure,
+            on_status=lambda status: self.emit(RegistryObserved(status)),
+        )
+        self.images = ImageStore(self.host, self.registry)
         run = RunContext(
             run_id=self.run_id,
             host=self.host,
             owner=this_owner(),
             secrets=self.secrets,
-            images=ImageStore(self.host, self.registry),
+            images=self.images,
             emit=self.emit,
             emulation_factor=EMULATION_FACTOR,
             extra_labels=extra_labels(),
         )
-        concurrency = (
-            self.options.concurrency
-            or self.matrix.concurrency
-            or default_concurrency(facts.cpus or os.cpu_count() or 2)
-        )
-        self.runner = Runner(self.plan, run, concurrency=concurrency)
+        # No --concurrency: weighted slots sized from the host (app/schedule.py).
+        concurrency = self.options.concurrency or self.matrix.concurrency
+        history = history_seconds(self.options.history or default_history_dir())
+        self.runner = Runner(self.plan, run, concurrency=concurrency, finishing=self._registry_summary, history=history)
         return self.plan
+
+    def _registry_summary(self) -> None:
+        """Each registry as last seen (with its request count), and one note per registry
+        that could not be asked, instead of the same reason on every cell."""
+        if self.registry is None or self.images is None:
+            return
+        for status in self.registry.statuses():
+            self.emit(RegistryObserved(status))
+        for note in registry_notes(self.images.unchecked):
+            self.emit(RunNote(note))
 
     async def run(self) -> None:
         if self.runner is None:

@@ -18,6 +18,7 @@ from app.events import (
     CheckReported,
     Event,
     ImageResolved,
+    RegistryObserved,
     RunFinished,
     RunNote,
     RunStarted,
@@ -66,6 +67,8 @@ def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
             return Status.TIMEOUT, f"{result.stage.value}: {result.detail}".rstrip(": ")
     image = by_stage.get(Stage.IMAGE)
     if image is not None and image.outcome is Outcome.FAIL:
+        # not published for the arch: missing; published but not what it claims
+        # ("mislabelled: the index says arm64, the image's config says amd64"): broken
         return Status.MISSING if image.detail.startswith("missing") else Status.BROKEN, image.detail
     start = by_stage.get(Stage.START)
     if start is not None and start.outcome is Outcome.FAIL:
@@ -139,6 +142,14 @@ def reduce(report: Report, event: Event) -> Report:
         if event.text in report.notes:
             return report
         return replace(report, notes=(*report.notes, event.text))
+    if isinstance(event, RegistryObserved):
+        name = event.status.registry
+        known = [r.registry for r in report.registries]
+        if name in known:
+            registries = tuple(event.status if r.registry == name else r for r in report.registries)
+        else:
+            registries = (*report.registries, event.status)
+        return replace(report, registries=registries)
 
     cell = report.cells.get(event.cell_id)
     if cell is None:

@@ -1,5 +1,6 @@
 """The readiness grid as plain text (pure): the headless run's closing summary and the
-README's picture of it. Rows are components grouped by category, columns architectures."""
+README's picture of it. Rows are components grouped by category, columns architectures.
+Text from containers and report files is made inert: this goes to terminals."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Sequence
 
 from app.model import Category, CellResult, Report, Status
 from app.present import EMULATED_MARK, cell_text
+from app.report.images import registry_line
+from app.text import inert
 
 
 def grid_rows(report: Report) -> list[tuple[Category, str, str, dict[str, CellResult]]]:
@@ -38,8 +41,8 @@ def render_grid(report: Report, width: int = 30) -> str:
         if cat is not category:
             lines.append(f"[{cat.value}]")
             category = cat
-        text = "".join((cell_text(cells[a], width - 2) if a in cells else "").ljust(width) for a in arches)
-        lines.append((f"  {cid}".ljust(name_w) + text).rstrip())
+        text = "".join((_one_line(cell_text(cells[a], width - 2)) if a in cells else "").ljust(width) for a in arches)
+        lines.append((f"  {_one_line(cid)}".ljust(name_w) + text).rstrip())
     return "\n".join(lines)
 
 
@@ -58,7 +61,15 @@ def render_summary(report: Report) -> str:
     ]
     failing = [c for c in cells if c.status not in (Status.READY, Status.SKIPPED, Status.PENDING)]
     for cell in failing:
-        lines.append(f"  {cell.id}: {cell.status.value}: {cell.detail}")
+        detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # "missing: missing: …" reads badly
+        lines.append(_one_line(f"  {cell.id}: {cell.status.value}: {detail}"))
     for note in report.notes:
-        lines.append(f"note: {note}")
+        lines.append(_one_line(f"note: {note}"))
+    for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
+        if status.limit is not None or status.remaining is not None:
+            lines.append(_one_line(registry_line(status)))
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return inert(text, 0).replace("\n", " ")

@@ -23,6 +23,8 @@ class ProbeKind:
     needs_backend: bool = False
     serves_sql: bool = False  # other components may name it as their backend
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
+    # Allowed values of string options (validated by `ecoready validate`).
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
@@ -31,8 +33,45 @@ _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "env": dict,  # extra environment (never secrets: those are generated per run)
 }
 
+_FLAVOR: Mapping[str, type | tuple[type, ...]] = {"flavor": str}
+_FLAVOR_CHOICES: Mapping[str, tuple[str, ...]] = {"flavor": ("mariadb", "mysql", "percona")}
+
 KINDS: Mapping[str, ProbeKind] = {
-    k.name: k for k in (ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),)
+    k.name: k
+    for k in (
+        ProbeKind(
+            "server",
+            "probes.server",
+            serves_sql=True,
+            options=_SERVER_OPTIONS,
+            choices=_FLAVOR_CHOICES,
+        ),
+        ProbeKind("proxysql", "probes.proxysql", needs_backend=True),
+        ProbeKind("maxscale", "probes.maxscale", needs_backend=True),
+        ProbeKind("router", "probes.router", needs_backend=True),
+        # The server it monitors is the backend; the client image is part of the component.
+        ProbeKind("pmm", "probes.pmm", needs_backend=True, options={"client_image": str}),
+        # `client` picks the check set: mysqlsh here, mariadb from the lab probes.
+        ProbeKind(
+            "shell",
+            "probes.shell",
+            needs_backend=True,
+            options={"client": str},
+            choices={"client": ("mysqlsh", "mariadb")},
+        ),
+        ProbeKind("galera", "probes.galera", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
+        ProbeKind("pxc", "probes.pxc", serves_sql=True),
+        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements).
+        ProbeKind("replication", "probes.replication", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        ProbeKind("group-replication", "probes.group_replication", serves_sql=True),
+        ProbeKind("mariabackup", "probes.mariabackup", options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        # The backend names the server image XtraBackup backs up (its line must match).
+        ProbeKind("xtrabackup", "probes.xtrabackup", needs_backend=True),
+        ProbeKind("mydumper", "probes.mydumper", needs_backend=True),
+        ProbeKind("toolkit", "probes.toolkit", needs_backend=True),
+        ProbeKind("haproxy", "probes.haproxy", needs_backend=True),
+    )
 }
 
 

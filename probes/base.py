@@ -20,6 +20,16 @@ class StageFailed(Exception):
     """The component failed the stage (its fault): start -> broken, smoke -> partial."""
 
 
+class EmulatorTooOld(StageFailed):
+    """The emulator cannot run the image (`Fatal glibc error: CPU does not support
+    x86-64-v2`): an old qemu-user defaults to a CPU model without the features Oracle
+    Linux 9 / UBI 9 binaries need. The runner retries the start once with QEMU_CPU=max."""
+
+    def __init__(self, level: str, detail: str = "") -> None:
+        self.level = level
+        super().__init__(detail or f"the emulator is too old: CPU does not support {level}")
+
+
 class CheckFailed(Exception):
     """One named check failed; the detail says why."""
 
@@ -46,6 +56,11 @@ class Probe:
     def __init__(self, ctx: ProbeContext) -> None:
         self.ctx = ctx
         self.endpoint: Endpoint | None = None
+
+    def images(self) -> tuple[str, ...]:
+        """Images the component needs besides its own (e.g. a client image): the image
+        stage resolves them too, so a missing one makes the cell `missing`, not `broken`."""
+        return ()
 
     async def start(self) -> None:
         raise NotImplementedError

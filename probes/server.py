@@ -1,46 +1,26 @@
 """The server probe: MariaDB, MySQL and Percona Server images with the official contract.
 
-start: the root password goes in as a file (`*_ROOT_PASSWORD_FILE`); ready means a SQL
-round trip over TCP (the entrypoint's temporary init server has no network, so a log line
-or a socket ping would lie). smoke: CRUD on a fresh table, the version, and
-@@version_compile_machine against the cell's arch.
+start: the root password goes in as a file (`*_ROOT_PASSWORD_FILE`), root may log in from
+the cell network (`*_ROOT_HOST=%`: Oracle's own images create root@localhost only
+otherwise); ready means a SQL round trip over TCP (every flavour's entrypoint first runs a
+temporary init server with `--skip-networking` that also logs "ready for connections", so a
+log line or a socket ping would lie). Percona Server's telemetry agent is switched off.
+smoke: CRUD on a fresh table, the version, @@version_compile_machine against the cell's
+arch, and the authentication defaults (MySQL 8.4 and later: root uses
+caching_sha2_password, mysql_native_password is disabled or gone).
 """
 
 from __future__ import annotations
 
 from app.model import UNAME_MACHINE
-from app.sql import SqlTarget
-from probes.base import CheckFailed, Endpoint, Probe
+from app.secrets import Secret
+from probes.base import CheckFailed, Probe
+from probes.servers import ROOT_SECRET_PATH as SECRET_PATH
+from probes.servers import Server, flavor_of, start_server
 
-SECRET_PATH = "/run/ecoready/root-password"  # noqa: S105 - a path
+__all__ = ["AUTH_QUERY", "SECRET_PATH", "ServerProbe", "describe_auth", "flavor_of"]
+
 SMOKE_DB = "ecoready_smoke"
-
-
-def flavor_of(image: str, option: object = None) -> str:
-    """mariadb | mysql | percona: decides env names and the server binary."""
-    if isinstance(option, str) and option:
-        return option
-    name = image.lower()
-    if "mariadb" in name:
-        return "mariadb"
-    if "percona" in name:
-        return "percona"
-    return "mysql"
-
-
-def server_env(flavor: str, secret_path: str) -> dict[str, str]:
-    if flavor == "mariadb":
-        return {"MARIADB_ROOT_PASSWORD_FILE": secret_path, "MARIADB_ROOT_HOST": "%"}
-    env = {"MYSQL_ROOT_PASSWORD_FILE": secret_path, "MYSQL_ROOT_HOST": "%"}
-    if flavor == "percona":
-        env["PERCONA_TELEMETRY_DISABLE"] = "1"  # the image otherwise calls home
-    return env
-
-
-def server_command(flavor: str, args: list[str]) -> list[str] | None:
-    if not args:
-        return None
-    return ["mariadbd" if flavor == "mariadb" else "mysqld", *args]
 
 
 CRUD_SETUP = (
@@ -59,37 +39,24 @@ class ServerProbe(Probe):
 
     async def start(self) -> None:
         ctx = self.ctx
-        self.flavor = flavor_of(ctx.image_ref, ctx.options.get("flavor"))
-        self.root = ctx.secret("root")
-        env = {**server_env(self.flavor, SECRET_PATH), **{k: str(v) for k, v in ctx.options.get("env", {}).items()}}
+        env = {k: str(v) for k, v in ctx.options.get("env", {}).items()}
         args = [str(a) for a in ctx.options.get("args", [])]
-        self.container = await ctx.start_container(
-            "server",
-            env=env,
-            files={SECRET_PATH: self.root},
-            command=server_command(self.flavor, args),
-        )
-        self.target = SqlTarget("127.0.0.1", 3306, "root")
-        await ctx.wait_ready(self.container, self._ping, what="a SQL round trip over TCP")
-        self.endpoint = Endpoint(
-            host=self.container.alias,
-            port=3306,
-            user="root",
-            password=self.root,
-            container=self.container,
-            flavor=self.flavor,
-        )
+        self.server: Server = await start_server(ctx, "server", args=args, env=env, root=ctx.secret("root"))
+        self.flavor = self.server.flavor
+        self.endpoint = self.server.endpoint
 
-    async def _ping(self) -> None:
-        await self.query("SELECT 1 AS ok", timeout=self.ctx.scaled(10))
+    @property
+    def root(self) -> Secret:
+        return self.server.root
 
     async def query(self, statement: str, timeout: float | None = None) -> list[dict[str, str | None]]:
-        return await self.ctx.sql(self.container, self.target, self.root, statement, timeout=timeout)
+        return await self.server.query(statement, timeout=timeout)
 
     async def smoke(self) -> None:
         await self.ctx.check("crud", self._crud)
         await self.ctx.check("version", self._version)
         await self.ctx.check("arch", self._arch)
+        await self.ctx.check("auth", self._auth)
 
     async def _crud(self) -> str:
         rows = await self.query(CRUD_SETUP)
@@ -114,6 +81,31 @@ class ServerProbe(Probe):
         if machine != expected:
             raise CheckFailed(f"@@version_compile_machine is {machine!r}, expected {expected!r} for {self.ctx.arch}")
         return machine
+
+    async def _auth(self) -> str:
+        rows = await self.query(AUTH_QUERY)
+        row = rows[0] if rows else {}
+        return describe_auth(self.flavor, row.get("root_plugin"), row.get("native"))
+
+
+# root@'%' is the account every TCP client of this probe uses; mysql_native_password's
+# status is NULL when the server has no such plugin (MySQL 9.x removed it).
+AUTH_QUERY = (
+    "SELECT (SELECT plugin FROM mysql.user WHERE user = 'root' AND host = '%') AS root_plugin, "
+    "(SELECT plugin_status FROM information_schema.plugins WHERE plugin_name = 'mysql_native_password') AS native"
+)
+
+
+def describe_auth(flavor: str, root_plugin: str | None, native: str | None) -> str:
+    """The auth facts in one line; fails when remote root does not exist (then nothing on
+    the cell network could log in, e.g. an image that creates root@localhost only)."""
+    if not root_plugin:
+        raise CheckFailed("no root@'%' account: remote root login is impossible (set MYSQL_ROOT_HOST?)")
+    native_state = (native or "absent").lower()
+    detail = f"root@%: {root_plugin}; mysql_native_password: {native_state}"
+    if flavor in ("mysql", "percona") and root_plugin == "mysql_native_password" and native_state != "active":
+        raise CheckFailed(f"{detail}: root uses a plugin the server does not load")
+    return detail
 
 
 PROBE = ServerProbe

@@ -2,7 +2,16 @@
 # Prepare a Debian host for ecoready's lab: Docker Engine, arm64 emulation (qemu >= 8),
 # debootstrap and Debian's registry. Idempotent: every step checks before it acts.
 # On a problem it prints ONE line saying what is missing and how to provide it, exit 3.
+#   --test   also the test-only tools (Chromium, to screenshot the HTML report)
 set -euo pipefail
+
+TEST_TOOLS=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) TEST_TOOLS=1 ;;
+    *) printf 'setup: error: unknown option %s (known: --test)\n' "$arg" >&2; exit 2 ;;
+  esac
+done
 
 LAB_DIR=${ECOREADY_LAB_DIR:-/var/lib/ecoready/lab}
 QEMU_DIR="$LAB_DIR/qemu"
@@ -57,6 +66,9 @@ fi
 
 # --- lab tools from Debian ------------------------------------------------------------
 need_pkgs debootstrap docker-registry ca-certificates curl
+
+# --- test-only tools: a headless browser for the HTML report's screenshot test ---------
+if [ "$TEST_TOOLS" = 1 ]; then need_pkgs chromium fonts-dejavu-core; fi
 
 # --- arm64 emulation: binfmt_misc + qemu-user >= 8 ------------------------------------
 # bookworm's qemu 7.2 makes mariadbd reserve terabytes and get OOM-killed: take qemu from

@@ -5,7 +5,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.model import BenchResult, BenchRun, BenchSeries, CellResult, Check, HostFacts, ImageInfo, Report, StageResult
+from app.model import (
+    BenchResult,
+    BenchRun,
+    BenchSeries,
+    CellResult,
+    Check,
+    HostFacts,
+    ImageInfo,
+    RegistryStatus,
+    Report,
+    StageResult,
+)
 
 
 def check_dict(check: Check) -> dict[str, Any]:
@@ -115,6 +126,24 @@ def host_dict(host: HostFacts) -> dict[str, Any]:
     }
 
 
+def registry_dict(status: RegistryStatus) -> dict[str, Any]:
+    """A registry as the run saw it; `rate_limit` is null when it sent no RateLimit headers."""
+    limited = status.limit is not None or status.remaining is not None
+    return {
+        "registry": status.registry,
+        "requests": status.requests,
+        "rate_limit": {
+            "limit": status.limit,
+            "remaining": status.remaining,
+            "window_s": status.window_s,
+            "source": status.source,
+        }
+        if limited
+        else None,
+        "error": status.error,
+    }
+
+
 def report_dict(report: Report) -> dict[str, Any]:
     cells = [cell_dict(c) for c in report.cells.values()]
     counts: dict[str, int] = {}
@@ -133,6 +162,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "hosts": [host_dict(h) for h in report.hosts],
         "summary": dict(sorted(counts.items())),
         "notes": list(report.notes),
+        "registries": [registry_dict(r) for r in report.registries],
         "cells": cells,
     }
 

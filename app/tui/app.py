@@ -30,10 +30,11 @@ from textual.worker import Worker, WorkerState
 from app.config import Matrix
 from app.cost import Comparison, compare
 from app.errors import EcoreadyError
-from app.events import CellFinished, CellStarted, Event, RunNote, RunStarted
+from app.events import CellFinished, CellStarted, Event, RegistryObserved, RunNote, RunStarted
 from app.model import CellResult, Report, Status
 from app.session import RunOptions, Session, exit_code
 from app.state import empty_report, reduce
+from app.text import inert, one_line
 from app.tui.compare import CompareScreen
 from app.tui.detail import DetailScreen
 from app.tui.export import Exported, ExportScreen
@@ -125,6 +126,7 @@ class EcoreadyApp(App[int]):
         # (the runner says CellStarted only once a slot is free).
         self._queued: set[str] = set()
         self._rebuild = False
+        self._header_dirty = False
         self._rows_built = False
         self._built_width = 0
         self._frame: int | None = None
@@ -194,7 +196,9 @@ class EcoreadyApp(App[int]):
             self._queued.clear()
             self.progress.start(self.report.cells, "run")
         elif isinstance(event, RunNote):
-            self.notify(event.text, title="note")
+            self.notify(inert(event.text), title="note", markup=False)  # text from the run: never markup
+        elif isinstance(event, RegistryObserved):
+            self._header_dirty = True
         elif hasattr(event, "cell_id"):
             cell_id: str = event.cell_id
             self._dirty.add(cell_id)
@@ -212,11 +216,13 @@ class EcoreadyApp(App[int]):
             self._queued.clear()
         if event.state is WorkerState.ERROR:
             error = event.worker.error
-            self._error = f"{event.worker.group} failed: {error}"
+            self._error = one_line(f"{event.worker.group} failed: {error}", 300)
             if event.worker.group == "run":  # e.g. the engine does not answer: exit 3, as headless
                 self._failure_code = error.exit_code if isinstance(error, EcoreadyError) else 3
                 self.header.show(self.report, self.matrix.title, self.size.width, failed=True)
-            self.notify(str(error), title=f"{event.worker.group} failed", severity="error", timeout=10)
+            self.notify(
+                inert(str(error)), title=f"{event.worker.group} failed", severity="error", timeout=10, markup=False
+            )
         self.flush()
 
     # -- drawing --------------------------------------------------------------------------
@@ -232,6 +238,9 @@ class EcoreadyApp(App[int]):
             elif self._dirty or (self._cells_running and frame != self._frame):
                 self._apply(motion)
             self._frame = frame
+        if self._header_dirty:
+            self._header_dirty = False
+            self.header.show(self.report, self.matrix.title, self.size.width)
         self._show_progress()
 
     @property
@@ -355,7 +364,7 @@ class EcoreadyApp(App[int]):
         self._queued.update(ready)  # waiting for a slot until the runner starts them
         self._dirty.update(ready)
         self.run_worker(self.session.rerun(ready), group="rerun", exit_on_error=False)
-        self.notify(f"re-running {', '.join(ready) if len(ready) <= 3 else f'{len(ready)} cells'}")
+        self.notify(f"re-running {', '.join(ready) if len(ready) <= 3 else f'{len(ready)} cells'}", markup=False)
 
     def action_rerun(self) -> None:
         screen = self.screen
@@ -410,7 +419,7 @@ class EcoreadyApp(App[int]):
 
         def done(result: Exported | None) -> None:
             if result is not None:
-                self.notify(f"wrote {result.path} ({result.format})", title="exported")
+                self.notify(inert(f"wrote {result.path} ({result.format})"), title="exported", markup=False)
 
         self.push_screen(ExportScreen(self.report), done)
 
@@ -442,7 +451,12 @@ class EcoreadyApp(App[int]):
         running = [w for w in self.workers if w.group in ("run", "rerun") and w.is_running]
         self._notice = "stopping the run and removing its containers…" if running else "removing the run's leftovers…"
         self._show_progress()
-        self._quit_after_cleanup(running, signal_code or (INTERRUPTED if running else None))
+        # cells left unfinished (or a run not yet planned) were interrupted; a run that only
+        # has its final cleanup left ends with its own code
+        cut_short = bool(running) and (
+            not self.report.cells or any(not c.status.finished for c in self.view.cells.values())
+        )
+        self._quit_after_cleanup(running, signal_code or (INTERRUPTED if cut_short else None))
 
     @work(group="quit", exit_on_error=False)
     async def _quit_after_cleanup(self, running: list[Worker[None]], code: int | None) -> None:
@@ -467,7 +481,7 @@ class EcoreadyApp(App[int]):
         try:
             await self.session.close()
         except Exception as exc:
-            self.notify(f"cleanup failed: {exc}", severity="error")
+            self.notify(inert(f"cleanup failed: {exc}"), severity="error", markup=False)
 
     async def on_unmount(self) -> None:
         await self._close_session()  # whatever ended the app, the run's resources go

@@ -46,7 +46,7 @@ def heading(title: str) -> Text:
 
 def summary_section(cell: CellResult) -> RenderableType:
     text = Text()
-    text.append(f"{cell.component} · {cell.arch}", style=Style(bold=True))
+    text.append_text(safe(f"{cell.component} · {cell.arch}", Style(bold=True)))
     if cell.emulated:
         text.append(f" {EMULATED_MARK}emulated", style=Style(italic=True))
     text.append(f" on {inert(cell.host) or 'no host'}\n")

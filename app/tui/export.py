@@ -12,12 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, RadioButton, RadioSet, Static
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 from app.errors import EcoreadyError
 from app.files import write_atomic
@@ -73,6 +75,8 @@ class Exported:
 
 
 class ExportScreen(ModalScreen[Exported | None]):
+    """A format (`●` marks the chosen one, so it reads without colour) and a path."""
+
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, report: Report) -> None:
@@ -81,29 +85,39 @@ class ExportScreen(ModalScreen[Exported | None]):
         self.formats = available_formats()
         self.chosen = 0
 
+    def _prompt(self, index: int) -> str:
+        fmt = self.formats[index][0]
+        return f"{'●' if index == self.chosen else '○'} {fmt.title} ({fmt.suffix})"
+
     def compose(self) -> ComposeResult:
         fmt = self.formats[0][0]
         with Vertical(id="export-dialog", classes="dialog"):
             yield Static("Export the report", classes="dialog-title")
-            with RadioSet(id="export-format"):
-                for i, (known, _) in enumerate(self.formats):
-                    yield RadioButton(f"{known.title} ({known.suffix})", value=i == 0, id=f"format-{known.name}")
+            yield OptionList(
+                *(Option(self._prompt(i), id=f"format-{f.name}") for i, (f, _) in enumerate(self.formats)),
+                id="export-format",
+                markup=False,
+            )
             yield Static("file (relative to the working directory):")
             yield Input(default_path(self.report, fmt), id="export-path", select_on_focus=False)
-            yield Static("enter: write · tab/shift+tab: format ↔ file · esc: cancel", classes="dialog-hint")
+            yield Static("enter: write · shift+tab: format (enter picks it) · esc: cancel", classes="dialog-hint")
             yield Static("", id="export-error")
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
 
-    @on(RadioSet.Changed, "#export-format")
-    def format_changed(self, event: RadioSet.Changed) -> None:
+    @on(OptionList.OptionSelected, "#export-format")
+    def format_chosen(self, event: OptionList.OptionSelected) -> None:
         old = self.formats[self.chosen][0]
-        self.chosen = event.index
+        self.chosen = event.option_index
         new = self.formats[self.chosen][0]
+        options = self.query_one("#export-format", OptionList)
+        for index in range(len(self.formats)):
+            options.replace_option_prompt_at_index(index, self._prompt(index))
         path_input = self.query_one("#export-path", Input)
         if path_input.value.endswith(old.suffix):
             path_input.value = path_input.value[: -len(old.suffix)] + new.suffix
+        path_input.focus()
 
     @on(Input.Submitted, "#export-path")
     def write(self, event: Input.Submitted) -> None:
@@ -111,7 +125,7 @@ class ExportScreen(ModalScreen[Exported | None]):
         try:
             path = export_report(self.report, render, event.value)
         except (EcoreadyError, OSError) as exc:
-            self.query_one("#export-error", Static).update(f"cannot write: {exc}")
+            self.query_one("#export-error", Static).update(Text(f"cannot write: {exc}"))
             return
         self.dismiss(Exported(path, fmt.title))
 

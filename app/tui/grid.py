@@ -19,6 +19,7 @@ from textual.widgets import DataTable
 from app.cost import Comparison
 from app.model import Category, CellResult, Report, Status
 from app.summary import arches_of, grid_rows
+from app.text import inert
 from app.tui.filters import RowFilter
 from app.tui.look import Motion, cell_renderable, compare_label, compare_renderable
 
@@ -94,7 +95,7 @@ class ReadinessGrid(DataTable[Text]):
             values = [self._cell_value(cells[a], styles, motion) if a in cells else Text("") for a in self.arches]
             if self.with_compare:
                 values.append(self._compare_value(cid, comparison, cells))
-            self.add_row(Text(f"  {cid}"), *values, key=cid)
+            self.add_row(Text(f"  {inert(cid, 0)}"), *values, key=cid)
             self.shown.append(cid)
         if not rows and row_filter.active:
             self.add_row(Text("no match", style="italic"), *blank, key=CATEGORY_PREFIX + "none")

@@ -48,12 +48,27 @@ def host_line(host: HostFacts, arches: tuple[str, ...], width: int = 200) -> Tex
 
 
 def registry_status(report: Report) -> Text | None:
-    """The registries' state: rate limit (limit/remaining) and failures, one line.
-
-    The report does not carry per-registry status yet (another issue adds it); until then
-    this says nothing and the header has no registry line. Wire the new report field here.
-    """
-    return None
+    """The registries as last seen: requests made, the rate limit left, the last failure.
+    `127.0.0.1:5000 14 req · registry-1.docker.io 9 req, 91/100 per 6h left`."""
+    if not report.registries:
+        return None
+    text = Text("registries: ", style=Style(bold=True))
+    for i, status in enumerate(report.registries):
+        if i:
+            text.append(" · ")
+        text.append(one_line(status.registry, 60))
+        text.append(f" {status.requests} req", style=Style(dim=True))
+        if status.limit is not None:
+            left = "?" if status.remaining is None else str(status.remaining)
+            window = ""
+            if status.window_s:
+                hours, rest = divmod(status.window_s, 3600)
+                window = f" per {hours}h" if hours and not rest else f" per {status.window_s}s"
+            low = status.remaining is not None and status.remaining <= max(1, status.limit // 10)
+            text.append(f", {left}/{status.limit}{window} left", style=Style(bold=low, reverse=low))
+        if status.error:
+            text.append(f" ⚠ {one_line(status.error, 80)}", style=Style(bold=True))
+    return text
 
 
 def header_text(report: Report, title: str, width: int = 200, failed: bool = False) -> Text:

@@ -11,8 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from app.model import Status
-from app.present import EMULATED_MARK, GLYPH
+from app.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("arrows", "move between cells (category rows are skipped)"),
@@ -29,18 +28,6 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("q", "quit: stops the run and removes its containers first"),
 )
 
-MEANING: dict[Status, str] = {
-    Status.PENDING: "waiting for a slot",
-    Status.RUNNING: "running; the word says the stage (image, start, smoke, bench)",
-    Status.READY: "image published, starts, every check passes",
-    Status.PARTIAL: "starts, but some checks fail",
-    Status.BROKEN: "published but does not start (exec format error, crash, OOM)",
-    Status.MISSING: "no image for this architecture",
-    Status.TIMEOUT: "a stage ran out of its time budget",
-    Status.ERROR: "the tool or the infrastructure failed (not the component's fault)",
-    Status.SKIPPED: "not run",
-}
-
 
 def help_renderable() -> Table:
     table = Table(box=None, show_header=False, pad_edge=False)
@@ -53,10 +40,7 @@ def help_renderable() -> Table:
     table.add_row(Text("cells", style=Style(underline=True)), Text(""))
     for status, what in MEANING.items():
         table.add_row(Text(f"{GLYPH[status]} {status.value}"), Text(what))
-    table.add_row(
-        Text(EMULATED_MARK),
-        Text("ran under emulation (qemu): readiness counts, its speed does not; never compared as performance"),
-    )
+    table.add_row(Text(EMULATED_MARK), Text(EMULATED_MEANING))
     table.add_row(Text("arm64÷amd64"), Text("tps ratio (and tps per USD) when both ran natively with a benchmark"))
     return table
 

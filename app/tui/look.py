@@ -15,6 +15,7 @@ from textual.theme import Theme
 from app.cost import CompareTable, Comparison
 from app.model import CellResult, Status
 from app.present import EMULATED_MARK, GLYPH, cell_text
+from app.text import inert
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -84,7 +85,8 @@ def cell_label(cell: CellResult, width: int, motion: Motion | None = None) -> st
     When the words do not fit, the glyph, the status and the emulated mark stay and the
     detail goes first (a detail cut to a few letters says nothing)."""
     tail = f" {EMULATED_MARK}" if cell.emulated else ""
-    text = cell_text(cell, 10_000).removesuffix(tail)
+    # details come from containers: inert() drops escape sequences, Text keeps brackets literal
+    text = inert(cell_text(cell, 10_000), 0).replace("\n", " ").removesuffix(tail)
     if cell.status is Status.RUNNING:
         extras = list(motion.running_words(cell)) if motion is not None else []
         while extras and len(" ".join([text, *extras])) + len(tail) > width:

@@ -64,7 +64,7 @@ def _start(args: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen([str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_signal_midway_cleans_up_and_writes_the_report(lab: Path, tmp_path: Path, signum: int, no_leaks: None) -> None:
     out = tmp_path / "r.json"
     proc = _start(["run", "--headless", "--matrix", str(lab), "--json", str(out)])

@@ -28,7 +28,7 @@ def test_lab_server_cells_are_ready_on_both_arches(lab: Path, tmp_path: Path, no
         assert cell["image"]["digest"].startswith("sha256:") and cell["image"]["found_as"] == "index"
     assert amd["emulated"] is False and arm["emulated"] is True
     checks = {c["name"]: c for c in arm["stages"][2]["checks"]}
-    assert set(checks) == {"crud", "version", "arch"}
+    assert set(checks) == {"crud", "version", "arch", "auth"}
     assert checks["arch"]["detail"] == "aarch64"
     assert {c["name"]: c for c in amd["stages"][2]["checks"]}["arch"]["detail"] == "x86_64"
     # the two arches ran different images (pulled by per-arch digest, not by a shared tag)

@@ -135,7 +135,7 @@ def run_started(specs: Sequence[CellSpec], hosts: Sequence[HostFacts], arches: S
         CellPlanned(s.id, s.component, s.component.replace("-", " "), s.category, s.arch, s.host, s.emulated)
         for s in specs
     )
-    return RunStarted("0123456789abcdef", AT, "recorded.toml", Profile.QUICK, tuple(arches), cells, tuple(hosts))
+    return RunStarted("0123456789abcdef" * 2, AT, "recorded.toml", Profile.QUICK, tuple(arches), cells, tuple(hosts))
 
 
 def interleave(per_cell: Sequence[list[Event]], concurrency: int) -> list[Event]:
@@ -246,7 +246,7 @@ class ReplaySession:
     events: Sequence[Event]
     emit: Callable[[Event], None]
     yield_every: int = 1
-    run_id: str = "0123456789abcdef"
+    run_id: str = "0123456789abcdef" * 2
     closed: bool = False
     reruns: list[list[str]] = field(default_factory=list)
     gate: asyncio.Event | None = None  # when set up, re-runs wait for it (cells queue meanwhile)

@@ -14,6 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 from app.errors import EnvironmentProblem
+from app.events import RunNote
 from app.model import Status
 from app.session import RunOptions
 from app.state import fold
@@ -180,6 +181,22 @@ async def test_e_exports_to_the_path_typed(tmp_path: Path, monkeypatch: pytest.M
     assert data["run_id"] == fold(events).run_id and len(data["cells"]) == 12
 
 
+async def test_e_exports_in_the_format_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e", "shift+tab")
+        await choose(pilot, "format-markdown")  # enter picks it and goes back to the file
+        path_input = app.screen.query_one("#export-path")
+        assert path_input.value == "ecoready-01234567.md" and app.focused is path_input
+        assert str(app.screen.query_one("#export-format").get_option("format-markdown").prompt).startswith("●")
+        await pilot.press("enter")
+        await pilot.pause()
+    text = (tmp_path / "ecoready-01234567.md").read_text()
+    assert "mariadb-backup" in text and not text.lstrip().startswith("{")
+
+
 async def test_export_says_why_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     app = make_app(streams.lab_like())
@@ -264,3 +281,13 @@ async def test_a_run_that_cannot_start_says_why_and_exits_3() -> None:
         assert any("nothing to re-run" in n for n in notes(app))
         await quit_and_wait(app, pilot)
     assert app.return_code == 3
+
+
+async def test_notes_from_the_run_are_shown_as_text_never_markup() -> None:
+    note = RunNote("[link=http://evil.example]click[/link] \x1b[2J removed 2 resource(s)")
+    app = make_app([note, *streams.lab_like()])
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(app, pilot)
+        shown = [n for n in app._notifications if n.title == "note"]
+        assert shown and shown[0].markup is False
+        assert shown[0].message == "[link=http://evil.example]click[/link]  removed 2 resource(s)"

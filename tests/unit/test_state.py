@@ -124,3 +124,29 @@ def test_reduce_is_pure() -> None:
     base = fold(events[:1])
     fold(events[1:], base)
     assert base.cells["a/amd64"].status is Status.PENDING  # the input report was not changed
+
+
+def test_registry_observations_keep_the_latest_per_registry_in_first_seen_order() -> None:
+    from app.events import RegistryObserved
+    from app.model import RegistryStatus
+    from app.report.json import report_dict
+
+    report = fold(
+        [
+            started("a/amd64"),
+            RegistryObserved(RegistryStatus("docker.io", requests=1)),
+            RegistryObserved(RegistryStatus("ghcr.io", requests=1, error="unreachable (ConnectError: x)")),
+            RegistryObserved(
+                RegistryStatus("docker.io", requests=7, limit=100, remaining=93, window_s=21600, source="ip")
+            ),
+        ]
+    )
+    assert [(r.registry, r.requests) for r in report.registries] == [("docker.io", 7), ("ghcr.io", 1)]
+    data = report_dict(report)["registries"]
+    assert data[0]["rate_limit"] == {"limit": 100, "remaining": 93, "window_s": 21600, "source": "ip"}
+    assert data[1] == {
+        "registry": "ghcr.io",
+        "requests": 1,
+        "rate_limit": None,
+        "error": "unreachable (ConnectError: x)",
+    }

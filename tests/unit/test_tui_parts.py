@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from app.cost import compare
-from app.model import Category, CellResult, Stage, Status
+from app.model import Category, CellResult, RegistryStatus, Stage, Status
 from app.present import EMULATED_MARK
 from app.state import fold
 from app.tui.chart import bar, bar_chart
 from app.tui.detail import detail_renderable, plain
 from app.tui.export import available_formats, export_report
 from app.tui.filters import PROBLEMS, RowFilter, apply_choice, filter_choices
-from app.tui.header import header_text, short_emulator
+from app.tui.header import header_text, registry_status, short_emulator
 from app.tui.look import Motion, cell_label, compare_label
 from tests.tui import streams
 
@@ -127,6 +127,23 @@ def test_header_names_hosts_arches_and_emulator() -> None:
     assert "local: amd64 native · arm64 ᵉemulated (qemu-aarch64 10.0.2)" in text
     assert short_emulator("qemu-aarch64 version 10.0.13 (Debian 1:10.0.13+ds-0+deb13u1)") == "qemu-aarch64 10.0.13"
     assert "[b]lab[/b]" in text and "\x1b" not in text
+
+
+def test_header_says_each_registrys_requests_rate_limit_and_failure() -> None:
+    report = replace(
+        fold(streams.lab_like()),
+        registries=(
+            RegistryStatus("127.0.0.1:5000", requests=14),
+            RegistryStatus("registry-1.docker.io", requests=9, limit=100, remaining=7, window_s=21600, source="ip"),
+            RegistryStatus("ghcr.io", requests=1, error="[red]connect timeout[/red]\x1b[2J"),
+        ),
+    )
+    line = header_text(report, "lab", 200).plain.splitlines()[-1]
+    assert line == (
+        "registries: 127.0.0.1:5000 14 req · registry-1.docker.io 9 req, 7/100 per 6h left"
+        " · ghcr.io 1 req ⚠ [red]connect timeout[/red]"
+    )
+    assert registry_status(fold(streams.lab_like())) is None  # nothing asked yet: no line
 
 
 def test_export_formats_are_discovered_and_json_is_written(tmp_path: Path) -> None:

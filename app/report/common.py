@@ -1,0 +1,139 @@
+"""What every exporter says the same way: counts, hosts, what failed, bench numbers.
+Returns plain (not yet escaped) text; each exporter escapes for its own format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.model import CellResult, HostFacts, Outcome, Profile, Report, Status
+from app.summary import grid_rows
+
+NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
+
+
+def cells_in_grid_order(report: Report) -> list[CellResult]:
+    arches = list(report.arches)
+    out: list[CellResult] = []
+    for _category, _cid, _name, cells in grid_rows(report):
+        out.extend(sorted(cells.values(), key=lambda c: arches.index(c.arch) if c.arch in arches else len(arches)))
+    return out
+
+
+def counts_line(report: Report) -> str:
+    """`7 cells: 2 ready, 2 partial, 1 broken, 2 missing`"""
+    counts: dict[Status, int] = {}
+    for cell in report.cells.values():
+        counts[cell.status] = counts.get(cell.status, 0) + 1
+    parts = [f"{counts[s]} {s.value}" for s in Status if s in counts]
+    noun = "cell" if len(report.cells) == 1 else "cells"
+    return f"{len(report.cells)} {noun}: " + ", ".join(parts) if parts else "no cells"
+
+
+def when(stamp: str | None) -> str:
+    """`2026-11-21 22:49 UTC` from an ISO-8601 UTC timestamp (the raw text when unparsable)."""
+    if not stamp:
+        return "unknown"
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def run_seconds(report: Report) -> float | None:
+    try:
+        start = datetime.fromisoformat(report.started_at.replace("Z", "+00:00"))
+        end = datetime.fromisoformat((report.finished_at or "").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (end - start).total_seconds())
+
+
+def run_line(report: Report) -> str:
+    """`matrix containers/lab.toml, profile smoke, run 6f9b22f2, 2026-11-21 22:49:50 UTC, 12.3 s`"""
+    parts = [f"matrix {report.matrix}", f"profile {report.profile.value}", f"run {report.run_id[:8]}"]
+    parts.append(when(report.started_at))
+    seconds = run_seconds(report)
+    if seconds is not None:
+        parts.append(f"{seconds:.1f} s")
+    if report.interrupted:
+        parts.append("INTERRUPTED: cells not started are skipped")
+    elif report.finished_at is None:
+        parts.append("did not finish")
+    parts.append(f"ecoready {report.tool_version}")
+    return ", ".join(parts)
+
+
+def host_line(host: HostFacts) -> str:
+    """`local: native amd64, emulating arm64 (qemu-aarch64 version 10.0.13), docker 20.10, 2 CPUs, 23.5 GiB`"""
+    parts = [f"native {host.native_arch}"]
+    for arch in host.emulated_arches:
+        emulator = host.emulators.get(arch, "")
+        parts.append(f"emulating {arch}" + (f" ({emulator})" if emulator else ""))
+    if host.docker_version:
+        parts.append(f"docker {host.docker_version} (API {host.api_version})")
+    if host.cpus:
+        parts.append(f"{host.cpus} CPUs")
+    if host.memory_bytes:
+        parts.append(f"{host.memory_bytes / 2**30:.1f} GiB")
+    if host.price_per_hour is not None:
+        parts.append(f"{host.price_per_hour:g} USD/h")
+    if host.cpu_ghz is not None:
+        parts.append(f"{host.cpu_ghz:g} GHz")
+    return f"{host.name}: " + ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One thing that went wrong in a cell: a failing check, or a stage that failed itself."""
+
+    where: str  # "smoke crud", "start", or "cell" when no stage says more
+    outcome: str  # fail, timeout, error (or the cell's status for "cell")
+    detail: str
+
+
+BAD = (Outcome.FAIL, Outcome.TIMEOUT, Outcome.ERROR)
+
+
+def failures(cell: CellResult) -> list[Failure]:
+    found: list[Failure] = []
+    for stage in cell.stages:
+        bad_checks = [c for c in stage.checks if c.outcome in BAD]
+        found.extend(Failure(f"{stage.stage.value} {c.name}", c.outcome.value, c.detail) for c in bad_checks)
+        if stage.outcome in BAD and not bad_checks:
+            assert stage.outcome is not None
+            found.append(Failure(stage.stage.value, stage.outcome.value, stage.detail))
+    if not found and cell.status not in NOT_FAILING:
+        found.append(Failure("cell", cell.status.value, cell.detail))
+    return found
+
+
+def failing_cells(report: Report) -> list[CellResult]:
+    return [c for c in cells_in_grid_order(report) if c.status not in NOT_FAILING]
+
+
+def bench_cells(report: Report) -> list[CellResult]:
+    return [c for c in cells_in_grid_order(report) if c.bench is not None and c.bench.series]
+
+
+def no_bench_sentence(report: Report) -> str:
+    if report.profile is Profile.SMOKE:
+        return "None in this run: profile smoke runs no benchmark (use --profile quick or full)."
+    return "None in this run: no cell reached its bench stage, or no component is of a benchmarked kind."
+
+
+def target_words(target: str) -> str:
+    """`against the server` / `through proxysql` (the bench target as a phrase)."""
+    return "against the server" if target in ("", "server") else target
+
+
+def number(value: float | None, digits: int = 0) -> str:
+    """`12,345` / `12,345.6` / `-` for a missing value."""
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def signed_percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}%"

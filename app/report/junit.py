@@ -1,0 +1,99 @@
+"""Report -> JUnit XML (pure), for CI systems that show test results.
+
+One <testcase> per cell: classname = category, name = component/arch. A component's
+failure (partial, broken, missing, timeout) is a <failure> listing the failing checks;
+a failure of the tool or its infrastructure (`error`) is an <error>, so CI never shows it
+as the component's fault; skipped and unfinished cells are <skipped>.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from app.model import CellResult, Report, Status
+from app.present import EMULATED_MEANING
+from app.report.common import cells_in_grid_order, failures, run_seconds
+from app.text import inert
+
+# Characters XML 1.0 cannot carry at all (inert() already removed most controls).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+FAILED = frozenset({Status.PARTIAL, Status.BROKEN, Status.MISSING, Status.TIMEOUT})
+
+
+def xml_text(text: str) -> str:
+    return _NOT_XML.sub("", inert(text, 0))
+
+
+def failure_text(cell: CellResult) -> str:
+    lines = [f"{f.where} ({f.outcome}): {f.detail}" for f in failures(cell)]
+    if cell.image is not None and cell.image.digest:
+        lines.append(f"image {cell.image.reference} for {cell.image.arch}: {cell.image.digest}")
+    return xml_text("\n".join(lines))
+
+
+def testcase(parent: ET.Element, cell: CellResult) -> None:
+    case = ET.SubElement(
+        parent,
+        "testcase",
+        classname=xml_text(cell.category.value),
+        name=xml_text(f"{cell.component}/{cell.arch}"),
+        time=f"{cell.seconds:.3f}",
+    )
+    if cell.emulated:
+        props = ET.SubElement(case, "properties")
+        ET.SubElement(props, "property", name="emulated", value="true")
+    message = xml_text(f"{cell.status.value}: {cell.detail}" if cell.detail else cell.status.value)
+    if cell.status in FAILED:
+        node = ET.SubElement(case, "failure", message=message, type=cell.status.value)
+        node.text = failure_text(cell)
+    elif cell.status is Status.ERROR:
+        node = ET.SubElement(case, "error", message=message, type="tool or infrastructure error")
+        node.text = failure_text(cell)
+    elif cell.status is not Status.READY:  # skipped, or never finished (an interrupted run)
+        reason = message if cell.status is Status.SKIPPED else f"did not finish ({cell.status.value})"
+        ET.SubElement(case, "skipped", message=reason)
+    out = []
+    if cell.emulated:
+        out.append(f"emulated: {EMULATED_MEANING}")
+    if cell.status is not Status.READY:
+        out.extend(cell.log_tail)
+    if out:
+        ET.SubElement(case, "system-out").text = xml_text("\n".join(out))
+
+
+def render(report: Report) -> str:
+    cells = cells_in_grid_order(report)
+    count = {
+        "tests": len(cells),
+        "failures": sum(1 for c in cells if c.status in FAILED),
+        "errors": sum(1 for c in cells if c.status is Status.ERROR),
+        "skipped": sum(1 for c in cells if c.status not in FAILED and c.status not in (Status.READY, Status.ERROR)),
+    }
+    seconds = run_seconds(report)
+    total = f"{seconds:.3f}" if seconds is not None else f"{sum(c.seconds for c in cells):.3f}"
+    counts = {k: str(v) for k, v in count.items()}
+    suites = ET.Element("testsuites", {"name": "ecoready", "time": total, **counts})
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        {
+            "name": xml_text(f"ecoready {report.matrix}"),
+            "timestamp": xml_text(report.started_at),
+            "time": total,
+            **counts,
+        },
+    )
+    props = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("run_id", report.run_id),
+        ("matrix", report.matrix),
+        ("profile", report.profile.value),
+        ("ecoready", report.tool_version),
+        ("interrupted", "true" if report.interrupted else "false"),
+    ):
+        ET.SubElement(props, "property", name=name, value=xml_text(value))
+    for cell in cells:
+        testcase(suite, cell)
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -1,0 +1,203 @@
+"""Report -> GitHub-flavoured Markdown (pure): the grid, what failed, benchmarks, and the
+arm64-vs-amd64 tables of `cost.compare`.
+
+Every value from a container or a config goes through `md()` (or into a code block whose
+fence is longer than any backtick run in it): no markup, link, HTML or escape sequence in
+a component name or a log line can act on the page that shows the report.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+
+from app.cost import Comparison, compare
+from app.model import BenchResult, CellResult, Report, Status
+from app.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
+from app.report.common import (
+    bench_cells,
+    counts_line,
+    failing_cells,
+    failures,
+    host_line,
+    no_bench_sentence,
+    number,
+    run_line,
+    signed_percent,
+    target_words,
+)
+from app.summary import arches_of, grid_rows
+from app.text import inert
+
+LOG_LINES = 10
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def md(text: str) -> str:
+    """Inert, one-line, escaped Markdown text: HTML as entities, markup characters escaped."""
+    text = inert(text, 0).replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def code_block(lines: Sequence[str]) -> list[str]:
+    """A fenced block that no line can close early (the fence outgrows any backtick run)."""
+    body = [inert(line, 0) for line in lines]
+    longest = max((len(m.group()) for line in body for m in _BACKTICKS.finditer(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", *body, fence]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
+    align = ["---:" if i in right else "---" for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return lines
+
+
+def cell_label(cell: CellResult) -> str:
+    return md(short_text(cell)) + (f" {EMULATED_MARK}" if cell.emulated else "")
+
+
+def grid(report: Report) -> list[str]:
+    arches = list(arches_of(report))
+    rows = []
+    for category, cid, name, cells in grid_rows(report):
+        who = f"**{md(cid)}**" + (f"<br>{md(name)}" if name and name != cid else "")
+        rows.append([md(category.value), who] + [cell_label(cells[a]) if a in cells else "" for a in arches])
+    return table(["category", "component", *(md(a) for a in arches)], rows)
+
+
+def legend(report: Report) -> str:
+    seen = {c.status for c in report.cells.values()}
+    parts = [f"{GLYPH[s]} {s.value}: {MEANING[s]}" for s in Status if s in seen]
+    if any(c.emulated for c in report.cells.values()):
+        parts.append(f"{EMULATED_MARK} {EMULATED_MEANING}")
+    return "Legend: " + " · ".join(parts)
+
+
+def failed(report: Report) -> list[str]:
+    cells = failing_cells(report)
+    if not cells:
+        return []
+    lines = ["## What failed", ""]
+    for cell in cells:
+        emulated = f" {EMULATED_MARK} emulated" if cell.emulated else ""
+        lines.append(f"### {GLYPH[cell.status]} {md(cell.component)} on {md(cell.arch)}: {cell.status.value}{emulated}")
+        lines.append("")
+        found = failures(cell)
+        if cell.detail and not found:
+            lines.extend([md(cell.detail), ""])
+        for failure in found:
+            lines.append(f"- {md(failure.where)} ({md(failure.outcome)}): {md(failure.detail) or 'no detail'}")
+        if cell.image is not None and cell.image.digest:
+            lines.append(f"- image {md(cell.image.reference)} for {md(cell.image.arch)}: {md(cell.image.digest)}")
+        lines.append("")
+        if cell.log_tail:
+            lines.extend(["<details><summary>last log lines</summary>", ""])
+            lines.extend(code_block(cell.log_tail[-LOG_LINES:]))
+            lines.extend(["", "</details>", ""])
+    return lines
+
+
+def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
+    where = f"{md(bench.tool)} {md(target_words(bench.target))}, profile {md(bench.profile)}"
+    if bench.cpu_model:
+        where += f", {md(bench.cpu_model)}"
+    if bench.cpus:
+        where += f", {bench.cpus} CPUs"
+    lines = [f"### {md(cell.component)} on {md(cell.arch)}", "", where, ""]
+    if bench.emulated or cell.emulated:
+        lines.extend(
+            [
+                f"> **{EMULATED_MARK} Emulated:** these numbers measure the emulator, not the CPU. "
+                "They are not performance and are never compared.",
+                "",
+            ]
+        )
+    rows = []
+    for s in bench.series:
+        failed_runs = sum(1 for r in s.runs if not r.ok)
+        runs = f"{len(s.runs)}" + (f" ({failed_runs} failed)" if failed_runs else "")
+        rows.append(
+            [
+                md(s.workload),
+                md(s.access),
+                str(s.threads),
+                number(s.median_tps, 1),
+                number(s.median_qps, 1),
+                number(s.median_p95_ms, 2),
+                f"{s.cv * 100:.1f}%",
+                runs,
+            ]
+        )
+    lines.extend(
+        table(["workload", "access", "threads", "tps", "qps", "p95 ms", "CV", "runs"], rows, right=range(2, 8))
+    )
+    lines.append("")
+    return lines
+
+
+def comparison(result: Comparison) -> list[str]:
+    if not result.tables and not result.absent:
+        return []
+    lines = ["## arm64 vs amd64", ""]
+    for t in result.tables:
+        lines.append(f"### {md(t.component)}: {md(t.workload)}, {md(t.access)} ({md(t.target)})")
+        lines.extend(["", f"arm64 on host {md(t.arm64_host)}, amd64 on host {md(t.amd64_host)}; median tps", ""])
+        rows = [
+            [
+                str(r.threads),
+                number(r.arm64_tps, 1),
+                number(r.amd64_tps, 1),
+                signed_percent(r.tps_percent),
+                number(r.arm64_scaled_tps, 1),
+                number(r.arm64_per_usd),
+                number(r.amd64_per_usd),
+                signed_percent(r.per_usd_percent),
+            ]
+            for r in t.rows
+        ]
+        header = [
+            "threads",
+            "arm64 tps",
+            "amd64 tps",
+            "arm64 vs amd64",
+            "arm64 tps at amd64's clock",
+            "arm64 tps per USD-hour",
+            "amd64 tps per USD-hour",
+            "arm64 vs amd64 per USD",
+        ]
+        lines.extend(table(header, rows, right=range(8)))
+        lines.append("")
+    if result.absent:
+        lines.extend(["Not compared:", ""])
+        lines.extend(f"- {md(reason)}" for reason in result.absent)
+        lines.append("")
+    return lines
+
+
+def render(report: Report) -> str:
+    lines = ["# ecoready readiness report", "", md(run_line(report)), ""]
+    lines.extend(grid(report))
+    lines.extend(["", f"**{md(counts_line(report))}**", "", legend(report), ""])
+    lines.extend(failed(report))
+    benched = bench_cells(report)
+    lines.extend(["## Benchmarks", ""])
+    if not benched:
+        lines.extend([md(no_bench_sentence(report)), ""])
+    for cell in benched:
+        assert cell.bench is not None
+        lines.extend(bench_section(cell, cell.bench))
+    if benched:
+        lines.extend(comparison(compare(report)))
+    if report.hosts:
+        lines.extend(["## Hosts", ""])
+        lines.extend(f"- {md(host_line(h))}" for h in report.hosts)
+        lines.append("")
+    if report.notes:
+        lines.extend(["## Notes", ""])
+        lines.extend(f"- {md(note)}" for note in report.notes)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"

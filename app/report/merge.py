@@ -1,0 +1,105 @@
+"""Several reports -> one (pure): e.g. a native arm64 runner's and a native amd64 runner's.
+
+Cells are united by id. When two reports hold the same cell, a native result wins over an
+emulated one, then the one that finished later; the report notes which was kept. Hosts
+with the same name but different facts (both runners call theirs `local`) are renamed
+`<name>-<native arch>` so every cell still points at the host that ran it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import replace
+
+from app.errors import ReportError
+from app.model import REPORT_SCHEMA_VERSION, CellResult, HostFacts, Report
+
+
+def _unique(values: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _rename_hosts(parts: Sequence[tuple[str, Report]]) -> list[tuple[str, Report]]:
+    """Give clashing host names a suffix (per report), rewriting that report's cells."""
+    seen: dict[str, HostFacts] = {}
+    out: list[tuple[str, Report]] = []
+    for label, report in parts:
+        renames: dict[str, str] = {}
+        for host in report.hosts:
+            other = seen.get(host.name)
+            if other is not None and other != host:
+                new = f"{host.name}-{host.native_arch}"
+                n = 2
+                while new in seen and seen[new] != host:
+                    new = f"{host.name}-{host.native_arch}-{n}"
+                    n += 1
+                renames[host.name] = new
+            seen.setdefault(renames.get(host.name, host.name), host)
+        if renames:
+            report = replace(
+                report,
+                hosts=tuple(replace(h, name=renames.get(h.name, h.name)) for h in report.hosts),
+                cells={k: replace(c, host=renames.get(c.host, c.host)) for k, c in report.cells.items()},
+            )
+        out.append((label, report))
+    return out
+
+
+def _better(a: CellResult, b: CellResult) -> CellResult:
+    """Native beats emulated; then the later finished (a finished cell beats an unfinished one)."""
+    if a.emulated != b.emulated:
+        return b if a.emulated else a
+    if a.status.finished != b.status.finished:
+        return a if a.status.finished else b
+    return b if (b.finished_at or "") >= (a.finished_at or "") else a
+
+
+def merge(parts: Sequence[tuple[str, Report]]) -> Report:
+    """`parts` are (label, report), the label (a file name) used in notes."""
+    if not parts:
+        raise ReportError("nothing to merge")
+    parts = _rename_hosts(parts)
+    reports = [r for _, r in parts]
+    notes: list[str] = []
+    cells: dict[str, CellResult] = {}
+    origin: dict[str, str] = {}
+    for label, report in parts:
+        for cell_id, cell in report.cells.items():
+            if cell_id in cells:
+                kept = _better(cells[cell_id], cell)
+                loser = origin[cell_id] if kept is cell else label
+                if kept is cell:
+                    origin[cell_id] = label
+                notes.append(f"{cell_id} was in more than one report: kept the one from {origin[cell_id]}, not {loser}")
+                cells[cell_id] = kept
+            else:
+                cells[cell_id] = cell
+                origin[cell_id] = label
+    profiles = _unique([r.profile.value for r in reports])
+    if len(profiles) > 1:
+        notes.append(f"the merged reports ran different profiles: {', '.join(profiles)}")
+    versions = _unique([r.tool_version for r in reports])
+    if len(versions) > 1:
+        notes.append(f"the merged reports come from different ecoready versions: {', '.join(versions)}")
+    notes.append("merged from " + "; ".join(f"{label} (run {r.run_id[:8]})" for label, r in parts))
+    hosts: dict[str, HostFacts] = {}
+    for report in reports:
+        for host in report.hosts:
+            hosts.setdefault(host.name, host)
+    finished = [r.finished_at for r in reports]
+    run_id = hashlib.sha256(" ".join(r.run_id for r in reports).encode()).hexdigest()[:32]
+    return Report(
+        schema_version=REPORT_SCHEMA_VERSION,
+        run_id=run_id,
+        tool_version=versions[0],
+        matrix=" + ".join(_unique([r.matrix for r in reports])),
+        profile=reports[0].profile,
+        started_at=min(r.started_at for r in reports),
+        finished_at=max(f for f in finished if f) if all(finished) else None,
+        interrupted=any(r.interrupted for r in reports),
+        hosts=tuple(hosts.values()),
+        arches=tuple(_unique([a for r in reports for a in r.arches])),
+        cells=cells,
+        notes=tuple(_unique([n for r in reports for n in r.notes] + notes)),
+    )

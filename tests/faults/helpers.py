@@ -1,0 +1,84 @@
+"""Running ecoready as a separate process the way a user does, and watching where it is
+through its event log (ECOREADY_EVENT_LOG)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import ROOT, docker_labelled
+
+
+class Run:
+    def __init__(self, matrix: Path, tmp: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.events_path = tmp / f"events-{time.monotonic_ns()}.jsonl"
+        self.report_path = tmp / f"report-{time.monotonic_ns()}.json"
+        exe = Path(sys.executable).with_name("ecoready")
+        self.proc = subprocess.Popen(
+            [str(exe), "run", "--headless", "--matrix", str(matrix), "--json", str(self.report_path), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "ECOREADY_EVENT_LOG": str(self.events_path), **(env or {})},
+        )
+
+    @property
+    def owner(self) -> str:
+        return f"ecoready.owner={socket.gethostname()}:{self.proc.pid}"
+
+    def events(self) -> list[dict[str, Any]]:
+        if not self.events_path.exists():
+            return []
+        lines = self.events_path.read_text().splitlines()
+        return [json.loads(line) for line in lines if line.endswith("}")]
+
+    def wait_for(self, predicate: Any, timeout: float = 300, what: str = "") -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for event in self.events():
+                if predicate(event):
+                    return event
+            if self.proc.poll() is not None:
+                raise AssertionError(
+                    f"ecoready ended ({self.proc.returncode}) before {what}: {self.proc.stderr.read()}"
+                )
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def wait_for_stage(self, stage: str, timeout: float = 300) -> None:
+        self.wait_for(lambda e: e["event"] == "StageStarted" and e["stage"] == stage, timeout, f"stage {stage}")
+
+    def resources(self) -> dict[str, list[str]]:
+        return docker_labelled(self.owner)
+
+    def finish(self, timeout: float = 600) -> tuple[int, dict[str, Any]]:
+        _, err = self.proc.communicate(timeout=timeout)
+        report = json.loads(self.report_path.read_text()) if self.report_path.exists() else {}
+        report["_stderr"] = err
+        return self.proc.returncode, report
+
+
+def write_matrix(path: Path, body: str) -> Path:
+    path.write_text(body)
+    return path
+
+
+SERVER = """
+[[components]]
+id = "{id}"
+category = "server"
+probe = "server"
+image = "{image}"
+{extra}
+"""
+
+
+def server_rows(*ids: str, image: str = "127.0.0.1:5000/lab/mariadb:10.11", extra: str = "") -> str:
+    return "".join(SERVER.format(id=i, image=image, extra=extra) for i in ids)

@@ -1,0 +1,64 @@
+"""The whole lab matrix, as `make demo` runs it: every row ready on amd64 (native) and
+arm64 (emulated), through the real engine. One run; one test result per cell."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.config import load
+from tests.conftest import LAB_MATRIX, docker_labelled, ecoready
+
+pytestmark = pytest.mark.docker
+
+CELLS = [f"{c.id}/{arch}" for c in load(LAB_MATRIX).components for arch in ("amd64", "arm64")]
+# The lab's deliberate availability gaps (app/labgaps.py); every other cell must be ready.
+EXPECTED = {
+    "gap-amd64-only/arm64": "missing",
+    "gap-arm64-only/amd64": "missing",
+    "gap-mislabelled/arm64": "broken",
+}
+
+
+@pytest.fixture(scope="module")
+def lab_report(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("lab") / "report.json"
+    result = ecoready("run", "--headless", "--matrix", str(lab), "--json", str(out), timeout=3600)
+    report: dict[str, Any] = json.loads(out.read_text())
+    report["_stderr"] = result.stderr
+    report["_exit"] = result.returncode
+    assert docker_labelled(f"ecoready.run={report['run_id']}") == {"containers": [], "networks": [], "volumes": []}
+    return report
+
+
+@pytest.mark.parametrize("cell_id", CELLS)
+def test_lab_cell_gets_its_verdict(lab_report: dict[str, Any], cell_id: str) -> None:
+    cells = {c["id"]: c for c in lab_report["cells"]}
+    cell = cells[cell_id]
+    failing = [
+        f"{s['stage']}:{k['name']}: {k['detail']}"
+        for s in cell["stages"]
+        for k in s["checks"]
+        if k["outcome"] != "pass"
+    ]
+    expected = EXPECTED.get(cell_id, "ready")
+    assert cell["status"] == expected, (cell["status"], cell["detail"], failing, cell["log_tail"][-5:])
+    assert cell["emulated"] is (cell["arch"] == "arm64")
+    if expected != "ready":
+        assert [s["stage"] for s in cell["stages"]] == ["image"]  # judged without starting anything
+        return
+    smoke = next(s for s in cell["stages"] if s["stage"] == "smoke")
+    assert smoke["checks"], "every lab probe reports named checks"
+    assert all(k["outcome"] == "pass" for k in smoke["checks"])
+
+
+def test_the_whole_run_gets_the_expected_grid(lab_report: dict[str, Any]) -> None:
+    assert lab_report["_exit"] == 1, lab_report["_stderr"][-3000:]  # some cells are not ready, on purpose
+    counts: dict[str, int] = {}
+    for cell_id in CELLS:
+        status = EXPECTED.get(cell_id, "ready")
+        counts[status] = counts.get(status, 0) + 1
+    assert lab_report["summary"] == dict(sorted(counts.items()))

@@ -1,0 +1,235 @@
+"""The registry client in the three ways registries are guarded, all through the same code
+(`RegistryClient.resolve`) against real docker-registry processes: anonymous, htpasswd
+Basic, and Bearer tokens from a token server of ours (the distribution token spec).
+Credentials come from a docker config (`auths`, `credsStore`, `credHelpers` with a real
+helper program); no secret may appear in any message."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import secrets
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.credentials import DockerCredentials
+from app.model import Verdict
+from app.oci import RegistryWriter
+from app.regcache import DiskCache
+from app.registry import RegistryClient, RegistryError
+from tests.conftest import ecoready, one_image_matrix
+from tests.registry_servers import (
+    Registry,
+    TokenServer,
+    credential_helper,
+    docker_config,
+    htpasswd_auth,
+    push_tiny_index,
+    start_registry,
+)
+
+USER = "alice"
+PASSWORD = "pw-" + secrets.token_hex(12)  # per session: a canary that must never be shown
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("registries")
+
+
+@pytest.fixture(scope="module")
+def open_registry(work: Path) -> Iterator[tuple[Registry, dict[str, str]]]:
+    """An anonymous registry holding tiny multi-arch images; the guarded ones serve its storage."""
+    storage = work / "storage"
+    storage.mkdir()
+    registry = start_registry(work, storage)
+    writer = RegistryWriter(registry.url)
+    try:
+        digests = {repo: push_tiny_index(writer, repo, "1") for repo in ("test/tiny", "private/tiny")}
+    finally:
+        writer.close()
+    yield registry, digests
+    registry.stop()
+
+
+@pytest.fixture(scope="module")
+def basic_registry(work: Path, open_registry: tuple[Registry, dict[str, str]]) -> Iterator[Registry]:
+    registry = start_registry(work, work / "storage", auth=htpasswd_auth(work, USER, PASSWORD), readonly=True)
+    yield registry
+    registry.stop()
+
+
+@pytest.fixture(scope="module")
+def token_server(work: Path) -> Iterator[TokenServer]:
+    server = TokenServer(work, {USER: PASSWORD})
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def token_registry(
+    work: Path, open_registry: tuple[Registry, dict[str, str]], token_server: TokenServer
+) -> Iterator[Registry]:
+    registry = start_registry(work, work / "storage", auth=token_server.auth_yaml(), readonly=True)
+    yield registry
+    registry.stop()
+
+
+def client_for(work: Path, config: dict[str, object] | None = None) -> RegistryClient:
+    path = docker_config(work, config or {}) / "config.json"
+    return RegistryClient(credentials=DockerCredentials(path), cache=DiskCache(work / "cache-unused"), deadline=20)
+
+
+def auths(host: str, password: str = PASSWORD) -> dict[str, object]:
+    return {"auths": {host: {"auth": base64.b64encode(f"{USER}:{password}".encode()).decode()}}}
+
+
+def assert_no_secret(*texts: str) -> None:
+    encoded = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    for text in texts:
+        assert PASSWORD not in text
+        assert encoded not in text
+
+
+async def both_arches(client: RegistryClient, reference: str) -> dict[str, Verdict]:
+    async with client:
+        return {arch: (await client.resolve(reference, arch)).verdict for arch in ("amd64", "arm64")}
+
+
+async def expect_error(client: RegistryClient, reference: str) -> RegistryError:
+    async with client:
+        with pytest.raises(RegistryError) as caught:
+            await client.resolve(reference, "amd64")
+    error = caught.value
+    assert_no_secret(str(error), repr(error), "".join(traceback.format_exception(error)))
+    return error
+
+
+# -- anonymous -------------------------------------------------------------------------
+async def test_anonymous_registry_answers_per_arch_with_digests(
+    work: Path, open_registry: tuple[Registry, dict[str, str]]
+) -> None:
+    registry, digests = open_registry
+    served = registry.requests()
+    client = RegistryClient(cache=False)
+    async with client:
+        amd = await client.resolve(f"{registry.host}/test/tiny:1", "amd64")
+        arm = await client.resolve(f"{registry.host}/test/tiny:1", "arm64")
+    assert (amd.verdict, arm.verdict) == (Verdict.AVAILABLE, Verdict.AVAILABLE)
+    assert amd.index_digest == arm.index_digest == digests["test/tiny"]
+    assert amd.digest != arm.digest and amd.found_as == "index"
+    assert arm.pull_reference == f"{registry.host}/test/tiny@{arm.digest}"
+    # the client's own count agrees with the registry's access log
+    assert client.statuses()[0].requests == registry.requests() - served == 5  # index, 2 manifests, 2 configs
+
+
+# -- htpasswd (Basic) --------------------------------------------------------------------
+async def test_basic_auth_with_auths_in_the_docker_config(work: Path, basic_registry: Registry) -> None:
+    verdicts = await both_arches(client_for(work, auths(basic_registry.host)), f"{basic_registry.host}/private/tiny:1")
+    assert verdicts == {"amd64": Verdict.AVAILABLE, "arm64": Verdict.AVAILABLE}
+
+
+async def test_basic_auth_without_credentials_is_an_error_naming_the_registry(
+    work: Path, basic_registry: Registry
+) -> None:
+    error = await expect_error(client_for(work), f"{basic_registry.host}/test/tiny:1")
+    assert error.registry == basic_registry.host
+    assert basic_registry.host in str(error) and "no credentials" in str(error)
+
+
+async def test_basic_auth_wrong_password_names_the_registry_and_no_secret(work: Path, basic_registry: Registry) -> None:
+    wrong = "pw-" + secrets.token_hex(12)
+    client = client_for(work, auths(basic_registry.host, wrong))
+    error = await expect_error(client, f"{basic_registry.host}/test/tiny:1")
+    assert str(error).startswith(f"{basic_registry.host}: the credentials for {basic_registry.host} were not accepted")
+    assert wrong not in str(error) and wrong not in repr(error)
+    assert client.statuses()[0].error == error.reason
+
+
+async def test_basic_auth_through_a_creds_store_helper(
+    work: Path, basic_registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    helper = credential_helper(work, "ecotest", {basic_registry.host: (USER, PASSWORD)})
+    monkeypatch.setenv("PATH", f"{helper}{os.pathsep}{os.environ['PATH']}")
+    client = client_for(work, {"credsStore": "ecotest"})
+    verdicts = await both_arches(client, f"{basic_registry.host}/test/tiny:1")
+    assert verdicts == {"amd64": Verdict.AVAILABLE, "arm64": Verdict.AVAILABLE}
+    assert (helper / "asked.log").read_text().split() == [basic_registry.host]  # asked once per run
+
+
+async def test_basic_auth_through_cred_helpers_per_registry(
+    work: Path, basic_registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    helper = credential_helper(work, "ecotest2", {basic_registry.host: (USER, PASSWORD)})
+    monkeypatch.setenv("PATH", f"{helper}{os.pathsep}{os.environ['PATH']}")
+    config = {"credHelpers": {basic_registry.host: "ecotest2"}, "credsStore": "absent-helper-never-asked"}
+    verdicts = await both_arches(client_for(work, config), f"{basic_registry.host}/private/tiny:1")
+    assert verdicts == {"amd64": Verdict.AVAILABLE, "arm64": Verdict.AVAILABLE}
+
+
+# -- token (Bearer) ----------------------------------------------------------------------
+async def test_anonymous_bearer_token_one_per_repository(
+    work: Path, token_registry: Registry, token_server: TokenServer
+) -> None:
+    before = len(token_server.issued)
+    client = client_for(work)
+    verdicts = await both_arches(client, f"{token_registry.host}/test/tiny:1")
+    assert verdicts == {"amd64": Verdict.AVAILABLE, "arm64": Verdict.AVAILABLE}
+    assert token_server.issued[before:] == [("", "repository:test/tiny:pull")]
+
+
+async def test_bearer_private_repository_needs_credentials(work: Path, token_registry: Registry) -> None:
+    error = await expect_error(client_for(work), f"{token_registry.host}/private/tiny:1")
+    assert "access to private/tiny refused" in str(error) and token_registry.host in str(error)
+
+
+async def test_bearer_token_with_credentials_from_a_helper(
+    work: Path, token_registry: Registry, token_server: TokenServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    helper = credential_helper(work, "ecotest3", {token_registry.host: (USER, PASSWORD)})
+    monkeypatch.setenv("PATH", f"{helper}{os.pathsep}{os.environ['PATH']}")
+    before, served_before = len(token_server.issued), token_registry.requests()
+    client = client_for(work, {"credsStore": "ecotest3"})
+    async with client:
+        found = [
+            await client.resolve(f"{token_registry.host}/{repo}:1", arch)
+            for repo in ("private/tiny", "test/tiny")
+            for arch in ("amd64", "arm64")
+        ]
+    assert [f.verdict for f in found] == [Verdict.AVAILABLE] * 4
+    # one token per repository; the second asked up front with the challenge learned first
+    assert token_server.issued[before:] == [(USER, "repository:private/tiny:pull"), (USER, "repository:test/tiny:pull")]
+    served = [line for line in token_registry.log.read_text().splitlines() if line.startswith("127.0.0.1 - ")]
+    assert [line for line in served[served_before:] if '" 401 ' in line] == served[served_before : served_before + 1]
+
+
+async def test_bearer_wrong_password_is_an_auth_error_without_the_secret(
+    work: Path, token_registry: Registry, token_server: TokenServer
+) -> None:
+    refused = token_server.refused
+    error = await expect_error(
+        client_for(work, auths(token_registry.host, "not-" + PASSWORD)), f"{token_registry.host}/test/tiny:1"
+    )
+    assert token_server.refused == refused + 1
+    assert str(error).startswith(f"{token_registry.host}: token refused")
+    assert f"credentials for {token_registry.host} were not accepted" in str(error)
+    assert "not-" + PASSWORD not in str(error)
+
+
+def test_the_images_verb_with_a_wrong_password_says_so_and_shows_no_secret(
+    work: Path, basic_registry: Registry, tmp_path: Path
+) -> None:
+    config = docker_config(work, auths(basic_registry.host, "x" + PASSWORD))
+    matrix = one_image_matrix(tmp_path, f"{basic_registry.host}/test/tiny:1")
+    result = ecoready("images", "--matrix", str(matrix), "--json", "-", env={"DOCKER_CONFIG": str(config)})
+    assert result.returncode == 3, result.stderr
+    report = json.loads(result.stdout)
+    assert {c["verdict"] for c in report["checks"]} == {"error"}
+    host = basic_registry.host
+    assert f"registry {host}: the credentials for {host} were not accepted" in result.stderr
+    assert_no_secret(result.stdout, result.stderr)
+    assert "x" + PASSWORD not in result.stdout + result.stderr

@@ -1,0 +1,81 @@
+"""The TUI shows a component name and a cell detail carrying `<script>`, Rich markup and
+ANSI/OSC escapes as plain, inert text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from app.config import load
+from app.events import CellFinished, CellLog, CellPlanned, CellStarted, Event, RunFinished, RunStarted
+from app.model import Profile, Status
+from app.session import RunOptions
+from app.tui.app import EcoreadyApp
+from tests.conftest import LAB_MATRIX
+
+NAME = "[bold red]boom[/][link=https://evil.example]x[/link]\x1b[31m<script>alert(1)</script>"
+LINE = "[blink]log[/blink] \x1b]8;;https://evil.example\x1b\\osc\x1b]8;;\x1b\\ \x1b[2J<script>alert(2)</script>"
+
+
+class QuietSession:
+    """No engine: the test feeds the events itself through `handle_run_event`."""
+
+    run_id = "0" * 32
+
+    def __init__(self, matrix: object, options: object, emit: Callable[[Event], None]) -> None:
+        self.emit = emit
+
+    async def open(self) -> None:
+        pass
+
+    async def run(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+
+def events() -> list[Event]:
+    cell_id = f"{NAME}/amd64"
+    planned = CellPlanned(cell_id, NAME, NAME, "server", "amd64", "local", False)
+    at = "2026-01-01T00:00:00.000Z"
+    return [
+        RunStarted("1" * 32, at, "m.toml", Profile.SMOKE, ("amd64",), (planned,)),
+        CellStarted(cell_id, at),
+        CellLog(cell_id, (LINE,)),
+        CellFinished(cell_id, at, 1.0, status=Status.BROKEN, detail=LINE),
+        RunFinished(at),
+    ]
+
+
+def assert_inert(value: object) -> str:
+    assert isinstance(value, Text)
+    assert not value.spans  # markup in the text made no styles
+    assert "\x1b" not in value.plain and "\x07" not in value.plain
+    return value.plain
+
+
+async def test_markup_script_and_escapes_stay_text_in_the_grid() -> None:
+    app = EcoreadyApp(load(LAB_MATRIX), RunOptions(), session_factory=QuietSession)  # type: ignore[arg-type]
+    async with app.run_test(size=(160, 20)) as pilot:
+        for event in events():
+            app.handle_run_event(event)
+        app.flush()
+        await pilot.pause()
+        table = app.query_one("#grid", DataTable)
+        label = assert_inert(table.get_cell(NAME, "component")).strip()  # indented under its category
+        cell = assert_inert(table.get_cell(NAME, "amd64"))
+        grid_screen = app.export_screenshot()
+        await pilot.press("enter")  # the detail view shows the whole name and log line
+        await pilot.pause()
+        detail_screen = app.export_screenshot()
+    assert label.startswith("[bold red]boom[/][link=https://evil.example]x[/link]")
+    assert label.endswith("<script>alert(1)</script>")
+    assert cell.startswith("✘ broken: [blink]log[/blink]")
+    for screen in (grid_screen, detail_screen):
+        assert "\x1b" not in screen
+    assert "[bold red]boom[/]" in grid_screen.replace("&#160;", " ")  # narrow column: the start of it
+    assert "&lt;script&gt;alert(1)" in detail_screen  # drawn as text on the screen
+    assert "&lt;script&gt;alert(2)" in detail_screen

@@ -1,0 +1,342 @@
+"""A recording stand-in for DockerHost, for probes whose images cannot run here.
+
+It sits *below* the real ProbeContext and Runner: probes run their real code paths (option
+files, `--xml` parsing, client errors, readiness waits, checks, backends, the QEMU_CPU
+retry), and only the engine is replaced. Every container spec, file and exec is recorded;
+execs are answered by handlers that a test registers, with canned outputs taken from the
+images' real formats (each test cites its source). An exec nobody answers fails the test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from app.config import Matrix
+from app.context import ProbeContext, RunContext
+from app.docker_host import OwnerInfo
+from app.events import Event
+from app.model import Category, Component, ImageInfo, Profile
+from app.plan import CellPlan, Plan, budgets_for
+from app.secrets import Secrets
+from app.specs import ContainerSpec, ContainerState, ExecResult, SweepResult
+
+
+@dataclass
+class FakeContainer:
+    id: str
+    spec: ContainerSpec
+    files: dict[str, bytes] = field(default_factory=dict)
+    running: bool = True
+    exit_code: int | None = None
+    log: list[str] = field(default_factory=list)
+    client: str = "/usr/bin/mysql"  # what `command -v mariadb || command -v mysql` finds
+
+    @property
+    def role(self) -> str:
+        return self.spec.labels.get("ecoready.role", "")
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return self.spec.env
+
+
+@dataclass(frozen=True)
+class Sql:
+    """One client call made through ProbeContext.sql, as the fake server sees it."""
+
+    via: FakeContainer
+    host: str
+    port: int
+    user: str
+    password: str  # from the option file the context wrote
+    statement: str
+    script: str | None  # the file's content when the statement is `source <file>`
+
+
+class SqlFailure(Exception):
+    """Raise from a SQL handler: the client prints `ERROR code (state) at line 1: message`."""
+
+    def __init__(self, code: int, state: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.state, self.message = code, state, message
+
+
+Rows = list[dict[str, Any]]
+SqlHandler = Callable[[Sql], "Rows | list[Rows] | None"]
+ExecHandler = Callable[[FakeContainer, list[str]], "ExecResult | None"]
+
+
+def xml_resultsets(results: list[Rows]) -> str:
+    """`mysql --xml` output (MySQL Reference Manual, mysql client options, `--xml`): one
+    `<resultset>` per statement, `<field name=...>` per column, NULL as xsi:nil."""
+    out = ['<?xml version="1.0"?>', ""]
+    for rows in results:
+        out.append('<resultset statement="..." xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">')
+        for row in rows:
+            out.append("  <row>")
+            for name, value in row.items():
+                if value is None:
+                    out.append(f'\t<field name={quoteattr(name)} xsi:nil="true" />')
+                else:
+                    out.append(f"\t<field name={quoteattr(name)}>{escape(str(value))}</field>")
+            out.append("  </row>")
+        out.append("</resultset>")
+    return "\n".join(out) + "\n"
+
+
+def ok(stdout: str = "", stderr: str = "") -> ExecResult:
+    return ExecResult(0, stdout, stderr, 0.01)
+
+
+def failed(code: int, stderr: str, stdout: str = "") -> ExecResult:
+    return ExecResult(code, stdout, stderr, 0.01)
+
+
+_PASSWORD = re.compile(r'password="((?:[^"\\]|\\.)*)"')
+
+
+class FakeHost:
+    """The DockerHost surface ProbeContext and Runner use, recorded and scripted."""
+
+    def __init__(self) -> None:
+        self.name = "fake"
+        self.containers: dict[str, FakeContainer] = {}
+        self.started: list[FakeContainer] = []  # in start order, removed ones included
+        self.execs: list[tuple[str, list[str]]] = []  # (role, argv)
+        self.exec_users: list[tuple[str, list[str], str]] = []  # (role, argv, user) of every exec
+        self.sql_log: list[Sql] = []
+        self.sql_handlers: list[SqlHandler] = []
+        self.exec_handlers: list[ExecHandler] = []
+        self.on_run: list[Callable[[FakeContainer], None]] = []
+        self.networks: list[str] = []
+        self.removed: list[str] = []
+        self._ids = itertools.count(1)
+
+    # -- scripting --------------------------------------------------------------------
+    def sql(self, handler: SqlHandler) -> SqlHandler:
+        self.sql_handlers.append(handler)
+        return handler
+
+    def execs_to(self, handler: ExecHandler) -> ExecHandler:
+        self.exec_handlers.append(handler)
+        return handler
+
+    def by_role(self, role: str) -> FakeContainer:
+        matches = [c for c in self.started if c.role == role]
+        assert matches, f"no container with role {role!r} (roles: {[c.role for c in self.started]})"
+        return matches[-1]
+
+    def argvs(self, role: str) -> list[list[str]]:
+        return [argv for r, argv in self.execs if r == role]
+
+    # -- the DockerHost surface ---------------------------------------------------------
+    async def create_network(self, name: str, labels: Mapping[str, str], *, internal: bool = True) -> str:
+        assert internal, "cell networks are internal"
+        self.networks.append(name)
+        return f"net-{name}"
+
+    async def create_volume(self, name: str, labels: Mapping[str, str]) -> str:
+        return name
+
+    async def run(self, spec: ContainerSpec) -> str:
+        assert spec.publish is None, "nothing is published on host ports"
+        cid = f"c{next(self._ids)}"
+        container = FakeContainer(cid, spec, {f.path: f.content for f in spec.files})
+        self.containers[cid] = container
+        self.started.append(container)
+        for hook in self.on_run:
+            hook(container)
+        return cid
+
+    async def state(self, container_id: str) -> ContainerState:
+        c = self.containers[container_id]
+        return ContainerState(c.running, False, None if c.running else c.exit_code, False, "", "")
+
+    async def logs(self, container_id: str, tail: int = 40) -> list[str]:
+        return self.containers[container_id].log[-tail:] if container_id in self.containers else []
+
+    async def put_files(self, container_id: str, files: Iterable[Any]) -> None:
+        for f in files:
+            self.containers[container_id].files[f.path] = f.content
+
+    async def exec(
+        self,
+        container_id: str,
+        argv: Iterable[str],
+        *,
+        timeout: float,
+        user: str = "",
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> ExecResult:
+        container = self.containers[container_id]
+        command = list(argv)
+        self.execs.append((container.role, command))
+        self.exec_users.append((container.role, command, user))
+        if not container.running:
+            return failed(1, f"Error response from daemon: container {container_id} is not running")
+        if command[:2] == ["sh", "-c"] and command[2] == "command -v mariadb || command -v mysql":
+            return ok(container.client + "\n") if container.client else failed(1, "")
+        if command[0] == container.client and len(command) > 1 and command[1].startswith("--defaults-extra-file="):
+            return self._client_call(container, command)  # other tools take option files too
+        for handler in self.exec_handlers:
+            result = handler(container, command)
+            if result is not None:
+                return result
+        raise AssertionError(f"unexpected exec in {container.role}: {command}")
+
+    def _client_call(self, via: FakeContainer, argv: list[str]) -> ExecResult:
+        cnf = via.files[argv[1].split("=", 1)[1]].decode()
+        match = _PASSWORD.search(cnf)
+        user = re.search(r'user="([^"]*)"', cnf)
+        statement = argv[argv.index("-e") + 1]
+        script = None
+        if statement.startswith("source "):
+            script = via.files[statement.split(" ", 1)[1]].decode()
+        call = Sql(
+            via=via,
+            host=argv[argv.index("-h") + 1],
+            port=int(argv[argv.index("-P") + 1]),
+            user=user.group(1) if user else "",
+            password=match.group(1) if match else "",
+            statement=statement,
+            script=script,
+        )
+        self.sql_log.append(call)
+        for handler in self.sql_handlers:
+            try:
+                answer = handler(call)
+            except SqlFailure as exc:
+                return failed(1, f"ERROR {exc.code} ({exc.state}) at line 1: {exc.message}\n")
+            if answer is not None:
+                results = answer if answer and isinstance(answer[0], list) else [answer]
+                return ok(xml_resultsets(results))  # type: ignore[arg-type]
+        raise AssertionError(f"no SQL handler for {call.host}:{call.port} {statement!r}")
+
+    async def remove_container(self, container_id: str) -> bool:
+        self.removed.append(container_id)
+        return self.containers.pop(container_id, None) is not None
+
+    async def remove_network(self, network_id: str) -> bool:
+        return True
+
+    async def remove_volume(self, name: str) -> bool:
+        return True
+
+    async def stop(self, container_id: str, timeout: int = 10) -> None:
+        self.containers[container_id].running = False
+
+    async def start(self, container_id: str) -> None:
+        self.containers[container_id].running = True
+
+    async def ping(self, timeout: float = 5.0) -> bool:
+        return True
+
+    async def sweep(self, **kwargs: Any) -> SweepResult:
+        return SweepResult()
+
+
+class FakeImages:
+    """Every image is 'published' unless listed in `missing`; records what was asked."""
+
+    def __init__(self, missing: Iterable[str] = ()) -> None:
+        self.asked: list[tuple[str, str]] = []
+        self.missing = set(missing)
+
+    async def ensure(self, reference: str, arch: str) -> ImageInfo:
+        from app.images import ImageUnavailable
+
+        self.asked.append((reference, arch))
+        if reference in self.missing:
+            raise ImageUnavailable(f"missing: the index publishes amd64 only ({reference})", missing=True)
+        return ImageInfo(reference, arch, digest="sha256:" + "0" * 64, found_as="index", image_id=f"img:{reference}")
+
+
+def component(
+    cid: str,
+    probe: str,
+    image: str,
+    *,
+    category: Category = Category.SERVER,
+    backend: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Component:
+    return Component(cid, cid, category, probe, image, backend=backend, options=dict(options or {}))
+
+
+@dataclass
+class Rig:
+    host: FakeHost
+    images: FakeImages
+    events: list[Event]
+    run: RunContext
+
+    def checks(self) -> dict[str, Any]:
+        from app.events import CheckReported
+
+        return {e.check.name: e.check for e in self.events if isinstance(e, CheckReported)}
+
+
+def rig(missing: Iterable[str] = ()) -> Rig:
+    host = FakeHost()
+    images = FakeImages(missing)
+    events: list[Event] = []
+    run = RunContext(
+        run_id="f" * 32,
+        host=host,  # type: ignore[arg-type]
+        owner=OwnerInfo("test", 1, ""),
+        secrets=Secrets(),
+        images=images,  # type: ignore[arg-type]
+        emit=events.append,
+        emulation_factor=6.0,
+    )
+    return Rig(host, images, events, run)
+
+
+def cell(comp: Component, backend: Component | None = None, *, arch: str = "amd64", emulated: bool = False) -> CellPlan:
+    return CellPlan(
+        id=f"{comp.id}/{arch}",
+        component=comp,
+        arch=arch,
+        host="fake",
+        emulated=emulated,
+        budgets=budgets_for(comp, emulated),
+        backend=backend,
+    )
+
+
+def context(r: Rig, comp: Component, backend: Component | None = None, **kwargs: Any) -> ProbeContext:
+    return ProbeContext(cell(comp, backend, **kwargs), r.run)
+
+
+def plan(cells: list[CellPlan]) -> Plan:
+    comps = tuple({c.component.id: c.component for c in cells}.values())
+    matrix = Matrix(path="fake.toml", title="fake", arches=("amd64", "arm64"), profile=Profile.SMOKE, components=comps)
+    return Plan(matrix=matrix, profile=Profile.SMOKE, arches=("amd64", "arm64"), cells=tuple(cells))
+
+
+BACKEND_HOSTNAME = "4f2a9c1be07d"  # what @@hostname is in a container: its short id
+
+
+def backend_server(host: FakeHost, *, hostname: str = BACKEND_HOSTNAME) -> SqlHandler:
+    """Answers what probes ask their backend server as root over 127.0.0.1:3306: the
+    readiness ping, @@hostname, and account scripts (the count of distinct users)."""
+
+    def handle(call: Sql) -> Rows | None:
+        if call.via.role != "backend-server" or (call.host, call.port) != ("127.0.0.1", 3306):
+            return None
+        if call.statement == "SELECT 1 AS ok":
+            return [{"ok": 1}]
+        if call.statement == "SELECT @@hostname AS host":
+            return [{"host": hostname}]
+        if call.script is not None and "CREATE USER" in call.script:
+            users = set(re.findall(r"CREATE USER IF NOT EXISTS '([^']+)'", call.script))
+            return [{"accounts": len(users)}]
+        return None
+
+    return host.sql(handle)

@@ -1,0 +1,190 @@
+"""The diff between two reports: status changes and which are regressions, new and lost
+cells and arches, bench changes beyond noise; and `ecoready diff` on saved reports."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from app.diff import NOISE_FLOOR, diff, diff_dict, diff_text, is_regression
+from app.model import BenchSeries, CellResult, Report, Status
+from app.report import json as json_report
+from tests.conftest import ecoready
+from tests.reports_sample import bench_report, lab_report
+
+
+def with_status(report: Report, cell_id: str, status: Status, detail: str = "") -> Report:
+    cells = dict(report.cells)
+    cells[cell_id] = replace(cells[cell_id], status=status, detail=detail)
+    return replace(report, cells=cells, run_id="f" * 32)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "regression"),
+    [
+        (Status.READY, Status.PARTIAL, True),
+        (Status.PARTIAL, Status.BROKEN, True),
+        (Status.READY, Status.MISSING, True),
+        (Status.BROKEN, Status.READY, False),
+        (Status.READY, Status.ERROR, False),  # the tool failed: not the component
+        (Status.ERROR, Status.BROKEN, False),  # nothing judged before: decided by history
+        (Status.READY, Status.SKIPPED, False),
+    ],
+)
+def test_which_status_changes_are_regressions(old: Status, new: Status, regression: bool) -> None:
+    assert is_regression(old, new) is regression
+
+
+def test_a_report_against_itself_has_no_change() -> None:
+    report = lab_report("lab-mixed")
+    change = diff(report, report)
+    assert not change.changed and not change.regressed
+    assert diff_text(change).startswith(f"tests/data/reports/lab-mixed.toml: no change since run {report.run_id[:8]}")
+
+
+def test_a_cell_that_stopped_working_is_a_regression() -> None:
+    old = lab_report("lab-run")
+    new = with_status(old, "mariadb-10.11/amd64", Status.PARTIAL, "failed: crud")
+    change = diff(old, new)
+    assert change.changed and change.regressed
+    (status,) = change.status
+    assert (status.cell, status.old, status.new, status.regression) == (
+        "mariadb-10.11/amd64",
+        Status.READY,
+        Status.PARTIAL,
+        True,
+    )
+    assert "REGRESSED mariadb-10.11/amd64: ready -> partial: failed: crud" in diff_text(change)
+    assert diff_text(diff(new, old)).count("changed mariadb-10.11/amd64: partial -> ready") == 1
+    assert not diff(new, old).regressed
+
+
+def test_an_error_between_two_runs_does_not_hide_a_regression() -> None:
+    ready = lab_report("lab-run")
+    errored = with_status(ready, "mariadb-10.11/amd64", Status.ERROR, "image: registry unreachable")
+    broken = with_status(ready, "mariadb-10.11/amd64", Status.BROKEN, "exited with code 1")
+    assert not diff(errored, broken).regressed  # error -> broken alone says nothing
+    change = diff(errored, broken, {"mariadb-10.11/amd64": ready.cells["mariadb-10.11/amd64"]})
+    assert change.regressed and change.status[0].judged_against is Status.READY
+    assert "error (last judged: ready) -> broken" in diff_text(change)
+
+
+def test_new_and_lost_arches_and_cells() -> None:
+    mixed = lab_report("lab-mixed")
+    amd_only = replace(mixed, arches=("amd64",), cells={k: c for k, c in mixed.cells.items() if c.arch == "amd64"})
+    change = diff(amd_only, mixed)
+    assert change.new_arches == ("arm64",) and change.new_cells == ()  # arm64's cells come with the arch
+    assert not change.regressed
+    fewer = replace(mixed, cells={k: c for k, c in mixed.cells.items() if not k.startswith("ghost/")})
+    change = diff(mixed, fewer)
+    assert [c.cell for c in change.lost_cells] == ["ghost/amd64", "ghost/arm64"]
+    assert not change.regressed and change.changed  # a matrix change is reported, not a regression
+    assert "lost cell ghost/amd64 (was missing)" in diff_text(change)
+
+
+def scaled(report: Report, cell_id: str, factor: float, cv: float | None = None) -> Report:
+    cells = dict(report.cells)
+    cell = cells[cell_id]
+    assert cell.bench is not None
+    series = tuple(
+        replace(s, median_tps=s.median_tps * factor, cv=s.cv if cv is None else cv) for s in cell.bench.series
+    )
+    cells[cell_id] = replace(cell, bench=replace(cell.bench, series=series))
+    return replace(report, cells=cells)
+
+
+def test_bench_changes_count_only_beyond_twice_the_noise() -> None:
+    old = bench_report()  # its series have a CV of 0.8%, so the floor of 2.5% applies: +-5%
+    assert NOISE_FLOOR == 0.025
+    within = diff(old, scaled(old, "mariadb-10.11/amd64", 0.96))
+    assert not within.bench and not within.changed
+    beyond = diff(old, scaled(old, "mariadb-10.11/amd64", 0.90))
+    assert len(beyond.bench) == 8 and beyond.regressed
+    first = beyond.bench[0]
+    assert first.change == pytest.approx(-0.10) and first.noise == pytest.approx(0.05)
+    faster = diff(old, scaled(old, "mariadb-10.11/amd64", 1.10))
+    assert faster.changed and not faster.regressed
+    noisy = diff(old, scaled(old, "mariadb-10.11/amd64", 0.90, cv=0.06))  # noise +-12%: -10% is within it
+    assert not noisy.bench
+
+
+def test_emulated_bench_numbers_are_never_compared() -> None:
+    old = bench_report()
+    change = diff(old, scaled(old, "mariadb-11.8/arm64", 0.5))
+    assert not change.bench and not change.regressed
+    assert "mariadb-11.8/arm64: emulated, its bench numbers are not compared" in change.not_compared
+
+
+def test_bench_on_another_host_is_not_compared() -> None:
+    old = bench_report()
+    cells = dict(old.cells)
+    cells["mariadb-10.11/amd64"] = replace(cells["mariadb-10.11/amd64"], host="elsewhere")
+    moved = scaled(replace(old, cells=cells), "mariadb-10.11/amd64", 0.5)
+    change = diff(old, moved)
+    assert not change.bench and any("now on elsewhere" in n for n in change.not_compared)
+
+
+def test_failed_bench_runs_are_not_compared() -> None:
+    old = bench_report()
+    cells = dict(old.cells)
+    cell: CellResult = cells["mariadb-10.11/amd64"]
+    assert cell.bench is not None
+    broken: tuple[BenchSeries, ...] = tuple(
+        replace(s, median_tps=1.0, runs=tuple(replace(r, errors=3) for r in s.runs)) for s in cell.bench.series
+    )
+    cells[cell.id] = replace(cell, bench=replace(cell.bench, series=broken))
+    assert not diff(old, replace(old, cells=cells)).bench
+
+
+def test_diff_dict_has_stable_keys() -> None:
+    old = lab_report("lab-run")
+    change = diff(old, with_status(old, "mariadb-10.11/arm64", Status.BROKEN, "exec format error"))
+    data = diff_dict(change)
+    assert list(data) == [
+        "matrix",
+        "old_run",
+        "new_run",
+        "old_started_at",
+        "new_started_at",
+        "changed",
+        "regressed",
+        "status_changes",
+        "new_cells",
+        "lost_cells",
+        "new_arches",
+        "lost_arches",
+        "bench_changes",
+        "not_compared",
+    ]
+    assert data["status_changes"] == [
+        {
+            "cell": "mariadb-10.11/arm64",
+            "old": "ready",
+            "new": "broken",
+            "judged_against": None,
+            "detail": "exec format error",
+            "emulated": True,
+            "regression": True,
+        }
+    ]
+    json.dumps(data)
+
+
+def test_cli_diff_exits_1_on_a_regression_and_0_otherwise(tmp_path: Path) -> None:
+    old = lab_report("lab-run")
+    old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
+    old_path.write_text(json_report.render(old))
+    new_path.write_text(json_report.render(with_status(old, "mariadb-10.11/amd64", Status.PARTIAL, "failed: crud")))
+    worse = ecoready("diff", str(old_path), str(new_path), "--json", str(tmp_path / "diff.json"))
+    assert worse.returncode == 1, worse.stderr
+    assert "REGRESSED mariadb-10.11/amd64: ready -> partial" in worse.stdout
+    assert json.loads((tmp_path / "diff.json").read_text())["regressed"] is True
+    better = ecoready("diff", str(new_path), str(old_path))
+    assert better.returncode == 0 and "changed mariadb-10.11/amd64: partial -> ready" in better.stdout
+    same = ecoready("diff", str(old_path), str(old_path))
+    assert same.returncode == 0 and "no change" in same.stdout
+    missing = ecoready("diff", str(old_path), str(tmp_path / "absent.json"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr

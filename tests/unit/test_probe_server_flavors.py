@@ -1,0 +1,106 @@
+"""The server probe's MySQL and Percona flavours through a real ProbeContext over a fake
+engine: env contract, command, readiness by a TCP round trip, the auth-defaults check.
+
+Canned outputs: `mysql --xml` result sets (MySQL manual, mysql client `--xml`), client
+errors `ERROR 2003 (HY000): Can't connect to MySQL server on '127.0.0.1:3306' (111)` (the
+message of CR_CONN_HOST_ERROR in MySQL's include/errmsg.h / libmysql/errmsg.cc).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from probes.base import CheckFailed
+from probes.server import AUTH_QUERY, SECRET_PATH, ServerProbe, describe_auth, flavor_of
+from probes.servers import root_env as server_env
+from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
+
+
+def test_flavor_from_image_and_option() -> None:
+    assert flavor_of("mysql:8.4") == "mysql"
+    assert flavor_of("container-registry.oracle.com/mysql/community-server:9.7") == "mysql"
+    assert flavor_of("percona/percona-server:8.4") == "percona"
+    assert flavor_of("mariadb:11.8") == "mariadb"
+    assert flavor_of("127.0.0.1:5000/lab/mariadb:10.11", "mysql") == "mysql"
+
+
+def test_env_contract_per_flavour() -> None:
+    # docker-library/mysql and percona-docker ps-entry.sh: file_env MYSQL_ROOT_PASSWORD and
+    # MYSQL_ROOT_HOST; MariaDB's entrypoint: MARIADB_* (MYSQL_* are aliases).
+    assert server_env("mysql", "/p") == {"MYSQL_ROOT_PASSWORD_FILE": "/p", "MYSQL_ROOT_HOST": "%"}
+    assert server_env("percona", "/p")["PERCONA_TELEMETRY_DISABLE"] == "1"
+    assert server_env("mariadb", "/p") == {"MARIADB_ROOT_PASSWORD_FILE": "/p", "MARIADB_ROOT_HOST": "%"}
+
+
+async def test_mysql_start_waits_for_tcp_after_the_init_server_and_passes_the_password_as_a_file() -> None:
+    r = rig()
+    ctx = context(r, component("mysql-8.4", "server", "mysql:8.4", options={"args": ["--mysql-native-password=ON"]}))
+    attempts: list[Sql] = []
+
+    @r.host.sql
+    def server(call: Sql) -> list[dict[str, object]] | None:
+        attempts.append(call)
+        if len(attempts) < 3:  # the entrypoint's --skip-networking init server: TCP refused
+            raise SqlFailure(2003, "HY000", "Can't connect to MySQL server on '127.0.0.1:3306' (111)")
+        return [{"ok": 1}]
+
+    probe = ServerProbe(ctx)
+    await probe.start()
+    (c,) = r.host.started
+    assert c.spec.env["MYSQL_ROOT_PASSWORD_FILE"] == SECRET_PATH
+    assert c.spec.env["MYSQL_ROOT_HOST"] == "%"
+    assert not any("PASSWORD" in k and not k.endswith("_FILE") for k in c.spec.env)
+    assert c.files[SECRET_PATH].decode() == probe.root.reveal()
+    assert c.spec.command == ("mysqld", "--mysql-native-password=ON")
+    assert len(attempts) == 3 and {(a.host, a.port, a.user) for a in attempts} == {("127.0.0.1", 3306, "root")}
+    assert attempts[-1].password == probe.root.reveal()  # from the option file, not argv
+    assert all(probe.root.reveal() not in " ".join(argv) for _, argv in r.host.execs)
+    assert probe.endpoint is not None and probe.endpoint.flavor == "mysql" and probe.endpoint.host == "server"
+
+
+async def test_percona_start_disables_telemetry() -> None:
+    r = rig()
+    ctx = context(r, component("ps", "server", "percona/percona-server:8.4"))
+    r.host.sql(lambda call: [{"ok": 1}])
+    await ServerProbe(ctx).start()
+    assert r.host.started[0].spec.env["PERCONA_TELEMETRY_DISABLE"] == "1"
+    assert r.host.started[0].spec.command is None  # the image's own CMD (mysqld)
+
+
+async def test_auth_check_reads_root_plugin_and_native_password_status() -> None:
+    r = rig()
+    ctx = context(r, component("mysql-9.7", "server", "mysql:9.7"))
+
+    @r.host.sql
+    def server(call: Sql) -> list[dict[str, object]] | None:
+        if call.statement == AUTH_QUERY:
+            # MySQL 9.x: mysql_native_password removed, so the subquery is NULL.
+            return [{"root_plugin": "caching_sha2_password", "native": None}]
+        return [{"ok": 1}]
+
+    probe = ServerProbe(ctx)
+    await probe.start()
+    assert await probe._auth() == "root@%: caching_sha2_password; mysql_native_password: absent"
+
+
+@pytest.mark.parametrize(
+    ("flavor", "plugin", "native", "expected"),
+    [
+        (
+            "mysql",
+            "caching_sha2_password",
+            "DISABLED",
+            "root@%: caching_sha2_password; mysql_native_password: disabled",
+        ),
+        ("mariadb", "mysql_native_password", "ACTIVE", "root@%: mysql_native_password; mysql_native_password: active"),
+    ],
+)
+def test_describe_auth(flavor: str, plugin: str, native: str, expected: str) -> None:
+    assert describe_auth(flavor, plugin, native) == expected
+
+
+def test_describe_auth_fails_without_remote_root_or_with_an_unloaded_plugin() -> None:
+    with pytest.raises(CheckFailed, match="no root@'%'"):
+        describe_auth("mysql", None, "DISABLED")
+    with pytest.raises(CheckFailed, match="does not load"):
+        describe_auth("mysql", "mysql_native_password", None)

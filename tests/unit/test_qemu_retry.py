@@ -1,0 +1,114 @@
+"""An emulated container that dies of `Fatal glibc error: CPU does not support x86-64-v2`
+(an old qemu-user: its default CPU model lacks what Oracle Linux 9 / UBI 9 binaries need,
+podman#14314/#15456, docker-library/mysql#1100) is an emulator problem: the runner retries
+the start once with QEMU_CPU=max in every container of the cell and says so.
+
+The glibc message is the one printed by glibc's dl-hwcaps check (elf/dl-hwcaps.c,
+`_dl_important_hwcaps` -> "Fatal glibc error: CPU does not support x86-64-v%d").
+"""
+
+from __future__ import annotations
+
+from app.events import RunNote, StageFinished
+from app.model import Category, Outcome, Stage
+from app.runner import Runner
+from tests.unit.fake_host import FakeContainer, backend_server, cell, component, plan, rig
+
+GLIBC = "Fatal glibc error: CPU does not support x86-64-v2"
+
+
+def old_qemu(container: FakeContainer) -> None:
+    """What an emulator without x86-64-v2 does to every process of an OL9 image."""
+    if container.env.get("QEMU_CPU") != "max":
+        container.running = False
+        container.exit_code = 127
+        container.log = [GLIBC]
+
+
+def stage(events: list, which: Stage) -> StageFinished:
+    return next(e for e in events if isinstance(e, StageFinished) and e.stage is which)
+
+
+async def test_start_is_retried_once_with_qemu_cpu_max_and_the_detail_says_why() -> None:
+    r = rig()
+    r.host.on_run.append(old_qemu)
+    r.host.sql(lambda call: [{"ok": 1}])
+    server = component("mysql-8.4", "server", "mysql:8.4")
+    c = cell(server, arch="amd64", emulated=True)
+    runner = Runner(plan([c]), r.run)
+    await runner._cell(c)
+    start = stage(r.events, Stage.START)
+    assert start.outcome is Outcome.PASS, start
+    assert "QEMU_CPU=max" in start.detail and "CPU does not support x86-64-v2" in start.detail
+    assert "qemu-user >= 8" in start.detail
+    first, second = r.host.started
+    assert "QEMU_CPU" not in first.env and second.env["QEMU_CPU"] == "max"
+    assert first.id in r.host.removed  # the failed attempt was cleaned up before the retry
+    notes = [e.text for e in r.events if isinstance(e, RunNote)]
+    assert len(notes) == 1 and "amd64 emulator is too old" in notes[0]
+
+
+async def test_the_retry_covers_the_backend_too() -> None:
+    r = rig()
+    r.host.on_run.append(old_qemu)
+    backend_server(r.host)
+    r.host.execs_to(lambda c, argv: None)
+
+    @r.host.sql
+    def router(call):  # queries through the router answer once it runs
+        return [{"ok": 1}] if call.via.role == "router" else None
+
+    server = component("mysql-8.4", "server", "mysql:8.4")
+    router_comp = component("router", "router", "r:8.4", category=Category.LOAD_BALANCER, backend="mysql-8.4")
+    c = cell(router_comp, server, arch="amd64", emulated=True)
+    await Runner(plan([c]), r.run)._do(c, *_ctx_probe(r, c), Stage.START)
+    roles = [(x.role, x.env.get("QEMU_CPU")) for x in r.host.started]
+    assert roles == [("backend-server", None), ("backend-server", "max"), ("router", "max")]
+
+
+def _ctx_probe(r, c):
+    from app.context import ProbeContext
+    from probes import load
+
+    ctx = ProbeContext(c, r.run)
+    return ctx, load(c.component.probe)(ctx)
+
+
+async def test_still_failing_with_qemu_cpu_max_is_an_emulator_error_not_broken() -> None:
+    r = rig()
+
+    def hopeless(container: FakeContainer) -> None:
+        container.running, container.exit_code, container.log = False, 127, [GLIBC]
+
+    r.host.on_run.append(hopeless)
+    c = cell(component("mysql-8.4", "server", "mysql:8.4"), arch="amd64", emulated=True)
+    await Runner(plan([c]), r.run)._cell(c)
+    start = stage(r.events, Stage.START)
+    assert start.outcome is Outcome.ERROR
+    assert "even with QEMU_CPU=max" in start.detail and "qemu-user >= 8" in start.detail
+    assert len(r.host.started) == 2  # exactly one retry
+
+
+async def test_native_cells_are_not_retried_and_blame_the_host_cpu() -> None:
+    r = rig()
+    r.host.on_run.append(old_qemu)
+    c = cell(component("mysql-8.4", "server", "mysql:8.4"), arch="amd64", emulated=False)
+    await Runner(plan([c]), r.run)._cell(c)
+    start = stage(r.events, Stage.START)
+    assert start.outcome is Outcome.FAIL
+    assert "this host's CPU does not support x86-64-v2" in start.detail
+    assert len(r.host.started) == 1
+
+
+async def test_other_start_failures_are_not_retried() -> None:
+    r = rig()
+
+    def crash(container: FakeContainer) -> None:
+        container.running, container.exit_code, container.log = False, 1, ["[ERROR] [MY-010119] [Server] Aborting"]
+
+    r.host.on_run.append(crash)
+    c = cell(component("mysql-8.4", "server", "mysql:8.4"), arch="amd64", emulated=True)
+    await Runner(plan([c]), r.run)._cell(c)
+    start = stage(r.events, Stage.START)
+    assert start.outcome is Outcome.FAIL and "exited with code 1" in start.detail
+    assert len(r.host.started) == 1

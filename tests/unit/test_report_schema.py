@@ -1,0 +1,65 @@
+"""docs/report-schema.json describes exactly what app/report/json.py writes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from app.report import json as json_report
+from tests.conftest import REPORT_SCHEMA
+from tests.reports_sample import DATA, bench_report, lab_report
+
+
+def schema() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(REPORT_SCHEMA.read_text())
+    return data
+
+
+def errors(data: object) -> list[str]:
+    return [e.message for e in jsonschema.Draft202012Validator(schema()).iter_errors(data)]
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(schema())
+
+
+def objects(node: object) -> list[dict[str, Any]]:
+    found = []
+    if isinstance(node, dict):
+        if node.get("type") == "object" and "properties" in node:
+            found.append(node)
+        for value in node.values():
+            found.extend(objects(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(objects(value))
+    return found
+
+
+def test_every_key_is_always_written_and_no_other_key_is() -> None:
+    # stable keys: each object lists all its properties as required and allows no others
+    for node in objects(schema()):
+        assert set(node["required"]) == set(node["properties"]), node.get("description", node["required"])
+        assert node["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("name", ["lab-run", "lab-mixed"])
+def test_recorded_lab_reports_validate(name: str) -> None:
+    assert errors(json.loads((DATA / f"{name}.json").read_text())) == []
+    assert errors(json.loads(json_report.render(lab_report(name)))) == []
+
+
+def test_a_report_with_bench_results_validates() -> None:
+    assert errors(json.loads(json_report.render(bench_report()))) == []
+
+
+def test_the_schema_rejects_what_ecoready_never_writes() -> None:
+    good = json.loads((DATA / "lab-run.json").read_text())
+    assert errors({**good, "started_at": "2026-11-21T23:49:41+01:00"})  # not UTC
+    assert errors({**good, "password": "x"})  # an unknown key
+    assert errors({**good, "schema_version": 2})
+    cell = {**good["cells"][0], "status": "fine"}
+    assert errors({**good, "cells": [cell]})
