@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ecoready {__version__}")
     parser.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    parser.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
     parser.set_defaults(func=cmd_tui)
     verbs = parser.add_subparsers(title="verbs", metavar="VERB")
 
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, report files")
     _add_outputs(run)
     _add_selection(run)
+    run.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
     run.set_defaults(func=cmd_run)
 
     check = verbs.add_parser(
@@ -528,7 +530,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
         profile=Profile(args.profile) if getattr(args, "profile", None) else None,
         concurrency=getattr(args, "concurrency", None),
     )
-    return run_app(matrix, options)
+    return run_app(matrix, options, theme=getattr(args, "theme", None))
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:

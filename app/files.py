@@ -27,6 +27,17 @@ def write_atomic(path: str | Path, text: str, *, base_dir: Path | None = None) -
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         raise ReportError(f"{target}: directory {parent} does not exist")
+    if target.exists() and not target.is_file():
+        if target.is_dir():
+            raise ReportError(f"{target}: is a directory")
+        # a device or a pipe (/dev/null, /dev/stdout, a FIFO): renaming over it would replace
+        # the device node itself, so write to it directly (atomicity is a file's property)
+        try:
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise ReportError(f"{target}: cannot write: {exc.strerror}") from None
+        return target
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
     try:
         # mkstemp makes 0600; a report is meant to be shared: keep the old file's mode, else

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime, timezone
 
 from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
@@ -65,6 +65,11 @@ class Runner:
         self.scheduler = Scheduler.for_run(plan.hosts, plan.profile, concurrency)
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
+        # Cells under way, by id: the plan's first pass and any re-runs of an open session.
+        self._active: dict[str, asyncio.Task[None]] = {}
+        # Held while sweeping: a re-run must not create resources that a sweep by this run's
+        # id would then remove under it.
+        self._sweep_lock = asyncio.Lock()
 
     def planned(self) -> RunStarted:
         cells = tuple(
@@ -89,6 +94,10 @@ class Runner:
             hosts=self.plan.hosts,
         )
 
+    def under_way(self) -> frozenset[str]:
+        """Ids of the cells running (or waiting for a slot) now."""
+        return frozenset(cid for cid, task in self._active.items() if not task.done())
+
     async def run_all(self) -> bool:
         """Run every cell; True when the run finished, False when it was interrupted."""
         self.run.emit(self.planned())
@@ -100,18 +109,48 @@ class Runner:
                 )
             )
         order = longest_first(self.plan.cells, self.history)
-        tasks = [asyncio.create_task(self.run_cell(cell), name=cell.id) for cell in order]
         try:
-            await asyncio.gather(*tasks)
+            await self._run_many(order)
         except asyncio.CancelledError:
             interrupted = True
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
             await to_the_end(self._finish_run(interrupted))
         return True
+
+    async def run_cells(self, cell_ids: Iterable[str]) -> None:
+        """Run these cells again in the same run (same run id, labels and secrets). Each
+        emits CellStarted ... CellFinished, so the reducer starts it afresh; cells under way
+        are left alone. Their resources go in each cell's `finally`; `close()` sweeps."""
+        wanted = list(dict.fromkeys(cell_ids))
+        known = {c.id: c for c in self.plan.cells}
+        unknown = [cid for cid in wanted if cid not in known]
+        if unknown:
+            raise KeyError(f"not cells of this run: {', '.join(unknown)}")
+        busy = self.under_way()
+        await self._run_many([known[cid] for cid in wanted if cid not in busy])
+
+    async def _run_many(self, cells: Iterable[CellPlan]) -> None:
+        async with self._sweep_lock:  # a sweep under way ends before cells start again
+            tasks = [asyncio.create_task(self.run_cell(cell), name=cell.id) for cell in cells]
+            self._active = {cid: t for cid, t in self._active.items() if not t.done()}
+            self._active.update({task.get_name(): task for task in tasks})
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def close(self) -> None:
+        """Stop the cells still under way, then sweep everything labelled with the run id
+        (what a re-run left when the first pass's sweep had to wait for it)."""
+        tasks = [t for t in self._active.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._sweep()
 
     async def _finish_run(self, interrupted: bool) -> None:
         await self._sweep()
@@ -123,21 +162,25 @@ class Runner:
         self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:
-        """Remove whatever still carries this run's id; say so if the engine keeps any."""
-        try:
-            await self.run.host.sweep(run_id=self.run.run_id, me=self.run.owner)
-            left = await self.run.host.labelled(f"{LABEL_RUN}={self.run.run_id}")
-        except Exception as exc:
-            self.run.emit(RunNote(f"the final cleanup failed ({one_line(str(exc))}): run `ecoready cleanup`"))
-            return
-        count = sum(len(kind) for kind in left)
-        if count:
-            self.run.emit(
-                RunNote(
-                    f"{count} resource(s) of this run could not be removed (the engine did not "
-                    "answer); `ecoready cleanup` removes them once it does"
+        """Remove whatever still carries this run's id; say so if the engine keeps any.
+        Not while re-run cells own resources of this run: `close()` sweeps after them."""
+        async with self._sweep_lock:
+            if self.under_way():
+                return
+            try:
+                await self.run.host.sweep(run_id=self.run.run_id, me=self.run.owner)
+                left = await self.run.host.labelled(f"{LABEL_RUN}={self.run.run_id}")
+            except Exception as exc:
+                self.run.emit(RunNote(f"the final cleanup failed ({one_line(str(exc))}): run `ecoready cleanup`"))
+                return
+            count = sum(len(kind) for kind in left)
+            if count:
+                self.run.emit(
+                    RunNote(
+                        f"{count} resource(s) of this run could not be removed (the engine did not "
+                        "answer); `ecoready cleanup` removes them once it does"
+                    )
                 )
-            )
 
     async def run_cell(self, cell: CellPlan) -> None:
         await self._cell(cell)

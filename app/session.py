@@ -10,7 +10,7 @@ import asyncio
 import logging
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from app.model import Profile, Status
 from app.plan import EMULATION_FACTOR, Plan, make_plan
 from app.platform import emulators
 from app.registry import RegistryClient
-from app.runner import Runner
+from app.runner import Runner, to_the_end
 from app.schedule import history_seconds
 from app.secrets import Secrets
 from app.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
@@ -138,11 +138,23 @@ class Session:
         assert self.runner is not None
         await self.runner.run_all()
 
+    async def rerun(self, cell_ids: Iterable[str]) -> None:
+        """Run these cells again in this open session: same run id, labels, secrets and
+        pulled images; only their events are emitted (CellStarted ... CellFinished)."""
+        if self.runner is None:
+            raise EnvironmentProblem("nothing to re-run: the session is not open")
+        await self.runner.run_cells(cell_ids)
+
     async def close(self) -> None:
-        if self.registry is not None:
-            await self.registry.aclose()
-        if self.host is not None:
-            await self.host.close()
+        """Stop cells still under way, sweep everything labelled with the run id, disconnect."""
+        try:
+            if self.runner is not None:
+                await to_the_end(self.runner.close())
+        finally:
+            if self.registry is not None:
+                await self.registry.aclose()
+            if self.host is not None:
+                await self.host.close()
 
 
 def exit_code(statuses: Sequence[Status]) -> int:

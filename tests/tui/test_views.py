@@ -1,0 +1,293 @@
+"""The app driven by the keyboard over recorded runs: every footer key does what it says.
+
+Recorded streams make these fast and exact; `test_lab_actions.py` does the same keys over
+a real lab run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from app.errors import EnvironmentProblem
+from app.events import RunNote
+from app.model import Status
+from app.session import RunOptions
+from app.state import fold
+from app.tui.app import EcoreadyApp
+from app.tui.compare import CompareScreen
+from app.tui.detail import DetailScreen
+from app.tui.export import ExportScreen
+from app.tui.filters import FilterScreen
+from app.tui.help import HelpScreen
+from app.tui.look import cell_label
+from tests.tui import streams
+from tests.tui.keys import choose, quit_and_wait, wait_until
+
+
+def make_app(events: list, **kwargs: object) -> EcoreadyApp:
+    return EcoreadyApp(streams.recorded_matrix(), RunOptions(), streams.replay(events), spin=False, **kwargs)  # type: ignore[arg-type]
+
+
+async def settle(app: EcoreadyApp, pilot: Pilot) -> None:
+    """Until the recorded run is played and the grid shows it."""
+    await app.workers.wait_for_complete()
+    app.flush()
+    await pilot.pause()
+
+
+def notes(app: EcoreadyApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_the_grid_shows_the_folded_report() -> None:
+    events = streams.lab_like()
+    app = make_app(events)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        report = fold(events)
+        for cell in report.cells.values():
+            assert app.cell_text(cell.component, cell.arch) == cell_label(cell, app.grid.arch_width)
+        assert app.cell_text("connector-python", "arm64").startswith("▶ start")
+        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing ᵉ"
+        assert app.grid.shown == [
+            "mariadb-10.11",
+            "mariadb-11.8",
+            "proxysql-2.7",
+            "galera-3node",
+            "mariadb-backup",
+            "connector-python",
+        ]
+        assert app.grid.selection() == ("mariadb-10.11", "amd64")  # the cursor starts on a cell
+
+
+async def test_enter_opens_the_details_of_the_selected_cell() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "right", "enter")  # mariadb-11.8 on arm64
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.cell_id == "mariadb-11.8/arm64"
+        body = app.screen.body_text()
+        assert "◐ partial" in body and "charset utf8mb4  ✘ fail" in body
+        assert "character_set_server is latin1" in body
+        assert "[red]not markup[/red]" in body  # log text shown as text, never as markup
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+        await pilot.press("down")  # category rows are skipped: galera is two rows below
+        assert app.grid.selection() == ("proxysql-2.7", "arm64")
+        await pilot.press("ctrl+home")  # top, bottom and page keys never rest on a heading either
+        assert app.grid.selection() == ("mariadb-10.11", "arm64")
+        await pilot.press("pagedown", "ctrl+end")
+        assert app.grid.selection() == ("connector-python", "arm64")
+        await pilot.press("up")
+        assert app.grid.selection() == ("mariadb-backup", "arm64")
+
+
+async def test_r_reruns_the_selected_cell_and_R_waits_until_nothing_runs() -> None:
+    events = streams.two_native_hosts()
+    app = make_app(events)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        session = app.session
+        assert isinstance(session, streams.ReplaySession)
+        seen = app.events_seen
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert session.reruns == [["mariadb-10.11/amd64"]]
+        assert app.events_seen - seen == sum(getattr(e, "cell_id", "") == "mariadb-10.11/amd64" for e in events)
+        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 64.2s"
+        await pilot.press("R")
+        await settle(app, pilot)
+        assert sorted(session.reruns[-1]) == sorted(fold(events).cells)
+
+    busy = make_app(streams.lab_like())  # connector-python/arm64 is still running there
+    async with busy.run_test(size=(120, 30)) as pilot:
+        await settle(busy, pilot)
+        await pilot.press("R")
+        assert busy.session.reruns == []  # type: ignore[union-attr]
+        assert any("still running" in n for n in notes(busy))
+
+
+async def test_cells_waiting_for_their_turn_in_a_rerun_show_as_pending() -> None:
+    events = streams.two_native_hosts()
+    app = make_app(events)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        session = app.session
+        assert isinstance(session, streams.ReplaySession)
+        session.gate = asyncio.Event()
+        await pilot.press("R")
+        app.flush()
+        await pilot.pause()
+        assert app.cell_text("mariadb-10.11", "amd64") == "· pending"
+        assert app.cell_text("pmm-server", "arm64") == "· pending"
+        assert str(app.progress_line.render()).startswith("0/10 done")
+        assert app.report.cells["mariadb-10.11/amd64"].status is Status.READY  # the report is untouched
+        session.gate.set()
+        await settle(app, pilot)
+        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 64.2s"
+        assert str(app.progress_line.render()).startswith("10/10 done")
+
+
+async def test_f_filters_by_category_and_status() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f")
+        assert isinstance(app.screen, FilterScreen)
+        await choose(pilot, "category:server")
+        assert app.grid.shown == ["mariadb-10.11", "mariadb-11.8"]
+        await pilot.press("f")
+        await choose(pilot, "status:partial")
+        assert app.grid.shown == ["mariadb-11.8"]
+        assert "category server · status partial" in str(app.query_one("#progress").render())
+        await pilot.press("f")
+        await choose(pilot, "clear")
+        assert len(app.grid.shown) == 6
+
+
+async def test_slash_searches_and_escape_clears() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"backup")
+        assert app.grid.shown == ["mariadb-backup"]
+        await pilot.press("enter")  # keep the filter, back to the grid
+        assert app.focused is app.grid
+        assert app.grid.selection() == ("mariadb-backup", "amd64")
+        await pilot.press("slash", "escape")
+        assert len(app.grid.shown) == 6
+
+
+async def test_e_exports_to_the_path_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a relative path is relative to the working directory
+    events = streams.lab_like()
+    app = make_app(events)
+    target = tmp_path / "out.json"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e")
+        assert isinstance(app.screen, ExportScreen)
+        await pilot.press("ctrl+u", *"out.json", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportScreen)
+        assert any("out.json (JSON)" in n for n in notes(app))
+    data = json.loads(target.read_text())
+    assert data["run_id"] == fold(events).run_id and len(data["cells"]) == 12
+
+
+async def test_e_exports_in_the_format_chosen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e", "shift+tab")
+        await choose(pilot, "format-markdown")  # enter picks it and goes back to the file
+        path_input = app.screen.query_one("#export-path")
+        assert path_input.value == "ecoready-01234567.md" and app.focused is path_input
+        assert str(app.screen.query_one("#export-format").get_option("format-markdown").prompt).startswith("●")
+        await pilot.press("enter")
+        await pilot.pause()
+    text = (tmp_path / "ecoready-01234567.md").read_text()
+    assert "mariadb-backup" in text and not text.lstrip().startswith("{")
+
+
+async def test_export_says_why_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e", "ctrl+u", *"no/dir.json", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportScreen)
+        assert "does not exist" in str(app.screen.query_one("#export-error").render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ExportScreen)
+
+
+async def test_c_compares_and_question_mark_helps() -> None:
+    app = make_app(streams.two_native_hosts())
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(app, pilot)
+        assert app.cell_text("mariadb-10.11", "compare") == "tps ×1.08 $ ×1.35"
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        body = app.screen.body_text()
+        assert "+35.0%" in body and "mysql-8.4" in body
+        await pilot.press("escape", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_t_switches_theme_and_the_cells_follow() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        background = app.screen.styles.background
+        await pilot.press("t")
+        await pilot.pause()
+        assert not app.current_theme.dark
+        assert app.screen.styles.background != background
+        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing ᵉ"  # drawn again, same words
+        await pilot.press("t")
+        assert app.current_theme.dark
+
+
+async def test_no_color_keeps_the_glyphs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert app.no_color
+        assert app.cell_text("mariadb-backup", "arm64").startswith("✘ broken")
+        for cell in fold(streams.lab_like()).cells.values():  # weight and slant only, no colour
+            assert app.grid.get_cell(cell.component, cell.arch).style.color is None
+
+
+async def test_q_closes_the_session_and_exits_with_the_run_code() -> None:
+    app = make_app(streams.two_native_hosts())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("enter")  # q works from a view too
+        await quit_and_wait(app, pilot)
+    assert app.session is not None and app.session.closed  # type: ignore[attr-defined]
+    assert app.return_code == app.return_value == 1  # some cells are not ready
+    assert fold(streams.two_native_hosts()).cells["pmm-server/arm64"].status is Status.MISSING
+
+
+class UnreachableEngine(streams.ReplaySession):
+    async def open(self) -> None:
+        raise EnvironmentProblem("cannot connect to the docker engine at unix:///nowhere.sock")
+
+
+async def test_a_run_that_cannot_start_says_why_and_exits_3() -> None:
+    app = EcoreadyApp(
+        streams.recorded_matrix(),
+        RunOptions(),
+        lambda matrix, options, emit: UnreachableEngine([], emit),
+        spin=False,
+    )
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_until(pilot, lambda: "run failed" in str(app.progress_line.render()), "the failure shown")
+        assert "docker engine" in str(app.progress_line.render())
+        assert "no run" in str(app.header.render())
+        await pilot.press("R")  # nothing to re-run: it says so instead of failing
+        assert any("nothing to re-run" in n for n in notes(app))
+        await quit_and_wait(app, pilot)
+    assert app.return_code == 3
+
+
+async def test_notes_from_the_run_are_shown_as_text_never_markup() -> None:
+    note = RunNote("[link=http://evil.example]click[/link] \x1b[2J removed 2 resource(s)")
+    app = make_app([note, *streams.lab_like()])
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(app, pilot)
+        shown = [n for n in app._notifications if n.title == "note"]
+        assert shown and shown[0].markup is False
+        assert shown[0].message == "[link=http://evil.example]click[/link]  removed 2 resource(s)"

@@ -1,0 +1,147 @@
+"""Re-running cells of an open run: only those cells emit events, a cell under way is not
+started twice, and the sweep by run id never runs while a re-run owns resources of the run.
+
+No engine here: the image stage is the only one a cell reaches, through an image store
+that waits on a gate and then says the arch is not published (the runner's own path for a
+missing image), and the host only records its sweeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import pytest
+
+from app.config import parse
+from app.context import RunContext
+from app.events import CellFinished, CellStarted, Event, RunFinished, RunStarted
+from app.images import ImageUnavailable
+from app.model import HostFacts, Status
+from app.plan import make_plan
+from app.runner import Runner
+from app.secrets import Secrets
+from app.state import fold
+
+MATRIX = """
+title = "t"
+arches = ["amd64", "arm64"]
+[[components]]
+id = "db"
+category = "server"
+probe = "server"
+image = "127.0.0.1:5000/lab/mariadb:10.11"
+"""
+
+
+@dataclass
+class Gates:
+    """One gate per cell id; a closed gate keeps the cell in its image stage."""
+
+    open: dict[str, asyncio.Event] = field(default_factory=dict)
+
+    def gate(self, key: str) -> asyncio.Event:
+        return self.open.setdefault(key, asyncio.Event())
+
+
+@dataclass
+class GatedImages:
+    gates: Gates
+
+    async def ensure(self, reference: str, arch: str) -> object:
+        await self.gates.gate(f"db/{arch}").wait()
+        raise ImageUnavailable(f"missing: no {arch} here", missing=True)
+
+
+@dataclass
+class RecordingHost:
+    runner: Runner | None = None
+    sweeps: list[frozenset[str]] = field(default_factory=list)
+
+    async def sweep(self, **_: object) -> None:
+        assert self.runner is not None
+        self.sweeps.append(self.runner.under_way())
+        await asyncio.sleep(0.01)
+
+    async def labelled(self, label: str) -> tuple[list[str], list[str], list[str]]:
+        return [], [], []  # what the sweep left: nothing
+
+
+def make_runner() -> tuple[Runner, list[Event], Gates, RecordingHost]:
+    plan = make_plan(parse(MATRIX), [HostFacts("local", "amd64", ("arm64",))])
+    events: list[Event] = []
+    gates = Gates()
+    host = RecordingHost()
+    run = RunContext(
+        run_id="r1",
+        host=host,  # type: ignore[arg-type]
+        owner=None,  # type: ignore[arg-type]
+        secrets=Secrets(),
+        images=GatedImages(gates),  # type: ignore[arg-type]
+        emit=events.append,
+    )
+    runner = Runner(plan, run, concurrency=4)
+    host.runner = runner
+    return runner, events, gates, host
+
+
+async def settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def test_a_rerun_emits_events_for_its_cells_only() -> None:
+    runner, events, gates, host = make_runner()
+    for cid in ("db/amd64", "db/arm64"):
+        gates.gate(cid).set()
+    await runner.run_all()
+    first = len(events)
+    await runner.run_cells(["db/arm64"])
+    again = events[first:]
+    assert {getattr(e, "cell_id", None) for e in again} == {"db/arm64"}
+    assert isinstance(again[0], CellStarted) and isinstance(again[-1], CellFinished)
+    assert not any(isinstance(e, (RunStarted, RunFinished)) for e in again)
+    report = fold(events)
+    assert report.cells["db/arm64"].status is Status.MISSING
+    assert report.cells["db/amd64"].status is Status.MISSING
+    assert host.sweeps == [frozenset()]  # the first pass swept; a re-run alone does not
+    await runner.close()
+    assert host.sweeps == [frozenset(), frozenset()]
+
+
+async def test_unknown_cells_are_refused() -> None:
+    runner, _, _, _ = make_runner()
+    with pytest.raises(KeyError, match="nope/amd64"):
+        await runner.run_cells(["nope/amd64"])
+
+
+async def test_a_cell_under_way_is_not_started_twice() -> None:
+    runner, events, gates, _ = make_runner()
+    first = asyncio.create_task(runner.run_cells(["db/amd64"]))
+    await settle()
+    assert runner.under_way() == {"db/amd64"}
+    await runner.run_cells(["db/amd64"])  # returns at once: nothing new to run
+    gates.gate("db/amd64").set()
+    await first
+    assert sum(isinstance(e, CellStarted) for e in events) == 1
+
+
+async def test_no_sweep_while_a_rerun_owns_resources_and_close_sweeps_after_it() -> None:
+    runner, events, gates, host = make_runner()
+    gates.gate("db/arm64").set()
+    whole = asyncio.create_task(runner.run_all())
+    await settle()  # arm64 finished, amd64 waits at its gate
+    gates.open.pop("db/arm64")  # the re-run of arm64 will wait at a fresh gate
+    rerun = asyncio.create_task(runner.run_cells(["db/arm64"]))
+    await settle()
+    assert runner.under_way() == {"db/amd64", "db/arm64"}
+    gates.gate("db/amd64").set()
+    await whole  # the first pass ends while the re-run still runs: it must not sweep
+    assert host.sweeps == []
+    assert any(isinstance(e, RunFinished) for e in events)
+    await runner.close()  # cancels the re-run, then sweeps with nothing under way
+    assert host.sweeps == [frozenset()]
+    with pytest.raises(asyncio.CancelledError):
+        await rerun
+    cell = fold(events).cells["db/arm64"]
+    assert cell.status is Status.ERROR and "interrupted" in cell.detail
