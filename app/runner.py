@@ -102,7 +102,7 @@ class Runner:
         """Run every cell; True when the run finished, False when it was interrupted."""
         self.run.emit(self.planned())
         interrupted = False
-        if self.scheduler.exclusive_bench and any(Stage.BENCH in c.stages for c in self.plan.cells):
+        if any(c.exclusive for c in self.plan.cells):
             self.run.emit(
                 RunNote(
                     "profile full: benchmarks run one at a time with nothing else running, so their numbers are clean"
@@ -202,7 +202,7 @@ class Runner:
                 if stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
                     async with self.scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
-                elif stage is Stage.BENCH and self.scheduler.exclusive_bench:
+                elif stage in cell.exclusive:
                     slots.release(held)  # give the slot back first: two cells waiting for all would deadlock
                     held = 0
                     held = await slots.acquire(slots.units)

@@ -143,23 +143,18 @@ class WeightedSlots:
 
 @dataclass
 class Scheduler:
-    """The slots of one run: CPU slots, pull slots, and whether benchmarks run alone."""
+    """The slots of one run: CPU slots and pull slots. (Which stages must run alone is the
+    plan's decision: `CellPlan.exclusive`.)"""
 
     slots: WeightedSlots
     pulls: asyncio.Semaphore
-    exclusive_bench: bool
     fixed: bool  # the user set --concurrency: every cell weighs 1
 
     @classmethod
     def for_run(cls, hosts: Iterable[HostFacts], profile: Profile, concurrency: int | None) -> Scheduler:
         facts = next(iter(hosts), None)
         units = concurrency if concurrency else capacity(facts)
-        return cls(
-            WeightedSlots(units),
-            asyncio.Semaphore(PULLS_AT_ONCE),
-            profile is Profile.FULL,
-            fixed=concurrency is not None,
-        )
+        return cls(WeightedSlots(units), asyncio.Semaphore(PULLS_AT_ONCE), fixed=concurrency is not None)
 
     def weight(self, cell: CellPlan) -> int:
         return 1 if self.fixed else weight(cell)

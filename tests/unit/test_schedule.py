@@ -47,9 +47,9 @@ def test_history_is_read_leniently(tmp_path: Path) -> None:
 
 def test_fixed_concurrency_weighs_every_cell_one() -> None:
     scheduler = Scheduler.for_run([HOST], Profile.QUICK, 3)
-    assert scheduler.slots.units == 3 and scheduler.fixed and not scheduler.exclusive_bench
+    assert scheduler.slots.units == 3 and scheduler.fixed
     assert all(scheduler.weight(c) == 1 for c in make_plan(MATRIX, [HOST]).cells)
-    assert Scheduler.for_run([HOST], Profile.FULL, None).exclusive_bench
+    assert not Scheduler.for_run([HOST], Profile.FULL, None).fixed
 
 
 async def test_weighted_slots_are_first_come_first_served() -> None:
