@@ -302,6 +302,26 @@ class DockerHost:
 
         return await self._run(work, timeout=timeout)
 
+    async def copy_from_image(self, image: str, path: str, *, labels: Mapping[str, str], timeout: float = 300) -> bytes:
+        """A tar archive of `path` inside `image`, read from a container that is created but
+        never started (no network, no process), and removed before this returns."""
+
+        def work() -> bytes:
+            created = self._ctl.api.create_container(
+                image=image,
+                command=["/nonexistent"],  # never runs: the container is never started
+                labels=dict(labels),
+                host_config=self._ctl.api.create_host_config(network_mode="none"),
+            )
+            container_id = str(created["Id"])
+            try:
+                stream, _stat = self._io.api.get_archive(container_id, path)
+                return b"".join(stream)
+            finally:
+                self._ctl.api.remove_container(container_id, force=True, v=True)
+
+        return await self._run(work, timeout=timeout)
+
     async def tag(self, image: str, repository: str, tag: str) -> None:
         await self._run(lambda: self._ctl.api.tag(image, repository, tag, force=True))
 
