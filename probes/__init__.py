@@ -23,6 +23,8 @@ class ProbeKind:
     needs_backend: bool = False
     serves_sql: bool = False  # other components may name it as their backend
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
+    required: tuple[str, ...] = ()  # options that must be given
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # allowed values of an option
 
 
 _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
@@ -31,8 +33,39 @@ _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "env": dict,  # extra environment (never secrets: those are generated per run)
 }
 
+# The connector probe's languages: one smoke program each in the connectors image
+# (Python twice: one program, two drivers).
+CONNECTOR_LANGUAGES = (
+    "c",
+    "cpp",
+    "java",
+    "python-pymysql",
+    "python-mysqlclient",
+    "go",
+    "nodejs",
+    "php",
+    "perl",
+    "ruby",
+)
+
+_CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "language": str,  # which smoke program runs (CONNECTOR_LANGUAGES)
+    "password": str,  # a literal the connector uses instead of the backend's password (failure tests)
+}
+
 KINDS: Mapping[str, ProbeKind] = {
-    k.name: k for k in (ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),)
+    k.name: k
+    for k in (
+        ProbeKind("server", "probes.server", serves_sql=True, options=_SERVER_OPTIONS),
+        ProbeKind(
+            "connector",
+            "probes.connector",
+            needs_backend=True,
+            options=_CONNECTOR_OPTIONS,
+            required=("language",),
+            choices={"language": CONNECTOR_LANGUAGES},
+        ),
+    )
 }
 
 
