@@ -10,8 +10,8 @@ base or its build arguments changed (a label holds the recipe hash), and pushed 
 the registry does not already hold that exact image.
 
 An image may name a *builder*: an image built once, natively, that compiles what would be
-slow to compile under emulation (Go cross-compiled for every arch, Java bytecode) into
-/out. The lab copies /out into a generated build context for the image, so the per-arch
+slow to compile under emulation (C, C++ and Go cross-compiled for every arch, Java
+bytecode) into /out. The lab copies /out into a generated build context for the image, so the per-arch
 builds only COPY the artifacts; the builder's recipe is part of the image's recipe.
 """
 
@@ -82,7 +82,7 @@ IMAGES: tuple[LabImage, ...] = (
 )
 
 BUILDERS: tuple[Builder, ...] = (
-    Builder("connectors-builder", "connectors/builder", "bookworm", build_args=(("GOARCHES", " ".join(ARCHES)),)),
+    Builder("connectors-builder", "connectors/builder", "bookworm", build_args=(("ARCHES", " ".join(ARCHES)),)),
 )
 
 

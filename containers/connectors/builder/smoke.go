@@ -2,7 +2,7 @@
 //
 // smoke-go --host H --port P --user U --password-file F --database D [--connect-timeout S]
 // prints one JSON line per check; the password comes from a file, never from argv.
-// Built by the lab's builder image for amd64 and arm64 (CGO_ENABLED=0, GOPATH mode
+// Built by the lab's builder image for every lab arch (CGO_ENABLED=0, GOPATH mode
 // against Debian's golang-github-go-sql-driver-mysql-dev).
 package main
 
