@@ -41,6 +41,7 @@ T = TypeVar("T")
 CONNECT_TIMEOUT = 8.0
 CONTROL_TIMEOUT = 30.0
 PULL_IDLE_TIMEOUT = 120.0
+REMOVAL_WAIT = 30.0  # how long to wait for a removal someone else started
 # Capabilities no database image needs; dropped from every container we start.
 DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCAP")
 
@@ -483,7 +484,9 @@ class DockerHost:
 
     # -- removal and sweeps ---------------------------------------------------------
     async def remove_container(self, container_id: str) -> bool:
-        """Force-remove with its anonymous volumes; True when it existed."""
+        """Force-remove with its anonymous volumes; True when it existed. Returns only once
+        the container is gone, also when another caller's removal was already under way:
+        its network endpoint goes with it, so the network can be removed next."""
 
         def work() -> bool:
             try:
@@ -492,9 +495,16 @@ class DockerHost:
             except docker.errors.NotFound:
                 return False
             except docker.errors.APIError as exc:
-                if "already in progress" in str(exc):
-                    return True
-                raise
+                if "already in progress" not in str(exc):
+                    raise
+            deadline = time.monotonic() + REMOVAL_WAIT
+            while time.monotonic() < deadline:
+                try:
+                    self._ctl.api.inspect_container(container_id)
+                except docker.errors.NotFound:
+                    break
+                time.sleep(0.1)
+            return True
 
         return await self._run(work, timeout=60)
 

@@ -42,9 +42,10 @@ PROGRAMS: Mapping[str, tuple[str, ...]] = {
     "ruby": ("smoke-ruby",),
 }
 
-# Runs the program under `timeout`, prints its stdout and stderr as they were, and also
-# copies both into the container's log (PID 1's stdout), so the cell's log tail shows them.
-_WRAPPER = (
+# `sh -c LIMITED_RUN GRACE LIMIT PROGRAM ARG...`: runs the program under `timeout`, prints
+# its stdout and stderr as they were, and also copies both into the container's log (PID
+# 1's stdout), so the cell's log tail shows them.
+LIMITED_RUN = (
     'out=$(mktemp) err=$(mktemp); timeout -k "$0" "$@" >"$out" 2>"$err"; rc=$?; '
     'cat "$out"; cat "$err" >&2; cat "$out" "$err" >/proc/1/fd/1 2>/dev/null; '
     'rm -f "$out" "$err"; exit $rc'
@@ -167,7 +168,7 @@ class ConnectorProbe(Probe):
         argv = smoke_argv(
             self.language, self.backend.host, self.backend.port, self.backend.user, ctx.scaled(CONNECT_TIMEOUT)
         )
-        wrapped = ["sh", "-c", _WRAPPER, str(KILL_GRACE), f"{limit:.0f}", *argv]
+        wrapped = ["sh", "-c", LIMITED_RUN, str(KILL_GRACE), f"{limit:.0f}", *argv]
         result: ExecResult | None = None
         stalled = ""
         try:

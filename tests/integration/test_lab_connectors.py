@@ -5,13 +5,16 @@ user runs it; and a connector given the wrong password ends `partial`, naming th
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.lab import IMAGES, image_tag
+from app.specs import ExecResult
 from probes import CONNECTOR_LANGUAGES
-from probes.connector import CHECKS
+from probes.connector import CHECKS, KILL_GRACE, LIMITED_RUN, parse_lines, unreported
 from tests.conftest import ecoready
 
 pytestmark = pytest.mark.docker
@@ -107,3 +110,38 @@ def test_an_image_without_the_smoke_program_is_broken(lab: Path, tmp_path: Path,
     start = cell["stages"][-1]
     assert start["stage"] == "start" and start["outcome"] == "fail"
     assert "no smoke-ruby on its PATH" in start["detail"]
+
+
+def test_a_hanging_program_is_cut_off_and_keeps_what_it_reported(lab: Path) -> None:
+    """The probe's wrapper in the real image: `timeout` ends a program that hangs, the
+    lines it printed before survive, and the unreported checks say it was killed."""
+    (image,) = [i for i in IMAGES if i.name == "connectors"]
+    hang = 'echo \'{"check": "connect", "ok": true, "detail": "up"}\'; sleep 60'
+    run = subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--user",
+            "nobody",
+            image_tag(image, "amd64"),
+            "sh",
+            "-c",
+            LIMITED_RUN,
+            str(KILL_GRACE),
+            "2",
+            "sh",
+            "-c",
+            hang,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 124, run
+    output = parse_lines(run.stdout)
+    assert output.checks["connect"].ok
+    detail = unreported("smoke-x", ExecResult(run.returncode, run.stdout, run.stderr, 2.0), 2)
+    assert detail.startswith("smoke-x did not finish within 2 s (killed; a hang?)")
