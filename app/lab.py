@@ -338,6 +338,15 @@ class Lab:
         self.log(f"lab: {builder.name}'s {builder.output} ({len(archive) / 2**20:.1f} MiB) copied into {target}")
         return target
 
+    async def drop_contexts(self) -> None:
+        """Remove the generated build contexts (they are made again when needed)."""
+        tasks, self._contexts = list(self._contexts.values()), {}
+        for task in tasks:
+            task.cancel()  # a no-op for finished ones
+        for made in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(made, Path):
+                await asyncio.to_thread(shutil.rmtree, made, True)
+
     def _log_tail(self, logfile: Path) -> None:
         tail = logfile.read_text(errors="replace").splitlines()[-15:] if logfile.exists() else []
         self.log("\n".join(f"lab:   | {line}" for line in tail))
@@ -386,7 +395,10 @@ class Lab:
                     await self.image(image, arch)
 
         # one track per arch: the emulated one is CPU-bound, the native one mostly waits on apt
-        await asyncio.gather(*(track(a) for a in arches))
+        try:
+            await asyncio.gather(*(track(a) for a in arches))
+        finally:
+            await self.drop_contexts()
         registry_up(self.log)
         for image in images:
             await self.publish(image, [a for a in arches if a in image.arches])
