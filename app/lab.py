@@ -163,6 +163,7 @@ class Lab:
     lab_dir: Path = LAB_DIR
     # generated build contexts, one task per image: both arch tracks await the same one
     _contexts: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
+    _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
 
     # -- base images --------------------------------------------------------------------
     def base_recipe(self, suite: str, arch: str) -> str:
@@ -171,6 +172,11 @@ class Lab:
         return _hash("base-v1", suite, arch, self.mirror, "minbase", dockerfile, files)
 
     async def base(self, suite: str, arch: str) -> str:
+        # a builder started early and an arch track may ask for the same base at once
+        async with self._base_locks.setdefault((suite, arch), asyncio.Lock()):
+            return await self._base(suite, arch)
+
+    async def _base(self, suite: str, arch: str) -> str:
         tag = base_tag(suite, arch)
         recipe = self.base_recipe(suite, arch)
         labels = await self.host.image_labels(tag)
@@ -226,12 +232,10 @@ class Lab:
         base = await self.base(image.suite, arch)
         base_labels = await self.host.image_labels(base) or {}
         context = containers_dir() / image.context
-        parts = ["image-v1", base_labels.get(RECIPE_LABEL, ""), context_hash(context), repr(sorted(image.build_args))]
+        recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
         buildargs = {"BASE": base, **dict(image.build_args)}
         if image.builder is not None:
-            parts.append(self.builder_recipe(builder_named(image.builder)))
             buildargs["ARCH"] = arch  # picks this arch's artifacts from out/
-        recipe = _hash(*parts)
         tag = image_tag(image, arch)
         labels = await self.host.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
@@ -258,6 +262,17 @@ class Lab:
             raise
         self.log(f"lab: {image.key} for {arch} built in {time.monotonic() - started:.0f} s")
         return tag
+
+    def image_recipe(self, image: LabImage, base_recipe: str) -> str:
+        parts = [
+            "image-v1",
+            base_recipe,
+            context_hash(containers_dir() / image.context),
+            repr(sorted(image.build_args)),
+        ]
+        if image.builder is not None:
+            parts.append(self.builder_recipe(builder_named(image.builder)))
+        return _hash(*parts)
 
     # -- builders: artifacts compiled natively for every arch --------------------------
     def builder_recipe(self, builder: Builder) -> str:
@@ -302,11 +317,28 @@ class Lab:
         (made once per lab run, shared by the arch tracks)."""
         if image.builder is None:
             return containers_dir() / image.context
+        return await asyncio.shield(self._context_task(image, builder_named(image.builder)))
+
+    def _context_task(self, image: LabImage, builder: Builder) -> asyncio.Task[Path]:
         task = self._contexts.get(image.key)
         if task is None:
-            task = asyncio.ensure_future(self._generate_context(image, builder_named(image.builder)))
+            task = asyncio.ensure_future(self._generate_context(image, builder))
             self._contexts[image.key] = task
-        return await asyncio.shield(task)
+        return task
+
+    async def start_builders(self, images: Sequence[LabImage], arches: Sequence[str]) -> None:
+        """Start the builders of out-of-date images now: native work that then overlaps the
+        other images' builds (the emulated track above all) instead of starting only when
+        a track reaches the image."""
+        for image in images:
+            if image.builder is None:
+                continue
+            for arch in (a for a in arches if a in image.arches):
+                labels = await self.host.image_labels(image_tag(image, arch))
+                expected = self.image_recipe(image, self.base_recipe(image.suite, arch))
+                if labels is None or labels.get(RECIPE_LABEL) != expected:
+                    self._context_task(image, builder_named(image.builder))
+                    break
 
     async def _generate_context(self, image: LabImage, builder: Builder) -> Path:
         tag = await self.builder(builder)
@@ -396,6 +428,7 @@ class Lab:
 
         # one track per arch: the emulated one is CPU-bound, the native one mostly waits on apt
         try:
+            await self.start_builders(images, arches)
             await asyncio.gather(*(track(a) for a in arches))
         finally:
             await self.drop_contexts()
