@@ -19,7 +19,7 @@ from app.bench_settings import ACCESS_PATTERNS, KNOBS, MAX_THREADS, WORKLOADS, B
 from app.errors import ConfigError, Problem
 from app.model import Category, Component, Host, Profile, normalize_arch
 from app.tomlpos import Positions, locate
-from probes import KINDS
+from probes import KINDS, ProbeKind
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -442,7 +442,7 @@ def _components(data: dict[str, Any], c: _Checker) -> list[Component]:
         options = c.typed(item, path, "options", dict) or {}
         if probe in KINDS:
             kind = KINDS[probe]
-            _options(options, (*path, "options"), kind.options, c, kind.choices)
+            _options(options, (*path, "options"), kind, c)
             if kind.needs_backend and backend is None:
                 c.add(
                     path,
@@ -476,20 +476,15 @@ def _image_check(ref: str) -> str | None:
     return None
 
 
-def _options(
-    options: Mapping[str, Any],
-    path: tuple[str | int, ...],
-    schema: Mapping[str, type | tuple[type, ...]],
-    c: _Checker,
-    choices: Mapping[str, tuple[str, ...]],
-) -> None:
-    c.keys(options, path, list(schema))
-    for key, kind in schema.items():
-        allowed = choices.get(key)
-        check = None
-        if allowed:
-            check = lambda v, allowed=allowed: None if v in allowed else f"must be one of {', '.join(allowed)}"  # noqa: E731
-        c.typed(options, path, key, kind, check=check)
+def _options(options: Mapping[str, Any], path: tuple[str | int, ...], kind: ProbeKind, c: _Checker) -> None:
+    c.keys(options, path, list(kind.options))
+    for key, value_type in kind.options.items():
+        value = c.typed(options, path, key, value_type, required=key in kind.required)
+        allowed = kind.choices.get(key)
+        if allowed and isinstance(value, str) and value not in allowed:
+            hint = difflib.get_close_matches(value, allowed, n=1)
+            more = f" (did you mean '{hint[0]}'?)" if hint else f" (one of {', '.join(allowed)})"
+            c.add((*path, key), f"unknown {key} {value!r} for probe '{kind.name}'{more}")
 
 
 def _backends(raw: list[Any], components: list[Component], c: _Checker) -> None:

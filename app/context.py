@@ -179,6 +179,11 @@ class ProbeContext:
     def secret(self, name: str) -> Secret:
         return self.run.secrets.new(f"{self.cell.id}:{name}")
 
+    def known_secret(self, name: str, value: str) -> Secret:
+        """A secret the matrix gave (e.g. a password option), registered with the run so it
+        is redacted like the generated ones."""
+        return self.run.secrets.add(f"{self.cell.id}:{name}", value)
+
     def redact(self, text: str) -> str:
         return self.run.secrets.redact(text)
 

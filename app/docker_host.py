@@ -44,6 +44,7 @@ CONNECT_TIMEOUT = 8.0
 CONTROL_TIMEOUT = 30.0
 # A pull with no progress message for this long has stalled (env: seconds).
 PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
+REMOVAL_WAIT = 30.0  # how long to wait for a removal someone else started
 # Capabilities no database image needs; dropped from every container we start.
 DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCAP")
 
@@ -321,6 +322,26 @@ class DockerHost:
 
         return await self._run(work, timeout=timeout)
 
+    async def copy_from_image(self, image: str, path: str, *, labels: Mapping[str, str], timeout: float = 300) -> bytes:
+        """A tar archive of `path` inside `image`, read from a container that is created but
+        never started (no network, no process), and removed before this returns."""
+
+        def work() -> bytes:
+            created = self._ctl.api.create_container(
+                image=image,
+                command=["/nonexistent"],  # never runs: the container is never started
+                labels=dict(labels),
+                host_config=self._ctl.api.create_host_config(network_mode="none"),
+            )
+            container_id = str(created["Id"])
+            try:
+                stream, _stat = self._io.api.get_archive(container_id, path)
+                return b"".join(stream)
+            finally:
+                self._ctl.api.remove_container(container_id, force=True, v=True)
+
+        return await self._run(work, timeout=timeout)
+
     async def tag(self, image: str, repository: str, tag: str) -> None:
         await self._run(lambda: self._ctl.api.tag(image, repository, tag, force=True))
 
@@ -496,7 +517,9 @@ class DockerHost:
 
     # -- removal and sweeps ---------------------------------------------------------
     async def remove_container(self, container_id: str) -> bool:
-        """Force-remove with its anonymous volumes; True when it existed."""
+        """Force-remove with its anonymous volumes; True when it existed. Returns only once
+        the container is gone, also when another caller's removal was already under way:
+        its network endpoint goes with it, so the network can be removed next."""
 
         def work() -> bool:
             try:
@@ -505,9 +528,16 @@ class DockerHost:
             except docker.errors.NotFound:
                 return False
             except docker.errors.APIError as exc:
-                if "already in progress" in str(exc):
-                    return True
-                raise
+                if "already in progress" not in str(exc):
+                    raise
+            deadline = time.monotonic() + REMOVAL_WAIT
+            while time.monotonic() < deadline:
+                try:
+                    self._ctl.api.inspect_container(container_id)
+                except docker.errors.NotFound:
+                    break
+                time.sleep(0.1)
+            return True
 
         return await self._run(work, timeout=30)
 

@@ -8,12 +8,18 @@ repositories like the official images have (`amd64/mariadb`, `arm64/mariadb`).
 Everything is cached by recipe: an image is rebuilt only when its Dockerfile context, its
 base or its build arguments changed (a label holds the recipe hash), and pushed only when
 the registry does not already hold that exact image.
+
+An image may name a *builder*: an image built once, natively, that compiles what would be
+slow to compile under emulation (C, C++ and Go cross-compiled for every arch, Java
+bytecode) into /out. The lab copies /out into a generated build context for the image, so the per-arch
+builds only COPY the artifacts; the builder's recipe is part of the image's recipe.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -21,15 +27,17 @@ import signal
 import subprocess
 import tarfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.docker_host import DockerHost
+from app.docker_host import DockerHost, this_owner
 from app.errors import EnvironmentProblem
 from app.labgaps import GAPS, gap_status, publish_gaps
 from app.oci import IndexEntry, RegistryWriter
 from app.platform import emulators, host_arch
+from app.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 
 LAB_DIR = Path(os.environ.get("ECOREADY_LAB_DIR", "/var/lib/ecoready/lab"))
 REGISTRY = os.environ.get("ECOREADY_LAB_REGISTRY", "127.0.0.1:5000")
@@ -52,10 +60,23 @@ class LabImage:
     arches: tuple[str, ...] = ARCHES
     # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
     aliases: tuple[tuple[str, str], ...] = ()
+    builder: str | None = None  # a BUILDERS name: its /out becomes out/ in the build context
 
     @property
     def key(self) -> str:
         return f"{self.name}:{self.tag}"
+
+
+@dataclass(frozen=True)
+class Builder:
+    """An image built for the host's own arch (never emulated, never published) whose
+    `output` directory holds artifacts for every arch."""
+
+    name: str
+    context: str  # directory under containers/
+    suite: str
+    output: str = "/out"
+    build_args: tuple[tuple[str, str], ...] = ()
 
 
 IMAGES: tuple[LabImage, ...] = (
@@ -68,6 +89,11 @@ IMAGES: tuple[LabImage, ...] = (
         "bookworm",
         aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
     ),
+    LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
+)
+
+BUILDERS: tuple[Builder, ...] = (
+    Builder("connectors-builder", "connectors/builder", "bookworm", build_args=(("ARCHES", " ".join(ARCHES)),)),
 )
 
 
@@ -118,6 +144,17 @@ def image_tag(image: LabImage, arch: str) -> str:
     return f"{LOCAL_PREFIX}/{image.name}:{image.tag}-{arch}"
 
 
+def builder_tag(builder: Builder, arch: str) -> str:
+    return f"{LOCAL_PREFIX}/{builder.name}:{builder.suite}-{arch}"
+
+
+def builder_named(name: str) -> Builder:
+    for builder in BUILDERS:
+        if builder.name == name:
+            return builder
+    raise KeyError(name)
+
+
 # Written into every rootfs: no services start during builds, no recommends, no docs.
 _ROOTFS_FILES = {
     "usr/sbin/policy-rc.d": ("#!/bin/sh\n# no daemons start inside image builds\nexit 101\n", 0o755),
@@ -135,6 +172,9 @@ class Lab:
     log: Log
     mirror: str = field(default_factory=debian_mirror)
     lab_dir: Path = LAB_DIR
+    # generated build contexts, one task per image: both arch tracks await the same one
+    _contexts: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
+    _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
 
     # -- base images --------------------------------------------------------------------
     def base_recipe(self, suite: str, arch: str) -> str:
@@ -143,6 +183,11 @@ class Lab:
         return _hash("base-v1", suite, arch, self.mirror, "minbase", dockerfile, files)
 
     async def base(self, suite: str, arch: str) -> str:
+        # a builder started early and an arch track may ask for the same base at once
+        async with self._base_locks.setdefault((suite, arch), asyncio.Lock()):
+            return await self._base(suite, arch)
+
+    async def _base(self, suite: str, arch: str) -> str:
         tag = base_tag(suite, arch)
         recipe = self.base_recipe(suite, arch)
         labels = await self.host.image_labels(tag)
@@ -198,13 +243,16 @@ class Lab:
         base = await self.base(image.suite, arch)
         base_labels = await self.host.image_labels(base) or {}
         context = containers_dir() / image.context
-        recipe = _hash(
-            "image-v1", base_labels.get(RECIPE_LABEL, ""), context_hash(context), repr(sorted(image.build_args))
-        )
+        recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
+        buildargs = {"BASE": base, **dict(image.build_args)}
+        if image.builder is not None:
+            buildargs["ARCH"] = arch  # picks this arch's artifacts from out/
         tag = image_tag(image, arch)
         labels = await self.host.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
             return tag
+        if image.builder is not None:
+            context = await self.build_context(image)
         started = time.monotonic()
         hint = " (a few minutes under emulation)" if arch != host_arch() else ""
         self.log(f"lab: building {image.key} for {arch}{hint}")
@@ -214,7 +262,7 @@ class Lab:
                 str(context),
                 tag,
                 f"linux/{arch}",
-                buildargs={"BASE": base, **dict(image.build_args)},
+                buildargs=buildargs,
                 labels={RECIPE_LABEL: recipe},
                 log=_appender(logfile),
                 timeout=BUILD_TIMEOUT[arch],
@@ -225,6 +273,126 @@ class Lab:
             raise
         self.log(f"lab: {image.key} for {arch} built in {time.monotonic() - started:.0f} s")
         return tag
+
+    def image_recipe(self, image: LabImage, base_recipe: str) -> str:
+        parts = [
+            "image-v1",
+            base_recipe,
+            context_hash(containers_dir() / image.context),
+            repr(sorted(image.build_args)),
+        ]
+        if image.builder is not None:
+            parts.append(self.builder_recipe(builder_named(image.builder)))
+        return _hash(*parts)
+
+    # -- builders: artifacts compiled natively for every arch --------------------------
+    def builder_recipe(self, builder: Builder) -> str:
+        """Computed without building anything: the base's recipe is a pure function too."""
+        return _hash(
+            "builder-v1",
+            self.base_recipe(builder.suite, host_arch()),
+            context_hash(containers_dir() / builder.context),
+            repr(sorted(builder.build_args)),
+        )
+
+    async def builder(self, builder: Builder) -> str:
+        """The builder image for the host's arch, built when its recipe changed."""
+        arch = host_arch()
+        base = await self.base(builder.suite, arch)
+        recipe = self.builder_recipe(builder)
+        tag = builder_tag(builder, arch)
+        labels = await self.host.image_labels(tag)
+        if labels is not None and labels.get(RECIPE_LABEL) == recipe:
+            return tag
+        started = time.monotonic()
+        self.log(f"lab: building the builder {builder.name} ({arch}, native)")
+        logfile = self._logfile(f"{builder.name}-{arch}")
+        try:
+            await self.host.build(
+                str(containers_dir() / builder.context),
+                tag,
+                f"linux/{arch}",
+                buildargs={"BASE": base, **dict(builder.build_args)},
+                labels={RECIPE_LABEL: recipe},
+                log=_appender(logfile),
+                timeout=BUILD_TIMEOUT[arch],
+            )
+        except Exception:
+            self._log_tail(logfile)
+            raise
+        self.log(f"lab: builder {builder.name} built in {time.monotonic() - started:.0f} s")
+        return tag
+
+    async def build_context(self, image: LabImage) -> Path:
+        """The context to build `image` from: containers/<context> plus out/ from its builder
+        (made once per lab run, shared by the arch tracks)."""
+        if image.builder is None:
+            return containers_dir() / image.context
+        return await asyncio.shield(self._context_task(image, builder_named(image.builder)))
+
+    def _context_task(self, image: LabImage, builder: Builder) -> asyncio.Task[Path]:
+        task = self._contexts.get(image.key)
+        if task is None:
+            task = asyncio.ensure_future(self._generate_context(image, builder))
+            self._contexts[image.key] = task
+        return task
+
+    async def start_builders(self, images: Sequence[LabImage], arches: Sequence[str]) -> None:
+        """Start the builders of out-of-date images now: native work that then overlaps the
+        other images' builds (the emulated track above all) instead of starting only when
+        a track reaches the image."""
+        for image in images:
+            if image.builder is None:
+                continue
+            for arch in (a for a in arches if a in image.arches):
+                labels = await self.host.image_labels(image_tag(image, arch))
+                expected = self.image_recipe(image, self.base_recipe(image.suite, arch))
+                if labels is None or labels.get(RECIPE_LABEL) != expected:
+                    self._context_task(image, builder_named(image.builder))
+                    break
+
+    async def _generate_context(self, image: LabImage, builder: Builder) -> Path:
+        tag = await self.builder(builder)
+        owner = this_owner()
+        # labelled like a run's containers: if we die before removing it, a sweep of dead
+        # owners (`ecoready cleanup`) finds it
+        labels = {
+            LABEL_RUN: f"lab-{uuid.uuid4().hex[:12]}",
+            LABEL_OWNER: f"{owner.hostname}:{owner.pid}",
+            LABEL_OWNER_START: owner.start,
+            LABEL_ROLE: "lab-copy-out",
+        }
+        archive = await self.host.copy_from_image(tag, builder.output, labels=labels)
+        source = containers_dir() / image.context
+        target = self.lab_dir / "work" / f"context-{image.name}-{image.tag}"
+        nested = (containers_dir() / builder.context).resolve()
+
+        def skip_builder(directory: str, names: list[str]) -> list[str]:
+            return [n for n in names if (Path(directory) / n).resolve() == nested]
+
+        def assemble() -> None:
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target, ignore=skip_builder)
+            if (target / "out").exists():
+                raise EnvironmentProblem(f"{source}/out exists: out/ is reserved for the builder's output")
+            extract_tar(archive, target)
+
+        await asyncio.to_thread(assemble)
+        self.log(f"lab: {builder.name}'s {builder.output} ({len(archive) / 2**20:.1f} MiB) copied into {target}")
+        return target
+
+    async def drop_contexts(self) -> None:
+        """Remove the generated build contexts (they are made again when needed)."""
+        tasks, self._contexts = list(self._contexts.values()), {}
+        for task in tasks:
+            task.cancel()  # a no-op for finished ones
+        for made in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(made, Path):
+                await asyncio.to_thread(shutil.rmtree, made, True)
+
+    def _log_tail(self, logfile: Path) -> None:
+        tail = logfile.read_text(errors="replace").splitlines()[-15:] if logfile.exists() else []
+        self.log("\n".join(f"lab:   | {line}" for line in tail))
 
     def _logfile(self, name: str) -> Path:
         path = self.lab_dir / "logs" / f"{name}.log"
@@ -281,7 +449,11 @@ class Lab:
                     await self.image(image, arch)
 
         # one track per arch: the emulated one is CPU-bound, the native one mostly waits on apt
-        await asyncio.gather(*(track(a) for a in arches))
+        try:
+            await self.start_builders(images, arches)
+            await asyncio.gather(*(track(a) for a in arches))
+        finally:
+            await self.drop_contexts()
         registry_up(self.log)
         for image in images:
             await self.publish(image, [a for a in arches if a in image.arches])
@@ -300,6 +472,29 @@ class Lab:
 def _tar_rootfs(rootfs: Path, target: Path) -> None:
     with tarfile.open(target, "w") as tar:
         tar.add(str(rootfs), arcname=".", filter=_numeric_owner)
+
+
+def extract_tar(archive: bytes, target: Path) -> None:
+    """Unpack a tar of regular files and directories under `target`; refuse anything else
+    (links, devices, absolute paths, `..`), whatever the Python version's own filters do."""
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        members = tar.getmembers()
+        for member in members:
+            parts = Path(member.name).parts
+            if not (member.isfile() or member.isdir()) or member.name.startswith("/") or ".." in parts:
+                raise EnvironmentProblem(f"refusing to unpack {member.name!r} from a builder's output")
+            member.mode &= 0o755
+        for member in members:
+            dest = target.joinpath(*Path(member.name).parts)
+            if member.isdir():
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            if source is None:
+                raise EnvironmentProblem(f"unreadable {member.name!r} in a builder's output")
+            dest.write_bytes(source.read())
+            dest.chmod(member.mode)
 
 
 def _numeric_owner(info: tarfile.TarInfo) -> tarfile.TarInfo:

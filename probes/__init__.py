@@ -24,8 +24,8 @@ class ProbeKind:
     serves_sql: bool = False  # other components may name it as their backend
     benchmarks: bool = False  # has a bench stage (sysbench) unless the profile is smoke
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
-    # Allowed values of string options (validated by `ecoready validate`).
-    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    required: tuple[str, ...] = ()  # options that must be given
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # allowed values of an option
 
 
 _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
@@ -36,6 +36,26 @@ _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
 
 _FLAVOR: Mapping[str, type | tuple[type, ...]] = {"flavor": str}
 _FLAVOR_CHOICES: Mapping[str, tuple[str, ...]] = {"flavor": ("mariadb", "mysql", "percona")}
+
+# The connector probe's languages: one smoke program each in the connectors image
+# (Python twice: one program, two drivers).
+CONNECTOR_LANGUAGES = (
+    "c",
+    "cpp",
+    "java",
+    "python-pymysql",
+    "python-mysqlclient",
+    "go",
+    "nodejs",
+    "php",
+    "perl",
+    "ruby",
+)
+
+_CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "language": str,  # which smoke program runs (CONNECTOR_LANGUAGES)
+    "password": str,  # a literal the connector uses instead of the backend's password (failure tests)
+}
 
 KINDS: Mapping[str, ProbeKind] = {
     k.name: k
@@ -73,6 +93,14 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind("mydumper", "probes.mydumper", needs_backend=True),
         ProbeKind("toolkit", "probes.toolkit", needs_backend=True),
         ProbeKind("haproxy", "probes.haproxy", needs_backend=True, benchmarks=True),
+        ProbeKind(
+            "connector",
+            "probes.connector",
+            needs_backend=True,
+            options=_CONNECTOR_OPTIONS,
+            required=("language",),
+            choices={"language": CONNECTOR_LANGUAGES},
+        ),
     )
 }
 

@@ -185,4 +185,4 @@ def test_option_values_are_checked_against_the_kind_choices() -> None:
     found = problems(
         '[[components]]\nid="a"\ncategory="server"\nprobe="server"\nimage="x:1"\n[components.options]\nflavor="oracle"\n'
     )
-    assert (7, 8, "'components[0].options.flavor' must be one of mariadb, mysql, percona") in found
+    assert (7, 8, "unknown flavor 'oracle' for probe 'server' (one of mariadb, mysql, percona)") in found

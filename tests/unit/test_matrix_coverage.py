@@ -24,9 +24,7 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX = ROOT / "matrix.toml"
 # Kinds the default matrix uses that are written elsewhere (issue 4's connectors).
-PENDING_KINDS = {
-    "connector",
-}
+PENDING_KINDS: set[str] = set()
 
 # The mission, component by component: (category, probe kind, an image substring).
 MISSION = [
@@ -51,7 +49,8 @@ MISSION = [
     ("shell", "shell", "mariadb:"),
     ("toolkit", "toolkit", "percona/percona-toolkit:"),
 ]
-LANGUAGES = {"c", "cpp", "java", "python", "go", "node", "php", "perl", "ruby"}
+# The mission's nine languages; Python has a row per driver (PyMySQL and mysqlclient).
+LANGUAGES = {"c", "cpp", "java", "python-pymysql", "python-mysqlclient", "go", "nodejs", "php", "perl", "ruby"}
 
 
 def rows() -> list[dict]:

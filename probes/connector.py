@@ -1,0 +1,205 @@
+"""The connector probe: one language's MySQL/MariaDB driver against the cell's backend.
+
+start: the backend server (`ctx.backend()`), a database for the smoke program, and the
+connectors image on the cell network with the password as a file; ready means the
+container runs, has the language's smoke program, and the backend answers SQL.
+smoke: the smoke program (containers/connectors/) runs once under a deadline and prints
+one JSON line per check; each line becomes a named check. A program that crashes, hangs
+or stays silent fails every check it did not report, with its exit and stderr tail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from app.errors import DeadlineExceeded
+from app.specs import ExecResult
+from app.sql import SqlTarget
+from probes.base import CheckFailed, Probe, StageFailed
+
+CHECKS = ("connect", "version", "prepared_utf8mb4", "rollback", "wrong_password")
+PASSWORD_PATH = "/run/ecoready/connector-password"  # noqa: S105 - a path
+DATABASE = "ecoready_connector"
+CONNECT_TIMEOUT = 5.0  # seconds, native: the drivers' own connect timeout
+RUN_LIMIT = 45.0  # seconds, native: the whole program, enforced inside the container
+KILL_GRACE = 5  # seconds between TERM and KILL when the limit is reached
+TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
+
+# Each language's program and its fixed arguments (all then take the same options); the
+# keys are probes.CONNECTOR_LANGUAGES (a unit test holds them equal).
+PROGRAMS: Mapping[str, tuple[str, ...]] = {
+    "c": ("smoke-c",),
+    "cpp": ("smoke-cpp",),
+    "java": ("smoke-java",),
+    "python-pymysql": ("smoke-python", "--driver", "pymysql"),
+    "python-mysqlclient": ("smoke-python", "--driver", "mysqlclient"),
+    "go": ("smoke-go",),
+    "nodejs": ("smoke-nodejs",),
+    "php": ("smoke-php",),
+    "perl": ("smoke-perl",),
+    "ruby": ("smoke-ruby",),
+}
+
+# `sh -c LIMITED_RUN GRACE LIMIT PROGRAM ARG...`: runs the program under `timeout`, prints
+# its stdout and stderr as they were, and also copies both into the container's log (PID
+# 1's stdout), so the cell's log tail shows them.
+LIMITED_RUN = (
+    'out=$(mktemp) err=$(mktemp); timeout -k "$0" "$@" >"$out" 2>"$err"; rc=$?; '
+    'cat "$out"; cat "$err" >&2; cat "$out" "$err" >/proc/1/fd/1 2>/dev/null; '
+    'rm -f "$out" "$err"; exit $rc'
+)
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class SmokeOutput:
+    checks: Mapping[str, CheckLine]
+    other: tuple[str, ...]  # stdout lines that were not check results
+
+
+def parse_lines(stdout: str) -> SmokeOutput:
+    """The check results a smoke program printed, one JSON object per line:
+    `{"check": NAME, "ok": BOOL, "detail": TEXT}`. Other lines are kept aside; a check
+    reported twice counts as failed if either report failed (a pass never hides a fail)."""
+    checks: dict[str, CheckLine] = {}
+    other: list[str] = []
+    for raw in stdout.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            other.append(line)
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("check"), str) or not isinstance(obj.get("ok"), bool):
+            other.append(line)
+            continue
+        detail = obj.get("detail", "")
+        found = CheckLine(obj["check"], obj["ok"], flatten(detail if isinstance(detail, str) else json.dumps(detail)))
+        earlier = checks.get(found.name)
+        if earlier is not None and not earlier.ok:
+            continue
+        checks[found.name] = found
+    return SmokeOutput(checks, tuple(other))
+
+
+def flatten(text: str) -> str:
+    """One line: check details are shown on one line, and drivers' messages have several."""
+    return " | ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def tail(text: str, lines: int = 3) -> str:
+    return flatten("\n".join([ln for ln in text.splitlines() if ln.strip()][-lines:]))
+
+
+def unreported(program: str, result: ExecResult, limit: float) -> str:
+    """Why a check has no result: the program's end, and what it said on stderr."""
+    if result.exit_code in TIMED_OUT:
+        why = f"{program} did not finish within {limit:.0f} s (killed; a hang?)"
+    elif result.exit_code in (126, 127):
+        why = f"{program} could not be run (exit {result.exit_code})"
+    elif result.exit_code != 0:
+        why = f"{program} ended with exit code {result.exit_code} before reporting this check"
+    else:
+        why = f"{program} did not report this check"
+    err = tail(result.stderr)
+    return f"{why}; stderr: {err}" if err else why
+
+
+def smoke_argv(language: str, host: str, port: int, user: str, connect_timeout: float) -> list[str]:
+    return [
+        *PROGRAMS[language],
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--user",
+        user,
+        "--password-file",
+        PASSWORD_PATH,
+        "--database",
+        DATABASE,
+        "--connect-timeout",
+        str(max(1, round(connect_timeout))),
+    ]
+
+
+class ConnectorProbe(Probe):
+    kind = "connector"
+
+    async def start(self) -> None:
+        ctx = self.ctx
+        self.language = str(ctx.options["language"])
+        self.program = PROGRAMS[self.language][0]
+        backend = await ctx.backend()
+        literal = ctx.options.get("password")
+        password = ctx.known_secret("connector-password", str(literal)) if literal is not None else backend.password
+        self.container = await ctx.start_container(
+            "connector",
+            files={PASSWORD_PATH: password},
+            command=["sleep", "infinity"],
+            user="nobody",
+            mem_limit="1g",
+        )
+        self.backend = backend
+        setup = f"CREATE DATABASE IF NOT EXISTS {DATABASE} CHARACTER SET utf8mb4; SELECT 1 AS ok"
+        target = SqlTarget(backend.host, backend.port, backend.user)
+
+        async def backend_answers() -> None:
+            await ctx.sql(backend.container, target, backend.password, setup, timeout=ctx.scaled(10))
+
+        await ctx.wait_ready(self.container, backend_answers, what=f"the backend {backend.host} to answer SQL")
+        found = await ctx.exec(self.container, ["sh", "-c", f"command -v {self.program}"], timeout=ctx.scaled(15))
+        if not found.ok:
+            raise StageFailed(f"the image has no {self.program} on its PATH (is it the lab's connectors image?)")
+
+    async def smoke(self) -> None:
+        ctx = self.ctx
+        limit = ctx.scaled(RUN_LIMIT)
+        argv = smoke_argv(
+            self.language, self.backend.host, self.backend.port, self.backend.user, ctx.scaled(CONNECT_TIMEOUT)
+        )
+        wrapped = ["sh", "-c", LIMITED_RUN, str(KILL_GRACE), f"{limit:.0f}", *argv]
+        result: ExecResult | None = None
+        stalled = ""
+        try:
+            result = await ctx.exec(self.container, wrapped, timeout=limit + KILL_GRACE + ctx.scaled(15))
+        except DeadlineExceeded as exc:
+            stalled = f"{self.program}: {exc}"  # `timeout` did not end it: the engine's exec stalled
+        output = parse_lines(result.stdout) if result is not None else SmokeOutput({}, ())
+        for name in CHECKS:
+            await ctx.check(name, _Report(name, output, result, stalled, self.program, limit))
+
+
+@dataclass(frozen=True)
+class _Report:
+    """One check's result from the program's output, as a `ctx.check` callable."""
+
+    name: str
+    output: SmokeOutput
+    result: ExecResult | None
+    stalled: str
+    program: str
+    limit: float
+
+    async def __call__(self) -> str:
+        if self.result is None:
+            raise DeadlineExceeded(self.stalled)
+        line = self.output.checks.get(self.name)
+        if line is None:
+            raise CheckFailed(unreported(self.program, self.result, self.limit))
+        if not line.ok:
+            raise CheckFailed(line.detail or f"{self.program} reported a failure without detail")
+        return line.detail
+
+
+PROBE = ConnectorProbe
