@@ -199,3 +199,16 @@ def no_leaks() -> Iterator[None]:
 
 def run_async(coro):
     return asyncio.run(coro)
+
+
+@pytest.fixture(scope="session")
+def lab_report(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The whole lab matrix, run once per test session as `make demo` runs it; the tests
+    of every lab row read their cells from it (one run instead of one per test file)."""
+    out = tmp_path_factory.mktemp("lab") / "report.json"
+    result = ecoready("run", "--headless", "--matrix", str(lab), "--json", str(out), timeout=3600)
+    report: dict[str, Any] = json.loads(out.read_text())
+    report["_stderr"] = result.stderr
+    report["_exit"] = result.returncode
+    assert docker_labelled(f"ecoready.run={report['run_id']}") == {"containers": [], "networks": [], "volumes": []}
+    return report

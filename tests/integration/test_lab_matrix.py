@@ -3,14 +3,12 @@ arm64 (emulated), through the real engine. One run; one test result per cell."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from app.config import load
-from tests.conftest import LAB_MATRIX, docker_labelled, ecoready
+from tests.conftest import LAB_MATRIX
 
 pytestmark = pytest.mark.docker
 
@@ -21,17 +19,6 @@ EXPECTED = {
     "gap-arm64-only/amd64": "missing",
     "gap-mislabelled/arm64": "broken",
 }
-
-
-@pytest.fixture(scope="module")
-def lab_report(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("lab") / "report.json"
-    result = ecoready("run", "--headless", "--matrix", str(lab), "--json", str(out), timeout=3600)
-    report: dict[str, Any] = json.loads(out.read_text())
-    report["_stderr"] = result.stderr
-    report["_exit"] = result.returncode
-    assert docker_labelled(f"ecoready.run={report['run_id']}") == {"containers": [], "networks": [], "volumes": []}
-    return report
 
 
 @pytest.mark.parametrize("cell_id", CELLS)
