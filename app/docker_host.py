@@ -21,10 +21,11 @@ from typing import Any, TypeVar
 
 import docker
 import docker.errors
+import docker.tls
 import requests.exceptions
 
 from app.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem, PullStalled
-from app.model import HostFacts, normalize_arch
+from app.model import HostFacts, TlsFiles, normalize_arch
 from app.specs import (
     LABEL_OWNER,
     LABEL_OWNER_START,
@@ -47,11 +48,24 @@ PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
 DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCAP")
 
 
+# ssh:// hosts: sshd allows 10 sessions per connection by default (MaxSessions), and every
+# call in flight holds one; fewer worker threads keep each SDK client under that.
+SSH_WORKERS = 8
+
+
 def _unavailable(exc: BaseException) -> bool:
-    if isinstance(exc, (requests.exceptions.ConnectionError, ConnectionError, FileNotFoundError)):
+    if isinstance(exc, (requests.exceptions.ConnectionError, ConnectionError, FileNotFoundError, EOFError)):
+        return True
+    if type(exc).__module__.split(".")[0] == "paramiko":  # ssh:// transport: channel or session refused
         return True
     text = str(exc)
     return "Connection aborted" in text or "Error while fetching server API version" in text
+
+
+def local_kernel(url: str) -> bool:
+    """Whether an engine address is on this machine's kernel (binfmt emulators read here apply)."""
+    where = url or os.environ.get("DOCKER_HOST", "")
+    return not where or where.startswith("unix://")
 
 
 @dataclass(frozen=True)
@@ -100,51 +114,83 @@ def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
 class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
-    def __init__(self, name: str, url: str, ctl: Any, io_client: Any, pool: DaemonThreadPool) -> None:
+    def __init__(
+        self, name: str, url: str, ctl: Any, io_client: Any, pool: DaemonThreadPool, tls: TlsFiles | None = None
+    ) -> None:
         self.name = name
         self.url = url
+        self.tls = tls
         self._ctl = ctl
         self._io = io_client
         self._pool = pool
         self._pull_clients: dict[float, Any] = {}
+        # pings get threads of their own: whether the engine answers must not wait behind
+        # calls stuck in it (that is when the answer matters)
+        self._ping_pool = DaemonThreadPool(2, f"docker-{name}-ping")
         self.native_arch = ""
+
+    @property
+    def local_kernel(self) -> bool:
+        return local_kernel(self.url)
 
     # -- lifecycle -------------------------------------------------------------------
     @classmethod
     async def connect(
-        cls, name: str = "local", url: str = "", *, max_workers: int = 16, timeout: float = CONNECT_TIMEOUT
+        cls,
+        name: str = "local",
+        url: str = "",
+        *,
+        tls: TlsFiles | None = None,
+        max_workers: int = 16,
+        timeout: float = CONNECT_TIMEOUT,
     ) -> DockerHost:
-        """Connect or raise EnvironmentProblem within `timeout` seconds."""
+        """Connect or raise EnvironmentProblem within `timeout` seconds, on every transport:
+        docker-py's ssh transport (paramiko) has no connect timeout of its own, so the
+        attempt runs on a daemon thread under asyncio's deadline and is abandoned after it."""
+        if url.startswith("ssh://"):
+            max_workers = min(max_workers, SSH_WORKERS)
         pool = DaemonThreadPool(max_workers, f"docker-{name}")
 
         def make() -> tuple[Any, Any]:
-            ctl = _client(url, CONTROL_TIMEOUT)
+            ctl = _client(url, CONTROL_TIMEOUT, tls)
             ctl.ping()
-            return ctl, _client(url, None)
+            return ctl, _client(url, None, tls)
 
         loop = asyncio.get_running_loop()
         where = url or os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
         try:
+            _check_tls_files(tls)
             ctl, io_client = await asyncio.wait_for(loop.run_in_executor(pool, make), timeout)
         except asyncio.TimeoutError:
             pool.shutdown(wait=False)
             raise EnvironmentProblem(f"docker engine at {where} did not answer within {timeout:.0f} s") from None
+        except EnvironmentProblem:
+            pool.shutdown(wait=False)
+            raise
         except Exception as exc:
             pool.shutdown(wait=False)
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise EnvironmentProblem(
-                f"docker engine at {where} is unreachable: {reason[:200]} (start it, e.g. `make setup` or `dockerd &`)"
-            ) from None
-        host = cls(name, url, ctl, io_client, pool)
-        return host
+            fix = "start it, e.g. `make setup` or `dockerd &`" if local_kernel(url) else "see docs/hosts.md"
+            raise EnvironmentProblem(f"docker engine at {where} is unreachable: {reason[:200]} ({fix})") from None
+        return cls(name, url, ctl, io_client, pool, tls)
 
-    async def close(self) -> None:
-        for client in (self._ctl, self._io, *self._pull_clients.values()):
-            try:
-                client.close()
-            except Exception:  # noqa: S110 - closing is best effort
-                pass
+    async def close(self, timeout: float = 5.0) -> None:
+        """Close the SDK clients (best effort, bounded: closing an ssh:// connection to a
+        host that vanished can block) and let the worker threads go."""
+
+        def close_all() -> None:
+            for client in (self._ctl, self._io, *self._pull_clients.values()):
+                try:
+                    client.close()
+                except Exception:  # noqa: S110 - closing is best effort
+                    pass
+
+        try:
+            await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(self._pool, close_all), timeout)
+        except (asyncio.TimeoutError, RuntimeError):
+            pass
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._ping_pool.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
         return await self._run_future(asyncio.get_running_loop().run_in_executor(self._pool, fn), timeout)
@@ -188,14 +234,15 @@ class DockerHost:
 
     async def ping(self, timeout: float = 5.0) -> bool:
         try:
-            return bool(await self._run(self._ctl.ping, timeout))
+            future = asyncio.get_running_loop().run_in_executor(self._ping_pool, self._ctl.ping)
+            return bool(await self._run_future(future, timeout))
         except Exception:
             return False
 
     # -- images ----------------------------------------------------------------------
     def _pull_client(self, idle: float) -> Any:
         if idle not in self._pull_clients:
-            self._pull_clients[idle] = _client(self.url, idle)
+            self._pull_clients[idle] = _client(self.url, idle, self.tls)
         return self._pull_clients[idle]
 
     async def pull(
@@ -211,7 +258,8 @@ class DockerHost:
         The socket timeout of the pull client is the idle watchdog: no progress message for
         `idle_timeout` seconds ends the pull as PullStalled.
         """
-        client = self._pull_client(idle_timeout)
+        # made under a deadline: over ssh:// a new client is a new connection
+        client = await self._run(lambda: self._pull_client(idle_timeout), CONNECT_TIMEOUT + CONTROL_TIMEOUT)
         repo, _, digest = reference.partition("@")
         tag = digest or None
         if not digest:
@@ -455,10 +503,10 @@ class DockerHost:
         except DeadlineExceeded:
             raise DeadlineExceeded(f"`{command[0]}` did not finish within {timeout:.0f} s") from None
 
-    async def logs(self, container_id: str, tail: int = 40) -> list[str]:
+    async def logs(self, container_id: str, tail: int = 40, *, max_line: int = 500) -> list[str]:
         def read() -> list[str]:
             raw = self._io.api.logs(container_id, stdout=True, stderr=True, tail=tail)
-            return inert(raw.decode("utf-8", "replace")).splitlines()[-tail:]
+            return inert(raw.decode("utf-8", "replace"), max_line).splitlines()[-tail:]
 
         try:
             return await self._run(read, timeout=5)
@@ -582,15 +630,30 @@ class DockerHost:
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))
 
 
-def _client(url: str, timeout: float | None) -> Any:
+def _client(url: str, timeout: float | None, tls: TlsFiles | None = None) -> Any:
     kwargs: dict[str, Any] = {"version": "auto"}
     if timeout is not None:
         kwargs["timeout"] = timeout
     else:
         kwargs["timeout"] = 24 * 3600  # no socket timeout for long streams: asyncio bounds them
-    if url:
-        return docker.DockerClient(base_url=url, **kwargs)
-    return docker.from_env(**kwargs)
+    if not url:
+        return docker.from_env(**kwargs)
+    if url.startswith("ssh://"):
+        # paramiko rather than the ssh binary: one connection per client, host keys checked
+        # against ~/.ssh/known_hosts (unknown keys refused), ~/.ssh/config honoured
+        return docker.DockerClient(base_url=url, use_ssh_client=False, max_pool_size=SSH_WORKERS, **kwargs)
+    if tls is not None:
+        config = docker.tls.TLSConfig(client_cert=(tls.cert, tls.key), ca_cert=tls.ca, verify=True)
+        return docker.DockerClient(base_url=url, tls=config, **kwargs)
+    return docker.DockerClient(base_url=url, **kwargs)
+
+
+def _check_tls_files(tls: TlsFiles | None) -> None:
+    if tls is None:
+        return
+    for what, path in (("CA certificate", tls.ca), ("client certificate", tls.cert), ("client key", tls.key)):
+        if not os.path.isfile(path):
+            raise EnvironmentProblem(f"TLS {what} {path} does not exist (see [[hosts]] tls_* in docs/matrix.md)")
 
 
 def _explain(exc: docker.errors.APIError) -> str:

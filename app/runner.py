@@ -13,16 +13,17 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 
 from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
-from app.errors import DeadlineExceeded, EcoreadyError, InfraError
+from app.errors import DeadlineExceeded, DockerUnavailable, EcoreadyError, InfraError
 from app.events import (
     CellFinished,
     CellLog,
     CellPlanned,
     CellStarted,
+    HostLost,
     ImageResolved,
     RunFinished,
     RunNote,
@@ -47,14 +48,40 @@ def now() -> str:
 
 
 class Runner:
+    """Runs a plan. `run` is the context of the default host; with several hosts, `hosts`
+    maps each host name to its own context (engine, images) and `limits` to its number of
+    cells at once: each cell runs on its plan's host, hosts run in parallel."""
+
     def __init__(
-        self, plan: Plan, run: RunContext, *, concurrency: int = 2, finishing: Callable[[], None] | None = None
+        self,
+        plan: Plan,
+        run: RunContext,
+        *,
+        concurrency: int = 2,
+        finishing: Callable[[], None] | None = None,
+        hosts: Mapping[str, RunContext] | None = None,
+        limits: Mapping[str, int] | None = None,
+        side_tasks: Sequence[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         self.plan = plan
         self.run = run
         self.concurrency = max(1, concurrency)
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
-        self._slots = asyncio.Semaphore(self.concurrency)
+        self.hosts: dict[str, RunContext] = dict(hosts or {})
+        # work that runs alongside the cells and ends before the final sweep (platform surveys)
+        self.side_tasks = tuple(side_tasks)
+        self._slots = {
+            name: asyncio.Semaphore(max(1, (limits or {}).get(name, self.concurrency))) for name in self.hosts
+        }
+        self._default_slots = asyncio.Semaphore(self.concurrency)
+        self._lost: dict[str, str] = {}  # host name -> why it is considered gone
+
+    def context_for(self, cell: CellPlan) -> RunContext:
+        """The context of the host the plan put the cell on (the default one otherwise)."""
+        return self.hosts.get(cell.host, self.run)
+
+    def _contexts(self) -> list[RunContext]:
+        return list(self.hosts.values()) or [self.run]
 
     def planned(self) -> RunStarted:
         cells = tuple(
@@ -83,7 +110,10 @@ class Runner:
         """Run every cell; True when the run finished, False when it was interrupted."""
         self.run.emit(self.planned())
         interrupted = False
-        tasks = [asyncio.create_task(self.run_cell(cell), name=cell.id) for cell in self.plan.cells]
+        tasks: list[asyncio.Task[object]] = [
+            asyncio.create_task(self.run_cell(cell), name=cell.id) for cell in self.plan.cells
+        ]
+        tasks += [asyncio.create_task(_quiet(side()), name="side") for side in self.side_tasks]
         try:
             await asyncio.gather(*tasks)
         except asyncio.CancelledError:
@@ -106,25 +136,57 @@ class Runner:
         self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:
-        """Remove whatever still carries this run's id; say so if the engine keeps any."""
+        """On every host, remove whatever still carries this run's id (in parallel); say so
+        when an engine keeps any, or was lost."""
+        await asyncio.gather(*(self._sweep_host(run) for run in self._contexts()))
+
+    async def _sweep_host(self, run: RunContext) -> None:
+        name = run.host.name
+        where = f" on host {name}" if len(self.hosts) > 1 else ""
+        cleanup = "`ecoready cleanup" + (" --matrix <this matrix>`" if len(self.hosts) > 1 else "`")
+        if name in self._lost:
+            self.run.emit(
+                RunNote(
+                    f"host {name} was lost mid-run ({self._lost[name]}): resources of this run may remain "
+                    f"there; {cleanup} removes them once it answers"
+                )
+            )
+            return
         try:
-            await self.run.host.sweep(run_id=self.run.run_id, me=self.run.owner)
-            left = await self.run.host.labelled(f"{LABEL_RUN}={self.run.run_id}")
+            await run.host.sweep(run_id=run.run_id, me=run.owner)
+            left = await run.host.labelled(f"{LABEL_RUN}={run.run_id}")
         except Exception as exc:
-            self.run.emit(RunNote(f"the final cleanup failed ({one_line(str(exc))}): run `ecoready cleanup`"))
+            self.run.emit(RunNote(f"the final cleanup{where} failed ({one_line(str(exc))}): run {cleanup}"))
             return
         count = sum(len(kind) for kind in left)
         if count:
             self.run.emit(
                 RunNote(
-                    f"{count} resource(s) of this run could not be removed (the engine did not "
-                    "answer); `ecoready cleanup` removes them once it does"
+                    f"{count} resource(s) of this run{where} could not be removed (the engine did not "
+                    f"answer); {cleanup} removes them once it does"
                 )
             )
 
     async def run_cell(self, cell: CellPlan) -> None:
-        async with self._slots:
+        if cell.unrunnable:  # nothing to run: no slot needed
             await self._cell(cell)
+            return
+        async with self._slots.get(cell.host, self._default_slots):
+            await self._cell(cell)
+
+    async def host_lost(self, run: RunContext, reason: str = "docker daemon unavailable") -> bool:
+        """Whether the cell's host is gone: known lost, or not answering a ping now (then
+        said once, as HostLost). A failed call alone is not enough: the engine may have
+        refused one request and still be there."""
+        name = run.host.name
+        if name in self._lost:
+            return True
+        if await run.host.ping():
+            return False
+        if name not in self._lost:
+            self._lost[name] = reason
+            self.run.emit(HostLost(name, reason))
+        return True
 
     async def _cell(self, cell: CellPlan) -> None:
         emit = self.run.emit
@@ -134,7 +196,13 @@ class Runner:
             emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, cell.unrunnable))
             emit(CellFinished(cell.id, now(), 0.0))
             return
-        ctx = ProbeContext(cell, self.run)
+        run = self.context_for(cell)
+        if run.host.name in self._lost:  # fail fast: no call to an engine known to be gone
+            detail = f"docker daemon unavailable (host {run.host.name} was lost mid-run)"
+            emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, detail))
+            emit(CellFinished(cell.id, now(), 0.0))
+            return
+        ctx = ProbeContext(cell, run)
         probe = load(cell.component.probe)(ctx)
         stage = cell.stages[0]
         try:
@@ -153,11 +221,15 @@ class Runner:
     async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext, started: float) -> None:
         """Log tail, the cell's last event, then removal of its resources: always all three.
         The cell ends before the removal, so an engine slow to remove does not stretch it;
-        what the engine would not remove becomes a note (the final sweep tries again)."""
-        if ctx.main is not None:
+        what the engine would not remove becomes a note (the final sweep tries again).
+        On a lost host only the event: every call there would wait for its deadline."""
+        lost = ctx.run.host.name in self._lost
+        if ctx.main is not None and not lost:
             lines = await _quiet(ctx.logs())
             self.run.emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
         self.run.emit(CellFinished(cell.id, now(), round(time.monotonic() - started, 2)))
+        if lost:
+            return
         failed = await _quiet(ctx.close())
         for line in failed if isinstance(failed, list) else []:
             self.run.emit(RunNote(f"{cell.id}: could not remove {line}"))
@@ -180,6 +252,8 @@ class Runner:
         except asyncio.TimeoutError:
             outcome = Outcome.TIMEOUT
             detail = f"exceeded its {budget:.0f} s budget" + (f" ({ctx.waiting_for})" if ctx.waiting_for else "")
+            if await self.host_lost(ctx.run):  # not the component's slowness: the engine is gone
+                outcome, detail = Outcome.ERROR, "docker daemon unavailable"
         except ImageUnavailable as exc:
             outcome, detail, missing = Outcome.FAIL, str(exc), exc.missing
         except Skip as exc:
@@ -188,8 +262,12 @@ class Runner:
             outcome, detail = Outcome.FAIL, str(exc)
         except DeadlineExceeded as exc:
             outcome, detail = Outcome.TIMEOUT, str(exc)
+            if await self.host_lost(ctx.run):  # a call that hung because the engine went away
+                outcome, detail = Outcome.ERROR, "docker daemon unavailable"
         except InfraError as exc:
             outcome, detail = Outcome.ERROR, str(exc)
+            if isinstance(exc, DockerUnavailable):
+                await self.host_lost(ctx.run)
         except EcoreadyError as exc:
             outcome, detail = Outcome.ERROR, str(exc)
         except Exception as exc:
@@ -207,13 +285,14 @@ class Runner:
 
     async def _do(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> str:
         if stage is Stage.IMAGE:
-            info = await self.run.images.ensure(cell.component.image, cell.arch)
+            images = ctx.run.images  # the cell's host's: pulls are per host
+            info = await images.ensure(cell.component.image, cell.arch)
             self.run.emit(ImageResolved(cell.id, info))
             for extra in probe.images():  # e.g. PMM's client image: part of the component
-                await self.run.images.ensure(extra, cell.arch)
+                await images.ensure(extra, cell.arch)
             if cell.backend is not None:  # pulled here, within the image budget, not at start
                 try:
-                    await self.run.images.ensure(cell.backend.image, cell.arch)
+                    await images.ensure(cell.backend.image, cell.arch)
                 except ImageUnavailable as exc:
                     raise BackendFailed(
                         f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
