@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import docker
+import docker.constants
 import docker.errors
 import docker.tls
 import requests.exceptions
@@ -127,6 +128,7 @@ class DockerHost:
         # pings get threads of their own: whether the engine answers must not wait behind
         # calls stuck in it (that is when the answer matters)
         self._ping_pool = DaemonThreadPool(2, f"docker-{name}-ping")
+        self._ping_client: Any = None
         self.native_arch = ""
 
     @property
@@ -169,7 +171,7 @@ class DockerHost:
             raise
         except Exception as exc:
             pool.shutdown(wait=False)
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            reason = _connect_reason(exc)
             fix = "start it, e.g. `make setup` or `dockerd &`" if local_kernel(url) else "see docs/hosts.md"
             raise EnvironmentProblem(f"docker engine at {where} is unreachable: {reason[:200]} ({fix})") from None
         return cls(name, url, ctl, io_client, pool, tls)
@@ -179,7 +181,9 @@ class DockerHost:
         host that vanished can block) and let the worker threads go."""
 
         def close_all() -> None:
-            for client in (self._ctl, self._io, *self._pull_clients.values()):
+            for client in (self._ctl, self._io, *self._pull_clients.values(), self._ping_client):
+                if client is None:
+                    continue
                 try:
                     client.close()
                 except Exception:  # noqa: S110 - closing is best effort
@@ -233,11 +237,23 @@ class DockerHost:
         )
 
     async def ping(self, timeout: float = 5.0) -> bool:
+        """Whether the engine answers a new connection now. Not over a kept-alive one: a
+        dockerd shutting down has closed its socket but still answers on open connections
+        while it stops its containers (seconds), and it is gone for everything else."""
+
+        def fresh_ping() -> bool:
+            if self._ping_client is None:
+                self._ping_client = _client(self.url, CONTROL_TIMEOUT, self.tls)
+            else:
+                self._ping_client.api.close()  # drop pooled connections: the next one is new
+            return bool(self._ping_client.ping())
+
         try:
-            future = asyncio.get_running_loop().run_in_executor(self._ping_pool, self._ctl.ping)
-            return bool(await self._run_future(future, timeout))
+            future: asyncio.Future[bool] = asyncio.get_running_loop().run_in_executor(self._ping_pool, fresh_ping)
+            answered: bool = await self._run_future(future, timeout)
         except Exception:
             return False
+        return answered
 
     # -- images ----------------------------------------------------------------------
     def _pull_client(self, idle: float) -> Any:
@@ -644,8 +660,40 @@ def _client(url: str, timeout: float | None, tls: TlsFiles | None = None) -> Any
         return docker.DockerClient(base_url=url, use_ssh_client=False, max_pool_size=SSH_WORKERS, **kwargs)
     if tls is not None:
         config = docker.tls.TLSConfig(client_cert=(tls.cert, tls.key), ca_cert=tls.ca, verify=True)
-        return docker.DockerClient(base_url=url, tls=config, **kwargs)
+        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace the host's own CA when a
+        # request does not name one (psf/requests#3829), and version="auto" asks the engine
+        # inside the constructor: start from a fixed version, stop trusting the environment,
+        # then negotiate as "auto" would
+        fixed = {**kwargs, "version": docker.constants.DEFAULT_DOCKER_API_VERSION}
+        client = docker.DockerClient(base_url=url, tls=config, **fixed)
+        client.api.trust_env = False
+        setattr(client.api, "_version", str(client.api.version(api_version=False)["ApiVersion"]))  # noqa: B010
+        return client
     return docker.DockerClient(base_url=url, **kwargs)
+
+
+# What matters in the SDK's nested connection errors ("Error while fetching server API
+# version: HTTPSConnectionPool(...): Max retries exceeded ... (Caused by SSLError(...")
+_REASONS = (
+    "[SSL",
+    "Connection refused",
+    "No such file or directory",
+    "Permission denied",
+    "Name or service not known",
+    "timed out",
+    "not found in known_hosts",
+    "Authentication failed",
+    "Unable to connect",
+)
+
+
+def _connect_reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    for marker in _REASONS:
+        at = text.find(marker)
+        if at >= 0:
+            return text[at : at + 160].rstrip("')\" ")
+    return text[:200]
 
 
 def _check_tls_files(tls: TlsFiles | None) -> None:

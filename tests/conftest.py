@@ -21,6 +21,9 @@ TEST_LABEL_KEY = "ecoready-test.session"
 TEST_SESSION = uuid.uuid4().hex[:12]
 os.environ["ECOREADY_LABELS"] = f"{TEST_LABEL_KEY}={TEST_SESSION}"
 
+# the second Docker engine fixture (tests/support/second_engine.py)
+pytest_plugins = ["tests.support.second_engine"]
+
 ROOT = Path(__file__).resolve().parents[1]
 LAB_MATRIX = ROOT / "containers" / "lab.toml"
 
