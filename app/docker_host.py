@@ -25,6 +25,7 @@ import docker.errors
 import docker.tls
 import requests.exceptions
 
+from app.aio import to_the_end
 from app.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem, PullStalled
 from app.model import HostFacts, TlsFiles, normalize_arch
 from app.specs import (
@@ -400,18 +401,22 @@ class DockerHost:
         return await self._create(work, self.remove_network)
 
     async def _create(self, make: Callable[[], str], remove: Callable[[str], Awaitable[bool]]) -> str:
-        """Run a create call; if the caller is cancelled while it is in flight, wait for the
-        id it returns and remove that resource, so nothing is created that nobody knows of."""
+        """Run a create call; if the caller is cancelled while it is in flight (once or
+        more), wait for the id it returns and remove that resource, so nothing is created
+        that nobody knows of: the call ends in the engine even when its caller is gone."""
         future = asyncio.get_running_loop().run_in_executor(self._pool, make)
         try:
             return await self._run_future(future, CONTROL_TIMEOUT + 5)
         except asyncio.CancelledError:
-            try:
-                created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
-                await asyncio.shield(remove(created))
-            except Exception:  # noqa: S110 - the run's final sweep by label remains
-                pass
+            await to_the_end(_remove_when_done(future, remove))
             raise
+
+    async def _remove_after(self, future: asyncio.Future[Any], container_id: str) -> None:
+        """Remove a container once the call in flight on it (its start) has returned."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+        with contextlib.suppress(Exception):
+            await self.remove_container(container_id)
 
     async def create_volume(self, name: str, labels: Mapping[str, str]) -> str:
         def work() -> str:
@@ -460,12 +465,19 @@ class DockerHost:
             return str(created["Id"])
 
         container_id = await self._create(create, self.remove_container)
+        archive = _tar(spec.files) if spec.files else None
+
+        def start() -> None:
+            if archive is not None:
+                self._ctl.api.put_archive(container_id, "/", archive)
+            self._ctl.api.start(container_id)
+
+        started = asyncio.get_running_loop().run_in_executor(self._pool, start)
         try:
-            if spec.files:
-                await self.put_files(container_id, spec.files)
-            await self._run(lambda: self._ctl.api.start(container_id))
+            await self._run_future(started, CONTROL_TIMEOUT + 5)
         except BaseException:
-            await asyncio.shield(self.remove_container(container_id))
+            # removed after the start returns (a removal racing it may leave it running)
+            await to_the_end(self._remove_after(started, container_id))
             raise
         return container_id
 
@@ -544,7 +556,9 @@ class DockerHost:
 
     # -- removal and sweeps ---------------------------------------------------------
     async def remove_container(self, container_id: str) -> bool:
-        """Force-remove with its anonymous volumes; True when it existed."""
+        """Force-remove with its anonymous volumes; True when it existed. When another call
+        is removing it already (a cell's cleanup racing the final sweep), wait until it is
+        gone: "removed" means no longer listed."""
 
         def work() -> bool:
             try:
@@ -553,11 +567,17 @@ class DockerHost:
             except docker.errors.NotFound:
                 return False
             except docker.errors.APIError as exc:
-                if "already in progress" in str(exc):
+                if "already in progress" not in str(exc):
+                    raise
+            for _ in range(100):
+                try:
+                    self._ctl.api.inspect_container(container_id)
+                except docker.errors.NotFound:
                     return True
-                raise
+                time.sleep(0.2)
+            return True
 
-        return await self._run(work, timeout=30)
+        return await self._run(work, timeout=CONTROL_TIMEOUT + 20)
 
     async def remove_network(self, network_id: str) -> bool:
         """Remove a network; a moment after its last container went, the engine may still
@@ -644,6 +664,12 @@ class DockerHost:
         names = {c["Id"]: (c.get("Names") or [c["Id"][:12]])[0].lstrip("/") for c in containers}
         net_names = {n["Id"]: n.get("Name", n["Id"][:12]) for n in networks}
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))
+
+
+async def _remove_when_done(future: asyncio.Future[str], remove: Callable[[str], Awaitable[bool]]) -> None:
+    with contextlib.suppress(Exception):  # the run's final sweep by label remains
+        created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+        await remove(created)
 
 
 def _client(url: str, timeout: float | None, tls: TlsFiles | None = None) -> Any:

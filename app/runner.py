@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timezone
 
+from app.aio import to_the_end
 from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
 from app.errors import DeadlineExceeded, DockerUnavailable, EcoreadyError, InfraError
 from app.events import (
@@ -334,21 +335,6 @@ class Runner:
 class EmulatorProblem(InfraError):
     """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
     cell ends as `error` and the component is not blamed."""
-
-
-async def to_the_end(awaitable: Awaitable[None]) -> None:
-    """Await `awaitable` to completion even when the caller is cancelled meanwhile (cleanup
-    must not be cut short by a second Ctrl-C); the cancellation is re-raised afterwards."""
-    task = asyncio.ensure_future(awaitable)
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            cancelled = True
-    task.result()
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 async def _quiet(awaitable: object) -> object:

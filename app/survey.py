@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Iterable, Sequence
 
+from app.aio import to_the_end
 from app.context import RunContext, resource_labels
 from app.errors import EcoreadyError
 from app.fitness import SURVEY_SCRIPT, failed, fitness_from_survey
@@ -54,9 +55,7 @@ async def survey(
             continue
         limit = seconds * (run.emulation_factor if emulated else 1.0)
         try:
-            text = await asyncio.wait_for(_run_script(run, info.image_id, arch), limit)
-        except asyncio.TimeoutError:
-            return failed(host, arch, emulated, f"the survey container did not finish within {limit:.0f} s", reference)
+            text = await _run_script(run, info.image_id, arch, limit)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -66,7 +65,10 @@ async def survey(
     return failed(host, arch, emulated, f"no image to ask with ({why})")
 
 
-async def _run_script(run: RunContext, image_id: str, arch: str) -> str:
+async def _run_script(run: RunContext, image_id: str, arch: str, limit: float) -> str:
+    """Run the script in a new container and return its output. The deadline is checked
+    here rather than by a wrapper task: a wrapper abandons its task when cancelled twice
+    (a run stopped while its cells are cancelled), and the removal must finish first."""
     labels = resource_labels(run, f"platform/{arch}", "platform")
     name = f"ecoready-{run.run_id[:8]}-platform-{arch}-{time.monotonic_ns() % 10**8}"
     spec = ContainerSpec(
@@ -80,6 +82,7 @@ async def _run_script(run: RunContext, image_id: str, arch: str) -> str:
         mem_limit="256m",
         pids_limit=64,
     )
+    deadline = time.monotonic() + limit
     container_id = await run.host.run(spec)
     try:
         delay = 0.1
@@ -87,6 +90,8 @@ async def _run_script(run: RunContext, image_id: str, arch: str) -> str:
             state = await run.host.state(container_id)
             if not state.running:
                 break
+            if time.monotonic() > deadline:
+                raise SurveyFailed(f"the survey container did not finish within {limit:.0f} s")
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 1.0)
         lines = await run.host.logs(container_id, LOG_LINES, max_line=0)
@@ -97,7 +102,7 @@ async def _run_script(run: RunContext, image_id: str, arch: str) -> str:
             raise SurveyFailed(f"the survey exited with {state.exit_code}: {one_line(text or state.error)}")
         return text
     finally:
-        await asyncio.shield(_remove(run, container_id))
+        await to_the_end(_remove(run, container_id))
 
 
 async def _remove(run: RunContext, container_id: str) -> None:

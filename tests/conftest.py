@@ -43,6 +43,22 @@ def docker_labelled(label: str) -> dict[str, list[str]]:
     return out
 
 
+def cell_containers(label: str, *, running: bool = False) -> list[str]:
+    """ids of the containers of cells carrying `label`: not the short-lived platform
+    survey container a run also starts (app/survey.py), which may be gone a moment later.
+    `running`: started ones only (a container still being created when its client dies
+    may be rolled back by the engine)."""
+    state = ["--filter", "status=running"] if running else []
+    result = subprocess.run(
+        ["docker", "ps", "-a", "--filter", f"label={label}", *state, "--format", '{{.ID}} {{.Label "ecoready.role"}}'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return [line.split()[0] for line in result.stdout.splitlines() if line.split()[1:] != ["platform"]]
+
+
 @pytest.fixture(scope="session")
 def lab() -> Path:
     """The lab is built and its registry serves: else fail with the command that fixes it."""
