@@ -47,7 +47,7 @@ async def survey(
     tried: list[str] = []
     for reference in list(dict.fromkeys(images))[:MAX_IMAGES]:
         try:
-            info = await run.images.ensure(reference, arch)
+            info = await run.images.ensure(reference, arch, for_cell=False)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # not published for the arch, registry down, pull failed

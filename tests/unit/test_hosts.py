@@ -253,3 +253,20 @@ def test_the_summary_names_the_host_of_each_column_when_several_ran() -> None:
     assert "amd64 @ x86" in text and "host graviton: 1 cell(s): lost mid-run" in text
     single = reduce(empty_report(), RunStarted("r", "t", "m", Profile.SMOKE, ("amd64",), (), ()))
     assert column_title(single, "amd64") == "amd64"
+
+
+def test_merged_reports_keep_each_runners_platforms_under_its_host() -> None:
+    from app.report.merge import merge
+
+    def runner(arch: str, run_id: str) -> object:
+        planned = (CellPlanned(f"db/{arch}", "db", "db", "server", arch, "local", False),)
+        host = HostFacts("local", arch, serves=(arch,))
+        return fold(
+            [
+                RunStarted(run_id, "2026-01-01T00:00:00Z", "m.toml", Profile.SMOKE, (arch,), planned, (host,)),
+                PlatformObserved(PlatformFitness("local", arch, False, machine=arch)),
+            ]
+        )
+
+    merged = merge([("amd.json", runner("amd64", "1" * 32)), ("arm.json", runner("arm64", "2" * 32))])  # type: ignore[list-item]
+    assert [(p.host, p.arch) for p in merged.platforms] == [("local", "amd64"), ("local-arm64", "arm64")]
