@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.model import Category, CellResult, Report, Status
-from app.present import EMULATED_MARK, cell_text
+from app.present import EMULATED_MARK, cell_text, platform_text
 from app.report.images import registry_line
 from app.text import inert
 
@@ -59,7 +59,7 @@ def host_mark(report: Report, cell: CellResult) -> str:
 def render_grid(report: Report, width: int = 30) -> str:
     arches = arches_of(report)
     rows = grid_rows(report)
-    name_w = max([len("component"), *(len(r[1]) + 2 for r in rows)]) + 2
+    name_w = max([len("component"), *(len(r[1]) + 2 for r in rows), *(len(p.host) + 2 for p in report.platforms)]) + 2
     header = "component".ljust(name_w) + "".join(_one_line(column_title(report, a)).ljust(width) for a in arches)
     lines = [header.rstrip(), "-" * len(header.rstrip())]
     category = None
@@ -72,6 +72,19 @@ def render_grid(report: Report, width: int = 30) -> str:
             for a in arches
         )
         lines.append((f"  {_one_line(cid)}".ljust(name_w) + text).rstrip())
+    if report.platforms:  # platform fitness: a row per host, what a container of each arch saw
+        lines.append("[platform]")
+        order = [h.name for h in report.hosts]
+        hosts = sorted(
+            dict.fromkeys(p.host for p in report.platforms),
+            key=lambda h: (h not in order, order.index(h) if h in order else 0),
+        )
+        for host in hosts:
+            seen = {p.arch: p for p in report.platforms if p.host == host}
+            text = "".join(
+                (_one_line(platform_text(seen[a], width - 2)) if a in seen else "").ljust(width) for a in arches
+            )
+            lines.append((f"  {_one_line(host)}".ljust(name_w) + text).rstrip())
     return "\n".join(lines)
 
 

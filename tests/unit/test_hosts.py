@@ -270,3 +270,12 @@ def test_merged_reports_keep_each_runners_platforms_under_its_host() -> None:
 
     merged = merge([("amd.json", runner("amd64", "1" * 32)), ("arm.json", runner("arm64", "2" * 32))])  # type: ignore[list-item]
     assert [(p.host, p.arch) for p in merged.platforms] == [("local", "amd64"), ("local-arm64", "arm64")]
+
+
+def test_the_summary_grid_has_a_platform_row_group() -> None:
+    report = two_host_report()
+    text = render_summary(report)  # type: ignore[arg-type]
+    lines = text.splitlines()
+    group = lines.index("[platform]")
+    assert lines[group + 1].split()[:2] == ["graviton", "⚠"]  # 64 KiB pages: a hazard
+    assert "aarch64" in lines[group + 1] and "64K" in lines[group + 1]
