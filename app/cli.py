@@ -215,7 +215,12 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
     parser.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
     parser.add_argument("--profile", choices=["smoke", "quick", "full"], help="benchmark depth (default: the matrix's)")
-    parser.add_argument("--concurrency", type=_positive_int, metavar="N", help="cells at once (default: from CPUs)")
+    parser.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="cells at once on each host (default: [[hosts]] concurrency, else from CPUs)",
+    )
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:

@@ -116,8 +116,6 @@ class Session:
                 emulation_factor=EMULATION_FACTOR,
                 extra_labels=labels,
             )
-        first = self.runs[reachable[0].spec.name]
-        self.host, self.images = first.host, first.images
         await self._sweep_dead_runs(reachable)
         wanted = tuple(self.options.arches or self.matrix.arches)
         await learn_facts(
@@ -133,21 +131,23 @@ class Session:
                 del self.runs[engine.spec.name]
         if not self.runs:
             raise EnvironmentProblem(self._none_reachable())
+        first_name = next(iter(self.runs))  # the default context: the first host that answered
+        first = self.runs[first_name]
+        self.host, self.images = first.host, first.images
         facts = [e.facts if e.facts is not None and not e.error else unreachable_facts(e) for e in self.engines]
         self.plan = make_plan(
             self.matrix, facts, only=self.options.only, arches=self.options.arches, profile=self.options.profile
         )
         if not self.plan.cells:
             raise EnvironmentProblem("nothing to run: no component matches --only/--arch")
-        limits = {
-            e.spec.name: e.spec.concurrency
-            or self.options.concurrency
+        limits = {  # --concurrency, else the host's own, else the matrix's, else its CPUs
+            e.spec.name: self.options.concurrency
+            or e.spec.concurrency
             or self.matrix.concurrency
             or default_concurrency((e.facts.cpus if e.facts else 0) or os.cpu_count() or 2)
             for e in self.engines
             if e.spec.name in self.runs
         }
-        first_name = reachable[0].spec.name
         self.runner = Runner(
             self.plan,
             first,
