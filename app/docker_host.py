@@ -249,6 +249,8 @@ class DockerHost:
                 self._ping_client.api.close()  # drop pooled connections: the next one is new
             return bool(self._ping_client.ping())
 
+        if self.url.startswith("ssh://"):  # a new ssh connection: handshake and authentication too
+            timeout = max(timeout, CONNECT_TIMEOUT)
         try:
             future: asyncio.Future[bool] = asyncio.get_running_loop().run_in_executor(self._ping_pool, fresh_ping)
             answered: bool = await self._run_future(future, timeout)
