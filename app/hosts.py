@@ -114,7 +114,7 @@ async def learn_facts(
             for arch, fitness in zip(checks, results, strict=True):
                 engine.surveyed[arch] = fitness
                 if not fitness.error:
-                    emulators[arch] = "emulated (a container of this arch ran through the engine)"
+                    emulators[arch] = "checked with a container of the arch through the engine"
                 elif arch in spec.arches or "exec format error" in fitness.error:
                     engine.notes.append(f"host {spec.name} cannot serve {arch}: {fitness.error}")
         native_served = not spec.arches or native in spec.arches

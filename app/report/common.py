@@ -128,10 +128,24 @@ def platform_row(p: PlatformFitness, docker_version: str = "") -> list[str]:
     ]
 
 
+def platforms_in_order(report: Report) -> list[PlatformFitness]:
+    """The report's platforms in [[hosts]] order, then arch order (they arrive as surveys end)."""
+    hosts = [h.name for h in report.hosts]
+    arches = list(report.arches)
+
+    def key(p: PlatformFitness) -> tuple[int, int]:
+        return (
+            hosts.index(p.host) if p.host in hosts else len(hosts),
+            arches.index(p.arch) if p.arch in arches else len(arches),
+        )
+
+    return sorted(report.platforms, key=key)
+
+
 def platform_hazards(report: Report) -> list[str]:
     """`host/arch: sentence` for every hazard, and why a platform could not be asked."""
     out = []
-    for p in report.platforms:
+    for p in platforms_in_order(report):
         for hazard in p.hazards:
             out.append(f"{p.host}/{p.arch}: {hazard.text}")
         if p.error and p.machine:

@@ -28,6 +28,7 @@ from app.report.common import (
     number,
     platform_hazards,
     platform_row,
+    platforms_in_order,
     run_line,
     signed_percent,
     target_words,
@@ -314,7 +315,7 @@ def comparison(result: Comparison) -> str:
 def platforms(report: Report) -> str:
     """Platform fitness: what a container of each arch saw on each host, and the hazards."""
     versions = docker_versions(report)
-    rows = [[esc(v) for v in platform_row(p, versions.get(p.host, ""))] for p in report.platforms]
+    rows = [[esc(v) for v in platform_row(p, versions.get(p.host, ""))] for p in platforms_in_order(report)]
     out = ["<h2>Platform fitness</h2>", table(list(PLATFORM_HEADER), rows, numeric=(3, 4, 7, 10))]
     hazards = platform_hazards(report)
     if hazards:

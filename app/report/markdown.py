@@ -27,6 +27,7 @@ from app.report.common import (
     number,
     platform_hazards,
     platform_row,
+    platforms_in_order,
     run_line,
     signed_percent,
     target_words,
@@ -188,7 +189,7 @@ def comparison(result: Comparison) -> list[str]:
 def platforms(report: Report) -> list[str]:
     """Platform fitness: what a container of each arch saw on each host, and the hazards."""
     versions = docker_versions(report)
-    rows = [[md(v) for v in platform_row(p, versions.get(p.host, ""))] for p in report.platforms]
+    rows = [[md(v) for v in platform_row(p, versions.get(p.host, ""))] for p in platforms_in_order(report)]
     lines = ["## Platform fitness", ""]
     lines.extend(table(list(PLATFORM_HEADER), rows, right=(3, 4, 7, 10)))
     lines.append("")

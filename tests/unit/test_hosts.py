@@ -279,3 +279,18 @@ def test_the_summary_grid_has_a_platform_row_group() -> None:
     group = lines.index("[platform]")
     assert lines[group + 1].split()[:2] == ["graviton", "⚠"]  # 64 KiB pages: a hazard
     assert "aarch64" in lines[group + 1] and "64K" in lines[group + 1]
+
+
+def test_markdown_and_html_have_a_platform_section_with_inert_container_text() -> None:
+    from app.report import html, markdown
+
+    report = two_host_report()
+    hostile = PlatformFitness("x86", "amd64", False, machine="x86_64", cpu_model="<script>x</script> | [a](b)")
+    report = reduce(report, PlatformObserved(hostile))  # type: ignore[arg-type]
+    md = markdown.render(report)
+    assert "## Platform fitness" in md and "- graviton/arm64: 64 KiB pages" in md
+    assert "<script>" not in md and "\\| \\[a\\](b)" in md
+    page = html.render(report)
+    assert "<h2>Platform fitness</h2>" in page and "&lt;script&gt;" in page and "<script>" not in page
+    # [[hosts]] order: x86 before graviton, whatever order the surveys ended in
+    assert md.index("| x86 | amd64") < md.index("| graviton | arm64")
