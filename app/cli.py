@@ -162,9 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
     cleanup = verbs.add_parser(
         "cleanup",
         help="remove containers, networks and volumes ecoready left",
-        description="Remove resources of ecoready runs whose process is gone.",
+        description="Remove resources of ecoready runs whose process is gone, on the local engine or on every "
+        "[[hosts]] engine of a matrix. Exit 3 when an engine could not be reached.",
     )
     cleanup.add_argument("--all", action="store_true", help="also those of runs that still look alive")
+    cleanup.add_argument(
+        "--matrix", "-m", default=None, help="clean every [[hosts]] engine of this matrix (default: the local engine)"
+    )
     cleanup.set_defaults(func=cmd_cleanup)
 
     doctor = verbs.add_parser(
@@ -213,7 +217,12 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
     parser.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
     parser.add_argument("--profile", choices=["smoke", "quick", "full"], help="benchmark depth (default: the matrix's)")
-    parser.add_argument("--concurrency", type=_positive_int, metavar="N", help="cells at once (default: from CPUs)")
+    parser.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="cells at once on each host (default: [[hosts]] concurrency, else from CPUs)",
+    )
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -534,20 +543,45 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    async def work() -> int:
-        from app.docker_host import DockerHost
+    from app.model import Host
 
-        host = await DockerHost.connect()
+    hosts: tuple[Host, ...] = (Host(name="local"),)
+    if args.matrix:
+        from app.config import load
+        from app.hosts import host_specs
+
+        hosts = host_specs(load(args.matrix).hosts)
+
+    async def work() -> int:
+        from app.hosts import connect_all
+
+        engines = await connect_all(hosts)
+        code, removed = 0, 0
         try:
-            swept = await host.sweep(dead_owners=True, everything=args.all)
+            for engine in engines:
+                where = f" on host {engine.spec.name}" if args.matrix else ""
+                if engine.host is None:
+                    eprint(f"ecoready: error: {f'host {engine.spec.name}: ' if args.matrix else ''}{engine.error}")
+                    code = 3
+                    continue
+                try:
+                    swept = await engine.host.sweep(dead_owners=True, everything=args.all)
+                except EcoreadyError as exc:
+                    eprint(f"ecoready: error: host {engine.spec.name}: {exc}")
+                    code = 3
+                    continue
+                removed += swept.total
+                kinds = (("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes))
+                for kind, names in kinds:
+                    for name in names:
+                        eprint(f"removed {kind} {name}{where}")
         finally:
-            await host.close()
-        if not swept.total:
+            for engine in engines:
+                if engine.host is not None:
+                    await engine.host.close()
+        if not removed and code == 0:
             eprint("ecoready: nothing to clean up")
-        for kind, names in (("container", swept.containers), ("network", swept.networks), ("volume", swept.volumes)):
-            for name in names:
-                eprint(f"removed {kind} {name}")
-        return 0
+        return code
 
     return asyncio.run(work())
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from app.bench_settings import ACCESS_PATTERNS, KNOBS, MAX_THREADS, WORKLOADS, BenchOverrides, SysbenchConfig
 from app.errors import ConfigError, Problem
-from app.model import Category, Component, Host, Profile, normalize_arch
+from app.model import Category, Component, Host, Profile, TlsFiles, normalize_arch
 from app.tomlpos import Positions, locate
 from probes import KINDS, ProbeKind
 
@@ -156,7 +156,23 @@ def _non_empty(value: str) -> str | None:
 
 
 TOP_KEYS = ("title", "arches", "profile", "concurrency", "registry", "sysbench", "hosts", "components")
-HOST_KEYS = ("name", "docker", "arches", "emulate", "price_per_hour", "cpu_ghz")
+HOST_KEYS = (
+    "name",
+    "docker",
+    "arches",
+    "emulate",
+    "price_per_hour",
+    "cpu_ghz",
+    "concurrency",
+    "tls_dir",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
+)
+TLS_FILES = ("tls_ca", "tls_cert", "tls_key")
+# DOCKER_CERT_PATH's file names, as the docker CLI reads them from a tls_dir
+TLS_DIR_FILES = {"tls_ca": "ca.pem", "tls_cert": "cert.pem", "tls_key": "key.pem"}
+_ENGINE_URL = re.compile(r"^(unix|npipe)://.+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
 COMPONENT_KEYS = ("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options")
 REGISTRY_KEYS = ("mirror", "insecure")
 SYSBENCH_PROFILE_TABLES = ("quick", "full", "emulated")
@@ -250,7 +266,7 @@ def _validate(data: dict[str, Any], c: _Checker, file: str) -> Matrix | None:
     )
     registry = _registry(data, c)
     sysbench = _sysbench(data, c)
-    hosts = _hosts(data, c)
+    hosts = _hosts(data, c, Path(file).parent)
     components = _components(data, c)
     if c.problems:
         return None
@@ -361,7 +377,7 @@ def _registry(data: dict[str, Any], c: _Checker) -> RegistrySettings:
     return RegistrySettings(mirror=mirror, insecure=tuple(str(x) for x in insecure))
 
 
-def _hosts(data: dict[str, Any], c: _Checker) -> list[Host]:
+def _hosts(data: dict[str, Any], c: _Checker, base: Path) -> list[Host]:
     raw = c.typed(data, (), "hosts", list)
     hosts: list[Host] = []
     seen: set[str] = set()
@@ -376,12 +392,18 @@ def _hosts(data: dict[str, Any], c: _Checker) -> list[Host]:
             c.add((*path, "name"), f"host name {name!r} is used twice")
         seen.add(name or "")
         docker = c.typed(item, path, "docker", str) or ""
-        if docker and not docker.startswith(("unix://", "tcp://", "ssh://", "npipe://")):
-            c.add((*path, "docker"), f"'hosts[{i}].docker' must start with unix://, tcp:// or ssh://")
+        if docker and not _ENGINE_URL.match(docker):
+            c.add(
+                (*path, "docker"),
+                f"'hosts[{i}].docker' must be unix:///path, tcp://host:port or ssh://[user@]host[:port]",
+            )
         arches = c.arch_list(item, path, "arches") or ()
         emulate = c.typed(item, path, "emulate", bool)
         price = c.typed(item, path, "price_per_hour", (int, float), check=_non_negative)
         ghz = c.typed(item, path, "cpu_ghz", (int, float), check=_positive)
+        concurrency = c.typed(
+            item, path, "concurrency", int, check=lambda v: None if 1 <= v <= 256 else "must be between 1 and 256"
+        )
         hosts.append(
             Host(
                 name=name or "",
@@ -390,9 +412,42 @@ def _hosts(data: dict[str, Any], c: _Checker) -> list[Host]:
                 emulate=True if emulate is None else emulate,
                 price_per_hour=None if price is None else float(price),
                 cpu_ghz=None if ghz is None else float(ghz),
+                tls=_tls(item, path, docker, base, c),
+                concurrency=concurrency,
             )
         )
     return hosts
+
+
+def _tls(item: Mapping[str, Any], path: tuple[str | int, ...], docker: str, base: Path, c: _Checker) -> TlsFiles | None:
+    """Client certificates: `tls_dir` (ca.pem, cert.pem, key.pem, as DOCKER_CERT_PATH) or
+    the three files one by one. Relative paths start at the matrix file's folder. Whether
+    the files exist is checked when connecting: they may live only where the run happens."""
+    given = [key for key in ("tls_dir", *TLS_FILES) if key in item]
+    if not given:
+        return None
+    values = {key: c.typed(item, path, key, str, check=_non_empty) for key in given}
+    if not docker.startswith("tcp://"):
+        c.add((*path, given[0]), f"'{_dotted(path, given[0])}' needs docker = \"tcp://host:port\"", at_value=False)
+        return None
+    if "tls_dir" in given and len(given) > 1:
+        c.add((*path, given[1]), f"'{_dotted(path, given[1])}': give tls_dir or the three tls_* files, not both")
+        return None
+    if "tls_dir" not in given and len(given) < len(TLS_FILES):
+        lacking = ", ".join(k for k in TLS_FILES if k not in given)
+        c.add((*path, given[0]), f"'{_dotted(path, given[0])}' needs {lacking} too (or one tls_dir)", at_value=False)
+        return None
+    if any(v is None for v in values.values()):
+        return None
+
+    def where(text: str) -> str:
+        p = Path(text).expanduser()
+        return str(p if p.is_absolute() else (base / p))
+
+    if "tls_dir" in values:
+        folder = Path(where(str(values["tls_dir"])))
+        return TlsFiles(*(str(folder / TLS_DIR_FILES[k]) for k in TLS_FILES))
+    return TlsFiles(*(where(str(values[k])) for k in TLS_FILES))
 
 
 def _components(data: dict[str, Any], c: _Checker) -> list[Component]:

@@ -69,6 +69,19 @@ class RunContext:
     hosts: Mapping[str, HostFacts] = field(default_factory=dict)  # by name: what the plan learned
 
 
+def resource_labels(run: RunContext, cell_id: str, role: str) -> dict[str, str]:
+    """The labels of everything a run creates (in the create call), for sweeps by run and owner."""
+    return {
+        **run.extra_labels,
+        LABEL_RUN: run.run_id,
+        LABEL_OWNER: f"{run.owner.hostname}:{run.owner.pid}",
+        LABEL_OWNER_START: run.owner.start,
+        LABEL_CELL: cell_id,
+        LABEL_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        LABEL_ROLE: role,
+    }
+
+
 @dataclass
 class _Resources:
     containers: list[Container] = field(default_factory=list)
@@ -189,15 +202,7 @@ class ProbeContext:
 
     # -- resources -------------------------------------------------------------------
     def labels(self, role: str) -> dict[str, str]:
-        return {
-            **self.run.extra_labels,
-            LABEL_RUN: self.run.run_id,
-            LABEL_OWNER: f"{self.run.owner.hostname}:{self.run.owner.pid}",
-            LABEL_OWNER_START: self.run.owner.start,
-            LABEL_CELL: self.cell.id,
-            LABEL_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            LABEL_ROLE: role,
-        }
+        return resource_labels(self.run, self.cell.id, role)
 
     def _name(self, role: str) -> str:
         safe = self.cell.id.replace("/", "-").replace(".", "-")

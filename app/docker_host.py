@@ -21,11 +21,15 @@ from typing import Any, TypeVar
 
 import docker
 import docker.auth
+import docker.constants
 import docker.errors
+import docker.tls
 import requests.exceptions
+import urllib3.exceptions
 
+from app.aio import to_the_end
 from app.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem, PullStalled
-from app.model import HostFacts, normalize_arch
+from app.model import HostFacts, TlsFiles, normalize_arch
 from app.specs import (
     LABEL_OWNER,
     LABEL_OWNER_START,
@@ -49,11 +53,28 @@ REMOVAL_WAIT = 30.0  # how long to wait for a removal someone else started
 DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCAP")
 
 
+# ssh:// hosts: sshd allows 10 sessions per connection by default (MaxSessions), and every
+# call in flight holds one; fewer worker threads keep each SDK client under that.
+SSH_WORKERS = 8
+
+
 def _unavailable(exc: BaseException) -> bool:
-    if isinstance(exc, (requests.exceptions.ConnectionError, ConnectionError, FileNotFoundError)):
+    if isinstance(exc, (requests.exceptions.ConnectionError, ConnectionError, FileNotFoundError, EOFError)):
+        return True
+    if type(exc).__module__.split(".")[0] == "paramiko":  # ssh:// transport: channel or session refused
+        return True
+    if isinstance(exc, urllib3.exceptions.ProtocolError):  # a stream cut off: the engine went away
         return True
     text = str(exc)
-    return "Connection aborted" in text or "Error while fetching server API version" in text
+    return (
+        "Connection aborted" in text or "Connection broken" in text or "Error while fetching server API version" in text
+    )
+
+
+def local_kernel(url: str) -> bool:
+    """Whether an engine address is on this machine's kernel (binfmt emulators read here apply)."""
+    where = url or os.environ.get("DOCKER_HOST", "")
+    return not where or where.startswith("unix://")
 
 
 @dataclass(frozen=True)
@@ -102,50 +123,85 @@ def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
 class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
-    def __init__(self, name: str, url: str, ctl: Any, io_client: Any, pool: DaemonThreadPool) -> None:
+    def __init__(
+        self, name: str, url: str, ctl: Any, io_client: Any, pool: DaemonThreadPool, tls: TlsFiles | None = None
+    ) -> None:
         self.name = name
         self.url = url
+        self.tls = tls
         self._ctl = ctl
         self._io = io_client
         self._pool = pool
+        # pings get threads of their own: whether the engine answers must not wait behind
+        # calls stuck in it (that is when the answer matters)
+        self._ping_pool = DaemonThreadPool(2, f"docker-{name}-ping")
+        self._ping_client: Any = None
         self.native_arch = ""
+
+    @property
+    def local_kernel(self) -> bool:
+        return local_kernel(self.url)
 
     # -- lifecycle -------------------------------------------------------------------
     @classmethod
     async def connect(
-        cls, name: str = "local", url: str = "", *, max_workers: int = 16, timeout: float = CONNECT_TIMEOUT
+        cls,
+        name: str = "local",
+        url: str = "",
+        *,
+        tls: TlsFiles | None = None,
+        max_workers: int = 16,
+        timeout: float = CONNECT_TIMEOUT,
     ) -> DockerHost:
-        """Connect or raise EnvironmentProblem within `timeout` seconds."""
+        """Connect or raise EnvironmentProblem within `timeout` seconds, on every transport:
+        docker-py's ssh transport (paramiko) has no connect timeout of its own, so the
+        attempt runs on a daemon thread under asyncio's deadline and is abandoned after it."""
+        if url.startswith("ssh://"):
+            max_workers = min(max_workers, SSH_WORKERS)
         pool = DaemonThreadPool(max_workers, f"docker-{name}")
 
         def make() -> tuple[Any, Any]:
-            ctl = _client(url, CONTROL_TIMEOUT)
+            ctl = _client(url, CONTROL_TIMEOUT, tls)
             ctl.ping()
-            return ctl, _client(url, None)
+            return ctl, _client(url, None, tls)
 
         loop = asyncio.get_running_loop()
         where = url or os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
         try:
+            _check_tls_files(tls)
             ctl, io_client = await asyncio.wait_for(loop.run_in_executor(pool, make), timeout)
         except asyncio.TimeoutError:
             pool.shutdown(wait=False)
             raise EnvironmentProblem(f"docker engine at {where} did not answer within {timeout:.0f} s") from None
+        except EnvironmentProblem:
+            pool.shutdown(wait=False)
+            raise
         except Exception as exc:
             pool.shutdown(wait=False)
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise EnvironmentProblem(
-                f"docker engine at {where} is unreachable: {reason[:200]} (start it, e.g. `make setup` or `dockerd &`)"
-            ) from None
-        host = cls(name, url, ctl, io_client, pool)
-        return host
+            reason = _connect_reason(exc)
+            fix = "start it, e.g. `make setup` or `dockerd &`" if local_kernel(url) else "see docs/hosts.md"
+            raise EnvironmentProblem(f"docker engine at {where} is unreachable: {reason[:200]} ({fix})") from None
+        return cls(name, url, ctl, io_client, pool, tls)
 
-    async def close(self) -> None:
-        for client in (self._ctl, self._io):
-            try:
-                client.close()
-            except Exception:  # noqa: S110 - closing is best effort
-                pass
+    async def close(self, timeout: float = 5.0) -> None:
+        """Close the SDK clients (best effort, bounded: closing an ssh:// connection to a
+        host that vanished can block) and let the worker threads go."""
+
+        def close_all() -> None:
+            for client in (self._ctl, self._io, self._ping_client):
+                if client is None:
+                    continue
+                try:
+                    client.close()
+                except Exception:  # noqa: S110 - closing is best effort
+                    pass
+
+        try:
+            await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(self._pool, close_all), timeout)
+        except (asyncio.TimeoutError, RuntimeError):
+            pass
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._ping_pool.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
         return await self._run_future(asyncio.get_running_loop().run_in_executor(self._pool, fn), timeout)
@@ -161,7 +217,12 @@ class DockerHost:
             if _unavailable(exc):
                 raise DockerUnavailable("docker daemon unavailable") from None
             raise EngineError(_explain(exc)) from None
-        except (requests.exceptions.RequestException, docker.errors.DockerException, OSError) as exc:
+        except (
+            requests.exceptions.RequestException,
+            urllib3.exceptions.HTTPError,
+            docker.errors.DockerException,
+            OSError,
+        ) as exc:
             if _unavailable(exc):
                 raise DockerUnavailable("docker daemon unavailable") from None
             raise EngineError(f"{type(exc).__name__}: {str(exc)[:300]}") from None
@@ -188,10 +249,25 @@ class DockerHost:
         )
 
     async def ping(self, timeout: float = 5.0) -> bool:
+        """Whether the engine answers a new connection now. Not over a kept-alive one: a
+        dockerd shutting down has closed its socket but still answers on open connections
+        while it stops its containers (seconds), and it is gone for everything else."""
+
+        def fresh_ping() -> bool:
+            if self._ping_client is None:
+                self._ping_client = _client(self.url, CONTROL_TIMEOUT, self.tls)
+            else:
+                self._ping_client.api.close()  # drop pooled connections: the next one is new
+            return bool(self._ping_client.ping())
+
+        if self.url.startswith("ssh://"):  # a new ssh connection: handshake and authentication too
+            timeout = max(timeout, CONNECT_TIMEOUT)
         try:
-            return bool(await self._run(self._ctl.ping, timeout))
+            future: asyncio.Future[bool] = asyncio.get_running_loop().run_in_executor(self._ping_pool, fresh_ping)
+            answered: bool = await self._run_future(future, timeout)
         except Exception:
             return False
+        return answered
 
     # -- images ----------------------------------------------------------------------
     async def pull(
@@ -373,18 +449,22 @@ class DockerHost:
         return await self._create(work, self.remove_network)
 
     async def _create(self, make: Callable[[], str], remove: Callable[[str], Awaitable[bool]]) -> str:
-        """Run a create call; if the caller is cancelled while it is in flight, wait for the
-        id it returns and remove that resource, so nothing is created that nobody knows of."""
+        """Run a create call; if the caller is cancelled while it is in flight (once or
+        more), wait for the id it returns and remove that resource, so nothing is created
+        that nobody knows of: the call ends in the engine even when its caller is gone."""
         future = asyncio.get_running_loop().run_in_executor(self._pool, make)
         try:
             return await self._run_future(future, CONTROL_TIMEOUT + 5)
         except asyncio.CancelledError:
-            try:
-                created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
-                await asyncio.shield(remove(created))
-            except Exception:  # noqa: S110 - the run's final sweep by label remains
-                pass
+            await to_the_end(_remove_when_done(future, remove))
             raise
+
+    async def _remove_after(self, future: asyncio.Future[Any], container_id: str) -> None:
+        """Remove a container once the call in flight on it (its start) has returned."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+        with contextlib.suppress(Exception):
+            await self.remove_container(container_id)
 
     async def create_volume(self, name: str, labels: Mapping[str, str]) -> str:
         def work() -> str:
@@ -433,12 +513,19 @@ class DockerHost:
             return str(created["Id"])
 
         container_id = await self._create(create, self.remove_container)
+        archive = _tar(spec.files) if spec.files else None
+
+        def start() -> None:
+            if archive is not None:
+                self._ctl.api.put_archive(container_id, "/", archive)
+            self._ctl.api.start(container_id)
+
+        started = asyncio.get_running_loop().run_in_executor(self._pool, start)
         try:
-            if spec.files:
-                await self.put_files(container_id, spec.files)
-            await self._run(lambda: self._ctl.api.start(container_id))
+            await self._run_future(started, CONTROL_TIMEOUT + 5)
         except BaseException:
-            await asyncio.shield(self.remove_container(container_id))
+            # removed after the start returns (a removal racing it may leave it running)
+            await to_the_end(self._remove_after(started, container_id))
             raise
         return container_id
 
@@ -492,10 +579,10 @@ class DockerHost:
         except DeadlineExceeded:
             raise DeadlineExceeded(f"`{command[0]}` did not finish within {timeout:.0f} s") from None
 
-    async def logs(self, container_id: str, tail: int = 40) -> list[str]:
+    async def logs(self, container_id: str, tail: int = 40, *, max_line: int = 500) -> list[str]:
         def read() -> list[str]:
             raw = self._io.api.logs(container_id, stdout=True, stderr=True, tail=tail)
-            return inert(raw.decode("utf-8", "replace")).splitlines()[-tail:]
+            return inert(raw.decode("utf-8", "replace"), max_line).splitlines()[-tail:]
 
         try:
             return await self._run(read, timeout=5)
@@ -539,7 +626,7 @@ class DockerHost:
                 time.sleep(0.1)
             return True
 
-        return await self._run(work, timeout=30)
+        return await self._run(work, timeout=CONTROL_TIMEOUT + 20)
 
     async def remove_network(self, network_id: str) -> bool:
         """Remove a network; a moment after its last container went, the engine may still
@@ -628,15 +715,68 @@ class DockerHost:
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))
 
 
-def _client(url: str, timeout: float | None) -> Any:
+async def _remove_when_done(future: asyncio.Future[str], remove: Callable[[str], Awaitable[bool]]) -> None:
+    with contextlib.suppress(Exception):  # the run's final sweep by label remains
+        created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+        await remove(created)
+
+
+def _client(url: str, timeout: float | None, tls: TlsFiles | None = None) -> Any:
     kwargs: dict[str, Any] = {"version": "auto"}
     if timeout is not None:
         kwargs["timeout"] = timeout
     else:
         kwargs["timeout"] = 24 * 3600  # no socket timeout for long streams: asyncio bounds them
-    if url:
-        return docker.DockerClient(base_url=url, **kwargs)
-    return docker.from_env(**kwargs)
+    if not url:
+        return docker.from_env(**kwargs)
+    if url.startswith("ssh://"):
+        # paramiko rather than the ssh binary: one connection per client, host keys checked
+        # against ~/.ssh/known_hosts (unknown keys refused), ~/.ssh/config honoured
+        return docker.DockerClient(base_url=url, use_ssh_client=False, max_pool_size=SSH_WORKERS, **kwargs)
+    if tls is not None:
+        config = docker.tls.TLSConfig(client_cert=(tls.cert, tls.key), ca_cert=tls.ca, verify=True)
+        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace the host's own CA when a
+        # request does not name one (psf/requests#3829), and version="auto" asks the engine
+        # inside the constructor: start from a fixed version, stop trusting the environment,
+        # then negotiate as "auto" would
+        fixed = {**kwargs, "version": docker.constants.DEFAULT_DOCKER_API_VERSION}
+        client = docker.DockerClient(base_url=url, tls=config, **fixed)
+        client.api.trust_env = False
+        setattr(client.api, "_version", str(client.api.version(api_version=False)["ApiVersion"]))  # noqa: B010
+        return client
+    return docker.DockerClient(base_url=url, **kwargs)
+
+
+# What matters in the SDK's nested connection errors ("Error while fetching server API
+# version: HTTPSConnectionPool(...): Max retries exceeded ... (Caused by SSLError(...")
+_REASONS = (
+    "[SSL",
+    "Connection refused",
+    "No such file or directory",
+    "Permission denied",
+    "Name or service not known",
+    "timed out",
+    "not found in known_hosts",
+    "Authentication failed",
+    "Unable to connect",
+)
+
+
+def _connect_reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    for marker in _REASONS:
+        at = text.find(marker)
+        if at >= 0:
+            return text[at : at + 160].rstrip("')\" ")
+    return text[:200]
+
+
+def _check_tls_files(tls: TlsFiles | None) -> None:
+    if tls is None:
+        return
+    for what, path in (("CA certificate", tls.ca), ("client certificate", tls.cert), ("client key", tls.key)):
+        if not os.path.isfile(path):
+            raise EnvironmentProblem(f"TLS {what} {path} does not exist (see [[hosts]] tls_* in docs/matrix.md)")
 
 
 def _explain(exc: docker.errors.APIError) -> str:

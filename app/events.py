@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Profile, RegistryStatus, Stage, Status
+from app.model import (
+    BenchResult,
+    Check,
+    HostFacts,
+    ImageInfo,
+    Outcome,
+    PlatformFitness,
+    Profile,
+    RegistryStatus,
+    Stage,
+    Status,
+)
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,21 @@ class RegistryObserved:
 
 
 @dataclass(frozen=True)
+class PlatformObserved:
+    """What a container of one arch on one host saw (platform fitness), once per pair."""
+
+    platform: PlatformFitness
+
+
+@dataclass(frozen=True)
+class HostLost:
+    """A host stopped answering mid-run: its remaining cells end as `error`."""
+
+    host: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class RunFinished:
     at: str
     interrupted: bool = False
@@ -123,5 +149,7 @@ Event = (
     | CellFinished
     | RunNote
     | RegistryObserved
+    | PlatformObserved
+    | HostLost
     | RunFinished
 )

@@ -32,12 +32,15 @@ class ImageStore:
     unchecked: dict[str, tuple[int, str]] = field(default_factory=dict)
     _pending: dict[tuple[str, str], asyncio.Future[ImageInfo]] = field(default_factory=dict)
 
-    async def ensure(self, reference: str, arch: str) -> ImageInfo:
+    async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
+        """The image pulled for `arch`. `for_cell=False` (the platform survey): a registry
+        failure is not counted among the cells it left unchecked."""
         try:
             return await self._ensure(reference, arch)
         except RegistryError as exc:
-            count, _ = self.unchecked.get(exc.registry, (0, ""))
-            self.unchecked[exc.registry] = (count + 1, exc.reason)
+            if for_cell:
+                count, _ = self.unchecked.get(exc.registry, (0, ""))
+                self.unchecked[exc.registry] = (count + 1, exc.reason)
             raise
 
     async def _ensure(self, reference: str, arch: str) -> ImageInfo:

@@ -94,8 +94,18 @@ def normalize_arch(name: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class TlsFiles:
+    """Client certificates for a tcp:// engine (the ca.pem, cert.pem, key.pem of DOCKER_CERT_PATH)."""
+
+    ca: str
+    cert: str
+    key: str
+
+
+@dataclass(frozen=True)
 class Host:
-    """A Docker engine that runs cells. `arches` are the ones it serves (native first)."""
+    """A Docker engine that runs cells, from [[hosts]]. `arches`: the ones it may serve
+    (empty: its native arch, plus what it can emulate when `emulate`)."""
 
     name: str
     docker: str = ""  # empty: the local engine (DOCKER_HOST or the default socket)
@@ -103,6 +113,8 @@ class Host:
     emulate: bool = True
     price_per_hour: float | None = None
     cpu_ghz: float | None = None
+    tls: TlsFiles | None = None  # tcp:// with client certificates
+    concurrency: int | None = None  # cells at once on this host (default: from its CPUs)
 
 
 @dataclass(frozen=True)
@@ -302,6 +314,52 @@ class HostFacts:
     kernel: str = ""
     price_per_hour: float | None = None  # USD, from [[hosts]] (cost model)
     cpu_ghz: float | None = None
+    docker: str = ""  # the engine's address from [[hosts]] ("" = the local engine)
+    # The arches it runs cells for, native first when it serves it; () = native + emulated.
+    serves: tuple[str, ...] = ()
+    # Why it ran no cell ("unreachable: ...") or stopped running them ("lost mid-run: ...").
+    error: str = ""
+
+    @property
+    def arches(self) -> tuple[str, ...]:
+        """The arches this host runs cells for."""
+        if self.serves:
+            return self.serves
+        return tuple(a for a in (self.native_arch, *self.emulated_arches) if a)
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A known risk of a platform for databases: a stable code and one sentence."""
+
+    code: str  # "page-64k", "no-lse", "thp-always", "x86-64-level", "numa", "emulated", ...
+    text: str
+
+
+@dataclass(frozen=True)
+class PlatformFitness:
+    """One host and arch as a container of that arch sees it: the view the database gets
+    (under emulation: what qemu shows). Gathered through the engine, interpreted by
+    app/fitness.py."""
+
+    host: str
+    arch: str
+    emulated: bool
+    image: str = ""  # whose container was asked
+    machine: str = ""  # uname -m inside
+    kernel: str = ""
+    cpu_model: str = ""
+    cpus: int = 0  # online CPUs the container may use
+    mhz: float | None = None  # maximum (cpufreq) or current (cpuinfo) clock
+    features: tuple[str, ...] = ()  # the CPU features that matter to databases, present
+    missing: tuple[str, ...] = ()  # ... and absent
+    x86_level: str = ""  # highest x86-64 microarchitecture level ("x86-64-v3"); amd64 only
+    cache_line: int | None = None  # bytes
+    page_size: int | None = None  # bytes
+    thp: str = ""  # transparent huge pages: always, madvise or never
+    numa_nodes: int | None = None
+    hazards: tuple[Hazard, ...] = ()
+    error: str = ""  # why it could not be asked (then the facts above are empty)
 
 
 @dataclass(frozen=True)
@@ -319,6 +377,7 @@ class Report:
     cells: Mapping[str, CellResult] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
+    platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -102,21 +102,27 @@ def budgets_for(component: Component, emulated: bool, bench: BenchSettings | Non
 
 
 def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | None, bool, str | None]:
-    """(host, emulated, reason-when-none): a native host first, else one that emulates."""
+    """(host, emulated, why-not): a reachable host native for the arch first; then one that
+    could not be reached but lists the arch (its cells end as `error` naming why: a native
+    host that is down is not silently replaced by emulation); then one that emulates it."""
     for facts in hosts:
-        if facts.native_arch == arch:
+        if not facts.error and facts.native_arch == arch and arch in facts.arches:
             return facts, False, None
     for facts in hosts:
-        if arch in facts.emulated_arches:
+        if facts.error and arch in facts.arches:
+            return facts, facts.native_arch != arch, f"host {facts.name}: {facts.error}"
+    for facts in hosts:
+        if not facts.error and arch in facts.arches:
             return facts, True, None
-    natives = ", ".join(sorted({h.native_arch for h in hosts})) or "none"
+    natives = ", ".join(sorted({a for h in hosts if not h.error for a in h.arches})) or "none"
+    down = "".join(f"; host {h.name}: {h.error}" for h in hosts if h.error)
     fix = (
         "register an emulator on the host (`make setup` in the ecoready checkout registers "
         "qemu-aarch64 >= 8) or add a native host under [[hosts]]"
     )
     if arch == "amd64":
         fix = "register qemu-x86_64 (binfmt, F flag) or add a native amd64 host under [[hosts]]"
-    return None, False, f"no host for {arch} (hosts serve: {natives}); fix: {fix}"
+    return None, False, f"no host for {arch} (hosts serve: {natives}{down}); fix: {fix}"
 
 
 def make_plan(

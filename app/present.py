@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from app.model import CellResult, Status
+from app.model import CellResult, PlatformFitness, Status
 
 GLYPH: Mapping[Status, str] = {
     Status.PENDING: "·",
@@ -62,6 +62,26 @@ def cell_text(cell: CellResult, width: int = 28) -> str:
         words = f"{cell.status.value}: {cell.detail}" if cell.detail else cell.status.value
     text = f"{glyph} {words}"
     if cell.emulated:
+        text = f"{text} {EMULATED_MARK}"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def platform_text(p: PlatformFitness, width: int = 28) -> str:
+    """`✔ AMD EPYC 2cpu 4K v4`, `⚠ Neoverse-N1 64cpu 64K`, `? not asked: ...` (⚠: the
+    platform has a hazard besides emulation, which the mark says already)."""
+    if p.error and not p.machine:
+        text = f"? not asked: {p.error}"
+    else:
+        risky = any(h.code != "emulated" for h in p.hazards)
+        parts = [p.cpu_model.removeprefix("ARM ") or p.machine or "?"]
+        if p.cpus:
+            parts.append(f"{p.cpus}cpu")
+        if p.page_size:
+            parts.append(f"{p.page_size // 1024}K")
+        if p.x86_level.startswith("x86-64-"):
+            parts.append(p.x86_level.removeprefix("x86-64-"))
+        text = ("⚠ " if risky else "✔ ") + " ".join(parts)
+    if p.emulated:
         text = f"{text} {EMULATED_MARK}"
     return text if len(text) <= width else text[: width - 1] + "…"
 

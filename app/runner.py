@@ -13,16 +13,18 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 
+from app.aio import to_the_end
 from app.context import EMULATOR_FIX, EMULATOR_UPGRADE, BackendFailed, ProbeContext, RunContext
-from app.errors import DeadlineExceeded, EcoreadyError, InfraError
+from app.errors import DeadlineExceeded, DockerUnavailable, EcoreadyError, InfraError
 from app.events import (
     CellFinished,
     CellLog,
     CellPlanned,
     CellStarted,
+    HostLost,
     ImageResolved,
     RunFinished,
     RunNote,
@@ -48,6 +50,10 @@ def now() -> str:
 
 
 class Runner:
+    """Runs a plan. `run` is the context of the default host; with several hosts, `hosts`
+    maps each host name to its own context (engine, images): each cell runs on its plan's
+    host, hosts run in parallel, each with its own slots."""
+
     def __init__(
         self,
         plan: Plan,
@@ -56,13 +62,27 @@ class Runner:
         concurrency: int | None = None,
         finishing: Callable[[], None] | None = None,
         history: Mapping[str, float] | None = None,
+        hosts: Mapping[str, RunContext] | None = None,
+        limits: Mapping[str, int] | None = None,
+        side_tasks: Sequence[Callable[[], Awaitable[None]]] = (),
     ) -> None:
-        """`concurrency`: cells at once, each weighing 1; None: weighted slots sized from the
-        host (app/schedule.py). `history`: seconds per cell id of a previous run, to start
-        the longest cells first."""
+        """`concurrency` (or a host's entry in `limits`): cells at once on a host, each
+        weighing 1; None: weighted slots sized from the host (app/schedule.py). `history`:
+        seconds per cell id of a previous run, to start the longest cells first.
+        `side_tasks`: work alongside the cells that ends before the final sweep."""
         self.plan = plan
         self.run = run
-        self.scheduler = Scheduler.for_run(plan.hosts, plan.profile, concurrency)
+        self.hosts: dict[str, RunContext] = dict(hosts or {})
+        facts = {h.name: h for h in plan.hosts}
+        self.scheduler = Scheduler.for_run(plan.hosts[:1], plan.profile, concurrency)
+        self.schedulers = {
+            name: Scheduler.for_run(
+                [facts[name]] if name in facts else [], plan.profile, (limits or {}).get(name) or concurrency
+            )
+            for name in self.hosts
+        }
+        self.side_tasks = tuple(side_tasks)
+        self._lost: dict[str, str] = {}  # host name -> why it is considered gone
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
@@ -70,6 +90,16 @@ class Runner:
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
         # id would then remove under it.
         self._sweep_lock = asyncio.Lock()
+
+    def context_for(self, cell: CellPlan) -> RunContext:
+        """The context of the host the plan put the cell on (the default one otherwise)."""
+        return self.hosts.get(cell.host, self.run)
+
+    def scheduler_for(self, cell: CellPlan) -> Scheduler:
+        return self.schedulers.get(cell.host, self.scheduler)
+
+    def _contexts(self) -> list[RunContext]:
+        return list(self.hosts.values()) or [self.run]
 
     def planned(self) -> RunStarted:
         cells = tuple(
@@ -109,10 +139,15 @@ class Runner:
                 )
             )
         order = longest_first(self.plan.cells, self.history)
+        sides = [asyncio.create_task(_quiet(side()), name="side") for side in self.side_tasks]
         try:
             await self._run_many(order)
+            await asyncio.gather(*sides)
         except asyncio.CancelledError:
             interrupted = True
+            for task in sides:
+                task.cancel()
+            await asyncio.gather(*sides, return_exceptions=True)
             raise
         finally:
             await to_the_end(self._finish_run(interrupted))
@@ -162,28 +197,57 @@ class Runner:
         self.run.emit(RunFinished(at=now(), interrupted=interrupted))
 
     async def _sweep(self) -> None:
-        """Remove whatever still carries this run's id; say so if the engine keeps any.
-        Not while re-run cells own resources of this run: `close()` sweeps after them."""
+        """On every host, remove whatever still carries this run's id (in parallel); say so
+        when an engine keeps any, or was lost. Not while re-run cells own resources of this
+        run: `close()` sweeps after them."""
         async with self._sweep_lock:
             if self.under_way():
                 return
-            try:
-                await self.run.host.sweep(run_id=self.run.run_id, me=self.run.owner)
-                left = await self.run.host.labelled(f"{LABEL_RUN}={self.run.run_id}")
-            except Exception as exc:
-                self.run.emit(RunNote(f"the final cleanup failed ({one_line(str(exc))}): run `ecoready cleanup`"))
-                return
-            count = sum(len(kind) for kind in left)
-            if count:
-                self.run.emit(
-                    RunNote(
-                        f"{count} resource(s) of this run could not be removed (the engine did not "
-                        "answer); `ecoready cleanup` removes them once it does"
-                    )
+            await asyncio.gather(*(self._sweep_host(run) for run in self._contexts()))
+
+    async def _sweep_host(self, run: RunContext) -> None:
+        name = run.host.name
+        where = f" on host {name}" if len(self.hosts) > 1 else ""
+        cleanup = "`ecoready cleanup" + (" --matrix <this matrix>`" if len(self.hosts) > 1 else "`")
+        if name in self._lost:
+            self.run.emit(
+                RunNote(
+                    f"host {name} was lost mid-run ({self._lost[name]}): resources of this run may remain "
+                    f"there; {cleanup} removes them once it answers"
                 )
+            )
+            return
+        try:
+            await run.host.sweep(run_id=run.run_id, me=run.owner)
+            left = await run.host.labelled(f"{LABEL_RUN}={run.run_id}")
+        except Exception as exc:
+            self.run.emit(RunNote(f"the final cleanup{where} failed ({one_line(str(exc))}): run {cleanup}"))
+            return
+        count = sum(len(kind) for kind in left)
+        if count:
+            self.run.emit(
+                RunNote(
+                    f"{count} resource(s) of this run{where} could not be removed (the engine did not "
+                    f"answer); {cleanup} removes them once it does"
+                )
+            )
 
     async def run_cell(self, cell: CellPlan) -> None:
         await self._cell(cell)
+
+    async def host_lost(self, run: RunContext, reason: str = "docker daemon unavailable") -> bool:
+        """Whether the cell's host is gone: known lost, or not answering a ping now (then
+        said once, as HostLost). A failed call alone is not enough: the engine may have
+        refused one request and still be there."""
+        name = run.host.name
+        if name in self._lost:
+            return True
+        if await run.host.ping():
+            return False
+        if name not in self._lost:
+            self._lost[name] = reason
+            self.run.emit(HostLost(name, reason))
+        return True
 
     async def _cell(self, cell: CellPlan) -> None:
         emit = self.run.emit
@@ -192,15 +256,22 @@ class Runner:
             emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, cell.unrunnable))
             emit(CellFinished(cell.id, now(), 0.0))
             return
-        ctx = ProbeContext(cell, self.run)
+        run = self.context_for(cell)
+        if run.host.name in self._lost:  # fail fast: no call to an engine known to be gone
+            detail = f"docker daemon unavailable (host {run.host.name} was lost mid-run)"
+            emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, detail))
+            emit(CellFinished(cell.id, now(), 0.0))
+            return
+        ctx = ProbeContext(cell, run)
         probe = load(cell.component.probe)(ctx)
         stage = cell.stages[0]
-        slots = self.scheduler.slots
+        scheduler = self.scheduler_for(cell)
+        slots = scheduler.slots
         held = 0
         try:
             for stage in cell.stages:
                 if stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
-                    async with self.scheduler.pulls:
+                    async with scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage in cell.exclusive:
                     slots.release(held)  # give the slot back first: two cells waiting for all would deadlock
@@ -209,7 +280,7 @@ class Runner:
                     outcome = await self._stage(cell, ctx, probe, stage)
                 else:
                     if not held:
-                        held = await slots.acquire(self.scheduler.weight(cell))
+                        held = await slots.acquire(scheduler.weight(cell))
                     outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
                     break
@@ -226,12 +297,16 @@ class Runner:
     async def _wrap_up(self, cell: CellPlan, ctx: ProbeContext) -> None:
         """Log tail, the cell's last event, then removal of its resources: always all three.
         The cell ends before the removal, so an engine slow to remove does not stretch it;
-        what the engine would not remove becomes a note (the final sweep tries again)."""
-        if ctx.main is not None:
+        what the engine would not remove becomes a note (the final sweep tries again).
+        On a lost host only the event: every call there would wait for its deadline."""
+        lost = ctx.run.host.name in self._lost
+        if ctx.main is not None and not lost:
             lines = await _quiet(ctx.logs())
             self.run.emit(CellLog(cell.id, tuple(lines) if isinstance(lines, list) else ()))
         # the cell's own work (its stages), not the time it waited for a slot
         self.run.emit(CellFinished(cell.id, now(), round(ctx.spent, 2)))
+        if lost:
+            return
         failed = await _quiet(ctx.close())
         for line in failed if isinstance(failed, list) else []:
             self.run.emit(RunNote(f"{cell.id}: could not remove {line}"))
@@ -254,6 +329,8 @@ class Runner:
         except asyncio.TimeoutError:
             outcome = Outcome.TIMEOUT
             detail = f"exceeded its {budget:.0f} s budget" + (f" ({ctx.waiting_for})" if ctx.waiting_for else "")
+            if await self.host_lost(ctx.run):  # not the component's slowness: the engine is gone
+                outcome, detail = Outcome.ERROR, "docker daemon unavailable"
         except ImageUnavailable as exc:
             outcome, detail, missing = Outcome.FAIL, str(exc), exc.missing
         except Skip as exc:
@@ -262,8 +339,12 @@ class Runner:
             outcome, detail = Outcome.FAIL, str(exc)
         except DeadlineExceeded as exc:
             outcome, detail = Outcome.TIMEOUT, str(exc)
+            if await self.host_lost(ctx.run):  # a call that hung because the engine went away
+                outcome, detail = Outcome.ERROR, "docker daemon unavailable"
         except InfraError as exc:
             outcome, detail = Outcome.ERROR, str(exc)
+            if isinstance(exc, DockerUnavailable):
+                await self.host_lost(ctx.run)
         except EcoreadyError as exc:
             outcome, detail = Outcome.ERROR, str(exc)
         except Exception as exc:
@@ -282,13 +363,14 @@ class Runner:
 
     async def _do(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> str:
         if stage is Stage.IMAGE:
-            info = await self.run.images.ensure(cell.component.image, cell.arch)
+            images = ctx.run.images  # the cell's host's: pulls are per host
+            info = await images.ensure(cell.component.image, cell.arch)
             self.run.emit(ImageResolved(cell.id, info))
             for extra in probe.images():  # e.g. PMM's client image: part of the component
-                await self.run.images.ensure(extra, cell.arch)
+                await images.ensure(extra, cell.arch)
             if cell.backend is not None:  # pulled here, within the image budget, not at start
                 try:
-                    await self.run.images.ensure(cell.backend.image, cell.arch)
+                    await images.ensure(cell.backend.image, cell.arch)
                 except ImageUnavailable as exc:
                     raise BackendFailed(
                         f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
@@ -329,21 +411,6 @@ class Runner:
 class EmulatorProblem(InfraError):
     """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
     cell ends as `error` and the component is not blamed."""
-
-
-async def to_the_end(awaitable: Awaitable[None]) -> None:
-    """Await `awaitable` to completion even when the caller is cancelled meanwhile (cleanup
-    must not be cut short by a second Ctrl-C); the cancellation is re-raised afterwards."""
-    task = asyncio.ensure_future(awaitable)
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            cancelled = True
-    task.result()
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 async def _quiet(awaitable: object) -> object:

@@ -14,22 +14,26 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from app.aio import to_the_end
 from app.availability import registry_notes
 from app.config import Matrix
 from app.context import RunContext
 from app.docker_host import DockerHost, this_owner
-from app.errors import EnvironmentProblem
-from app.events import Event, RegistryObserved, RunNote
+from app.errors import EcoreadyError, EnvironmentProblem
+from app.events import Event, PlatformObserved, RegistryObserved, RunNote
+from app.fitness import hazards
 from app.history import default_dir as default_history_dir
+from app.hosts import Engine, close_all, connect_all, host_specs, learn_facts, unreachable_facts
 from app.images import ImageStore
-from app.model import Profile, Status
+from app.model import Component, Profile, Status
 from app.plan import EMULATION_FACTOR, Plan, make_plan
 from app.platform import emulators
 from app.registry import RegistryClient
-from app.runner import Runner, to_the_end
+from app.runner import Runner
 from app.schedule import history_seconds
 from app.secrets import Secrets
 from app.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
+from app.survey import survey
 
 RESERVED_LABELS = frozenset({LABEL_RUN, LABEL_OWNER, LABEL_OWNER_START, LABEL_CELL, LABEL_CREATED, LABEL_ROLE})
 
@@ -70,66 +74,181 @@ def usable_emulators() -> dict[str, str]:
 
 
 class Session:
+    """One run over every host of the matrix: each host gets its own engine connection,
+    image store and concurrency limit; one run id, one registry client, one event stream."""
+
     def __init__(self, matrix: Matrix, options: RunOptions, emit: Callable[[Event], None]) -> None:
         self.matrix = matrix
         self.options = options
         self.emit = emit
         self.run_id = uuid.uuid4().hex
         self.secrets = Secrets()
-        self.host: DockerHost | None = None
+        self.host: DockerHost | None = None  # the first reachable host (the default context's)
         self.registry: RegistryClient | None = None
         self.images: ImageStore | None = None
         self.plan: Plan | None = None
         self.runner: Runner | None = None
+        self.engines: list[Engine] = []
+        self.runs: dict[str, RunContext] = {}
 
     async def open(self) -> Plan:
-        """Connect to the engine (exit 3 when unreachable), sweep dead runs' leftovers, plan."""
-        url = self.matrix.hosts[0].docker if self.matrix.hosts else ""
-        name = self.matrix.hosts[0].name if self.matrix.hosts else "local"
-        self.host = await DockerHost.connect(name, url)
-        facts = await self.host.facts(usable_emulators() if not url else {})
-        if self.matrix.hosts:
-            spec = self.matrix.hosts[0]
-            facts = replace(facts, price_per_hour=spec.price_per_hour, cpu_ghz=spec.cpu_ghz)
-        swept = await self.host.sweep(dead_owners=True)
-        if swept.total:
-            self.emit(RunNote(f"removed {swept.total} resource(s) left by ecoready runs that died"))
-        self.plan = make_plan(
-            self.matrix, [facts], only=self.options.only, arches=self.options.arches, profile=self.options.profile
-        )
-        if not self.plan.cells:
-            raise EnvironmentProblem("nothing to run: no component matches --only/--arch")
+        """Connect to every host at once (exit 3 when none answers), sweep dead runs'
+        leftovers on each, learn what each serves, plan."""
+        self.engines = await connect_all(host_specs(self.matrix.hosts))
+        reachable = [e for e in self.engines if e.host is not None]
+        if not reachable:
+            raise EnvironmentProblem(self._none_reachable())
         self.registry = RegistryClient(
             mirror=self.matrix.registry.mirror,
             insecure=self.matrix.registry.insecure,
             on_status=lambda status: self.emit(RegistryObserved(status)),
         )
-        self.images = ImageStore(self.host, self.registry)
-        run = RunContext(
-            run_id=self.run_id,
-            host=self.host,
-            owner=this_owner(),
-            secrets=self.secrets,
-            images=self.images,
-            emit=self.emit,
-            emulation_factor=EMULATION_FACTOR,
-            extra_labels=extra_labels(),
-            hosts={h.name: h for h in self.plan.hosts},
+        owner, labels = this_owner(), extra_labels()
+        for engine in reachable:
+            assert engine.host is not None
+            self.runs[engine.spec.name] = RunContext(
+                run_id=self.run_id,
+                host=engine.host,
+                owner=owner,
+                secrets=self.secrets,
+                images=ImageStore(engine.host, self.registry),
+                emit=self.emit,
+                emulation_factor=EMULATION_FACTOR,
+                extra_labels=labels,
+            )
+        await self._sweep_dead_runs(reachable)
+        wanted = tuple(self.options.arches or self.matrix.arches)
+        await learn_facts(
+            self.engines,
+            self.runs,
+            wanted,
+            usable_emulators,
+            lambda arch: self._images_for(arch),
+            lambda arch: self._kinds_for(arch),
         )
-        # No --concurrency: weighted slots sized from the host (app/schedule.py).
-        concurrency = self.options.concurrency or self.matrix.concurrency
-        history = history_seconds(self.options.history or default_history_dir())
-        self.runner = Runner(self.plan, run, concurrency=concurrency, finishing=self._registry_summary, history=history)
+        for engine in self.engines:
+            if engine.host is None and engine.spec.name in self.runs:  # lost while asked for its facts
+                del self.runs[engine.spec.name]
+        if not self.runs:
+            raise EnvironmentProblem(self._none_reachable())
+        first_name = next(iter(self.runs))  # the default context: the first host that answered
+        first = self.runs[first_name]
+        self.host, self.images = first.host, first.images
+        facts = [e.facts if e.facts is not None and not e.error else unreachable_facts(e) for e in self.engines]
+        self.plan = make_plan(
+            self.matrix, facts, only=self.options.only, arches=self.options.arches, profile=self.options.profile
+        )
+        if not self.plan.cells:
+            raise EnvironmentProblem("nothing to run: no component matches --only/--arch")
+        facts_by_name = {h.name: h for h in self.plan.hosts}
+        for run in self.runs.values():  # what the bench stage needs to know of each host
+            run.hosts = facts_by_name
+        # Cells at once per host: --concurrency, else the host's own, else the matrix's; none
+        # of them: weighted slots sized from the host's CPUs and memory (app/schedule.py).
+        limits = {
+            e.spec.name: limit
+            for e in self.engines
+            if e.spec.name in self.runs
+            and (limit := self.options.concurrency or e.spec.concurrency or self.matrix.concurrency)
+        }
+        self.runner = Runner(
+            self.plan,
+            first,
+            concurrency=limits.get(first_name),
+            finishing=self._registry_summary,
+            history=history_seconds(self.options.history or default_history_dir()),
+            hosts=self.runs,
+            limits=limits,
+            side_tasks=(self._survey_platforms,),
+        )
         return self.plan
+
+    def _none_reachable(self) -> str:
+        if len(self.engines) == 1:
+            return self.engines[0].error
+        return "no docker engine could be reached: " + "; ".join(
+            f"{e.spec.name}: {e.error}" for e in self.engines if e.error
+        )
+
+    async def _sweep_dead_runs(self, engines: Sequence[Engine]) -> None:
+        """Leftovers of runs that died (kill -9), on every host, before this run adds its own."""
+
+        async def one(engine: Engine) -> None:
+            assert engine.host is not None
+            try:
+                swept = await engine.host.sweep(dead_owners=True)
+            except EcoreadyError as exc:
+                self.emit(RunNote(f"host {engine.spec.name}: the sweep of dead runs failed: {exc}"))
+                return
+            if swept.total:
+                where = f" on host {engine.spec.name}" if len(self.engines) > 1 else ""
+                self.emit(RunNote(f"removed {swept.total} resource(s) left by ecoready runs that died{where}"))
+
+        await asyncio.gather(*(one(e) for e in engines))
+
+    def _wanted_components(self, arch: str) -> list[Component]:
+        only = set(self.options.only) if self.options.only else None
+        return [
+            c
+            for c in self.matrix.components
+            if (only is None or c.id in only) and arch in (c.arches or self.matrix.arches)
+        ]
+
+    def _images_for(self, arch: str, host: str | None = None) -> list[str]:
+        """Images to survey a platform with: those of the cells planned there (else those
+        of the matrix for the arch), in matrix order; the cells pull them anyway."""
+        if host is not None and self.plan is not None:
+            refs = [c.component.image for c in self.plan.cells if c.host == host and c.arch == arch]
+            if refs:
+                return refs
+        return [c.image for c in self._wanted_components(arch)]
+
+    def _kinds_for(self, arch: str, host: str | None = None) -> list[str]:
+        if host is not None and self.plan is not None:
+            return [c.component.probe for c in self.plan.cells if c.host == host and c.arch == arch]
+        return [c.probe for c in self._wanted_components(arch)]
+
+    async def _survey_platforms(self) -> None:
+        """Platform fitness of every (host, arch) the plan uses, alongside the cells; the
+        notes and surveys of the host checks made before planning come out first."""
+        assert self.plan is not None
+        for engine in self.engines:
+            for note in engine.notes:
+                self.emit(RunNote(note))
+            if engine.host is None and engine.error:
+                self.emit(RunNote(f"host {engine.spec.name} could not be reached: {engine.error}"))
+        pairs = list(dict.fromkeys((c.host, c.arch, c.emulated) for c in self.plan.cells if not c.unrunnable))
+        done = {(e.spec.name, arch): f for e in self.engines for arch, f in e.surveyed.items()}
+
+        async def one(host: str, arch: str, emulated: bool) -> None:
+            fitness = done.get((host, arch))
+            if fitness is None or fitness.error:
+                fitness = await survey(
+                    self.runs[host],
+                    arch,
+                    emulated=emulated,
+                    images=self._images_for(arch, host),
+                    kinds=self._kinds_for(arch, host),
+                )
+            else:
+                fitness = replace(fitness, hazards=hazards(fitness, self._kinds_for(arch, host)))
+            self.emit(PlatformObserved(fitness))
+
+        await asyncio.gather(*(one(*pair) for pair in pairs if pair[0] in self.runs))
 
     def _registry_summary(self) -> None:
         """Each registry as last seen (with its request count), and one note per registry
         that could not be asked, instead of the same reason on every cell."""
-        if self.registry is None or self.images is None:
+        if self.registry is None:
             return
         for status in self.registry.statuses():
             self.emit(RegistryObserved(status))
-        for note in registry_notes(self.images.unchecked):
+        unchecked: dict[str, tuple[int, str]] = {}
+        for run in self.runs.values():
+            for registry, (count, reason) in run.images.unchecked.items():
+                before, _ = unchecked.get(registry, (0, ""))
+                unchecked[registry] = (before + count, reason)
+        for note in registry_notes(unchecked):
             self.emit(RunNote(note))
 
     async def run(self) -> None:
@@ -153,8 +272,7 @@ class Session:
         finally:
             if self.registry is not None:
                 await self.registry.aclose()
-            if self.host is not None:
-                await self.host.close()
+            await close_all(self.engines)
 
 
 def exit_code(statuses: Sequence[Status]) -> int:

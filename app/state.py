@@ -17,7 +17,9 @@ from app.events import (
     CellStarted,
     CheckReported,
     Event,
+    HostLost,
     ImageResolved,
+    PlatformObserved,
     RegistryObserved,
     RunFinished,
     RunNote,
@@ -142,6 +144,18 @@ def reduce(report: Report, event: Event) -> Report:
         if event.text in report.notes:
             return report
         return replace(report, notes=(*report.notes, event.text))
+    if isinstance(event, PlatformObserved):
+        key = (event.platform.host, event.platform.arch)
+        if any((p.host, p.arch) == key for p in report.platforms):
+            platforms = tuple(event.platform if (p.host, p.arch) == key else p for p in report.platforms)
+        else:
+            platforms = (*report.platforms, event.platform)
+        return replace(report, platforms=platforms)
+    if isinstance(event, HostLost):
+        hosts = tuple(
+            replace(h, error=f"lost mid-run: {event.reason}") if h.name == event.host else h for h in report.hosts
+        )
+        return replace(report, hosts=hosts)
     if isinstance(event, RegistryObserved):
         name = event.status.registry
         known = [r.registry for r in report.registries]

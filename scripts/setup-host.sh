@@ -70,6 +70,37 @@ need_pkgs debootstrap docker-registry ca-certificates curl
 # --- test-only tools: a headless browser for the HTML report's screenshot test ---------
 if [ "$TEST_TOOLS" = 1 ]; then need_pkgs chromium fonts-dejavu-core; fi
 
+# --- test-only: what the second-engine tests need (tests/support/second_engine.py) --------
+# A second dockerd is the one already installed; TLS certificates come from openssl; the
+# ssh:// tests run Debian's sshd unpacked privately, on a loopback port the test chooses:
+# installing openssh-server would enable a system service listening on port 22.
+SSHD_DIR="$LAB_DIR/sshd"
+sshd_ok() {
+  local lib
+  lib=$(dirname "$(find "$SSHD_DIR" -name 'libwrap.so.0' 2>/dev/null | head -n1)" 2>/dev/null)
+  [ -x "$SSHD_DIR/usr/sbin/sshd" ] && LD_LIBRARY_PATH="$lib" "$SSHD_DIR/usr/sbin/sshd" -V 2>&1 | grep -q OpenSSH
+}
+if [ "$TEST_TOOLS" = 1 ]; then
+  need_pkgs openssl iptables openssh-client
+  if ! sshd_ok; then
+    say "unpacking Debian's openssh-server privately into $SSHD_DIR (no service is installed)"
+    tmp=$(mktemp -d)
+    if ! (cd "$tmp" && timeout 120 apt-get download openssh-server libwrap0 >/dev/null 2>&1); then
+      [ $apt_ready = 1 ] || { timeout 60 apt-get update -qq >/dev/null 2>&1 && apt_ready=1; }
+      (cd "$tmp" && timeout 120 apt-get download openssh-server libwrap0 >/dev/null 2>&1) \
+        || die "cannot download openssh-server from $MIRROR (the ssh:// host tests need its sshd)"
+    fi
+    rm -rf "$SSHD_DIR" && mkdir -p "$SSHD_DIR"
+    for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$SSHD_DIR"; done
+    rm -rf "$tmp"
+    sshd_ok || die "the sshd unpacked into $SSHD_DIR does not run: see $SSHD_DIR"
+  fi
+  # sshd drops privileges to this user while it talks to a client (as Debian's package does)
+  getent passwd sshd >/dev/null 2>&1 \
+    || useradd --system --no-create-home --home-dir /run/sshd --shell /usr/sbin/nologin sshd \
+    || die "cannot create the sshd privilege separation user"
+fi
+
 # --- arm64 emulation: binfmt_misc + qemu-user >= 8 ------------------------------------
 # bookworm's qemu 7.2 makes mariadbd reserve terabytes and get OOM-killed: take qemu from
 # trixie, unpacked privately (never installed into the host system).

@@ -21,6 +21,9 @@ TEST_LABEL_KEY = "ecoready-test.session"
 TEST_SESSION = uuid.uuid4().hex[:12]
 os.environ["ECOREADY_LABELS"] = f"{TEST_LABEL_KEY}={TEST_SESSION}"
 
+# the second Docker engine fixture (tests/support/second_engine.py)
+pytest_plugins = ["tests.support.second_engine"]
+
 ROOT = Path(__file__).resolve().parents[1]
 LAB_MATRIX = ROOT / "containers" / "lab.toml"
 
@@ -38,6 +41,22 @@ def docker_labelled(label: str) -> dict[str, list[str]]:
         )
         out[kind] = result.stdout.split()
     return out
+
+
+def cell_containers(label: str, *, running: bool = False) -> list[str]:
+    """ids of the containers of cells carrying `label`: not the short-lived platform
+    survey container a run also starts (app/survey.py), which may be gone a moment later.
+    `running`: started ones only (a container still being created when its client dies
+    may be rolled back by the engine)."""
+    state = ["--filter", "status=running"] if running else []
+    result = subprocess.run(
+        ["docker", "ps", "-a", "--filter", f"label={label}", *state, "--format", '{{.ID}} {{.Label "ecoready.role"}}'],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return [line.split()[0] for line in result.stdout.splitlines() if line.split()[1:] != ["platform"]]
 
 
 @pytest.fixture(scope="session")

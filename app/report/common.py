@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.model import CellResult, HostFacts, Outcome, Profile, Report, Status
+from app.model import CellResult, HostFacts, Outcome, PlatformFitness, Profile, Report, Status
 from app.summary import grid_rows
 
 NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
@@ -67,7 +67,9 @@ def run_line(report: Report) -> str:
 
 def host_line(host: HostFacts) -> str:
     """`local: native amd64, emulating arm64 (qemu-aarch64 version 10.0.13), docker 20.10, 2 CPUs, 23.5 GiB`"""
-    parts = [f"native {host.native_arch}"]
+    parts = [f"native {host.native_arch or 'unknown'}"]
+    if host.native_arch and host.serves and host.native_arch not in host.serves:
+        parts[0] += " (not used: [[hosts]] arches)"
     for arch in host.emulated_arches:
         emulator = host.emulators.get(arch, "")
         parts.append(f"emulating {arch}" + (f" ({emulator})" if emulator else ""))
@@ -81,7 +83,78 @@ def host_line(host: HostFacts) -> str:
         parts.append(f"{host.price_per_hour:g} USD/h")
     if host.cpu_ghz is not None:
         parts.append(f"{host.cpu_ghz:g} GHz")
+    if host.docker:
+        parts.append(f"at {host.docker}")
+    if host.error:
+        parts.append(host.error)
     return f"{host.name}: " + ", ".join(parts)
+
+
+PLATFORM_HEADER = (
+    "host",
+    "arch",
+    "CPU",
+    "cores",
+    "MHz",
+    "features",
+    "x86 level",
+    "cache line",
+    "page size",
+    "THP",
+    "NUMA nodes",
+    "kernel",
+)
+
+
+def platform_row(p: PlatformFitness, docker_version: str = "") -> list[str]:
+    """One row of the platform fitness table (plain text, in PLATFORM_HEADER's order)."""
+    features = [*p.features, *(f"no {name}" for name in p.missing)]
+    kernel = p.kernel + (f", docker {docker_version}" if docker_version else "")
+    if p.error and not p.machine:
+        return [p.host, p.arch + (" (emulated)" if p.emulated else ""), f"not asked: {p.error}"] + [""] * 9
+    return [
+        p.host,
+        p.arch + (" (emulated)" if p.emulated else ""),
+        p.cpu_model or "-",
+        str(p.cpus) if p.cpus else "-",
+        f"{p.mhz:.0f}" if p.mhz else "-",
+        " ".join(features) or "-",
+        p.x86_level or "-",
+        f"{p.cache_line} B" if p.cache_line else "-",
+        f"{p.page_size // 1024} KiB" if p.page_size else "-",
+        p.thp or "-",
+        str(p.numa_nodes) if p.numa_nodes else "-",
+        kernel or "-",
+    ]
+
+
+def platforms_in_order(report: Report) -> list[PlatformFitness]:
+    """The report's platforms in [[hosts]] order, then arch order (they arrive as surveys end)."""
+    hosts = [h.name for h in report.hosts]
+    arches = list(report.arches)
+
+    def key(p: PlatformFitness) -> tuple[int, int]:
+        return (
+            hosts.index(p.host) if p.host in hosts else len(hosts),
+            arches.index(p.arch) if p.arch in arches else len(arches),
+        )
+
+    return sorted(report.platforms, key=key)
+
+
+def platform_hazards(report: Report) -> list[str]:
+    """`host/arch: sentence` for every hazard, and why a platform could not be asked."""
+    out = []
+    for p in platforms_in_order(report):
+        for hazard in p.hazards:
+            out.append(f"{p.host}/{p.arch}: {hazard.text}")
+        if p.error and p.machine:
+            out.append(f"{p.host}/{p.arch}: {p.error}")
+    return out
+
+
+def docker_versions(report: Report) -> dict[str, str]:
+    return {h.name: h.docker_version for h in report.hosts if h.docker_version}
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,23 @@ from app.model import BenchSeries, CellResult, Report, Status
 from app.present import COLOUR, EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
 from app.report.chart import EMULATED_COLOUR, Line, colour_for, line_chart
 from app.report.common import (
+    PLATFORM_HEADER,
     bench_cells,
     counts_line,
+    docker_versions,
     failing_cells,
     failures,
     host_line,
     no_bench_sentence,
     number,
+    platform_hazards,
+    platform_row,
+    platforms_in_order,
     run_line,
     signed_percent,
     target_words,
 )
-from app.summary import arches_of, grid_rows
+from app.summary import arches_of, column_title, grid_rows, host_mark
 from app.text import inert
 
 # present.COLOUR names (Rich's) -> CSS colours with enough contrast on white
@@ -143,10 +148,11 @@ def cell_body(cell: CellResult) -> str:
     return "".join(parts)
 
 
-def grid_cell(cell: CellResult | None) -> str:
+def grid_cell(cell: CellResult | None, where: str = "") -> str:
     if cell is None:
         return "<td class=none>not in the matrix</td>"
     emu = f' <span class=emu title="emulated">{EMULATED_MARK}</span>' if cell.emulated else ""
+    emu += f" <small>{esc(where.strip())}</small>" if where else ""
     label = esc(short_text(cell))
     return (
         f'<td class="cell st-{cell.status.value}" style="{status_style(cell.status)}">'
@@ -156,7 +162,7 @@ def grid_cell(cell: CellResult | None) -> str:
 
 def grid(report: Report) -> str:
     arches = list(arches_of(report))
-    head = "<th>component</th>" + "".join(f"<th>{esc(a)}</th>" for a in arches)
+    head = "<th>component</th>" + "".join(f"<th>{esc(column_title(report, a))}</th>" for a in arches)
     rows = []
     category = None
     for cat, cid, name, cells in grid_rows(report):
@@ -164,7 +170,7 @@ def grid(report: Report) -> str:
             rows.append(f'<tr class=category><th colspan="{len(arches) + 1}">{esc(cat.value)}</th></tr>')
             category = cat
         sub = f"<small>{esc(name)}</small>" if name and name != cid else ""
-        row = "".join(grid_cell(cells.get(a)) for a in arches)
+        row = "".join(grid_cell(cells.get(a), host_mark(report, cells[a]) if a in cells else "") for a in arches)
         rows.append(f"<tr><th scope=row class=component>{esc(cid)}{sub}</th>{row}</tr>")
     return f"<table class=grid><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -306,6 +312,17 @@ def comparison(result: Comparison) -> str:
     return "".join(out)
 
 
+def platforms(report: Report) -> str:
+    """Platform fitness: what a container of each arch saw on each host, and the hazards."""
+    versions = docker_versions(report)
+    rows = [[esc(v) for v in platform_row(p, versions.get(p.host, ""))] for p in platforms_in_order(report)]
+    out = ["<h2>Platform fitness</h2>", table(list(PLATFORM_HEADER), rows, numeric=(3, 4, 7, 10))]
+    hazards = platform_hazards(report)
+    if hazards:
+        out.append("<ul class=hazards>" + "".join(f"<li>{esc(h)}</li>" for h in hazards) + "</ul>")
+    return "".join(out)
+
+
 def render(report: Report) -> str:
     title = f"ecoready report: {report.matrix}"
     parts = [
@@ -325,6 +342,8 @@ def render(report: Report) -> str:
     ]
     if report.hosts:
         parts.append("<h2>Hosts</h2><ul>" + "".join(f"<li>{esc(host_line(h))}</li>" for h in report.hosts) + "</ul>")
+    if report.platforms:
+        parts.append(platforms(report))
     if report.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
     parts.append("</body></html>")

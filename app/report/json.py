@@ -13,6 +13,7 @@ from app.model import (
     Check,
     HostFacts,
     ImageInfo,
+    PlatformFitness,
     RegistryStatus,
     Report,
     StageResult,
@@ -125,6 +126,32 @@ def host_dict(host: HostFacts) -> dict[str, Any]:
         "kernel": host.kernel,
         "price_per_hour": host.price_per_hour,
         "cpu_ghz": host.cpu_ghz,
+        "docker": host.docker,
+        "serves": list(host.arches),
+        "error": host.error,
+    }
+
+
+def platform_dict(p: PlatformFitness) -> dict[str, Any]:
+    return {
+        "host": p.host,
+        "arch": p.arch,
+        "emulated": p.emulated,
+        "image": p.image,
+        "machine": p.machine,
+        "kernel": p.kernel,
+        "cpu_model": p.cpu_model,
+        "cpus": p.cpus,
+        "mhz": p.mhz,
+        "features": list(p.features),
+        "missing": list(p.missing),
+        "x86_level": p.x86_level,
+        "cache_line": p.cache_line,
+        "page_size": p.page_size,
+        "thp": p.thp,
+        "numa_nodes": p.numa_nodes,
+        "hazards": [{"code": h.code, "text": h.text} for h in p.hazards],
+        "error": p.error,
     }
 
 
@@ -165,6 +192,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "summary": dict(sorted(counts.items())),
         "notes": list(report.notes),
         "registries": [registry_dict(r) for r in report.registries],
+        "platforms": [platform_dict(p) for p in report.platforms],
         "cells": cells,
     }
 

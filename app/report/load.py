@@ -21,9 +21,11 @@ from app.model import (
     Category,
     CellResult,
     Check,
+    Hazard,
     HostFacts,
     ImageInfo,
     Outcome,
+    PlatformFitness,
     Profile,
     RegistryStatus,
     Report,
@@ -244,6 +246,33 @@ def _host(f: _Fields) -> HostFacts:
         kernel=f.text("kernel"),
         price_per_hour=f.maybe_number("price_per_hour"),
         cpu_ghz=f.maybe_number("cpu_ghz"),
+        # added with multi-host runs: absent from older reports
+        docker=f.maybe_text("docker") or "",
+        serves=f.texts("serves") if "serves" in f.data else (),
+        error=f.maybe_text("error") or "",
+    )
+
+
+def _platform(f: _Fields) -> PlatformFitness:
+    return PlatformFitness(
+        host=f.text("host"),
+        arch=f.text("arch"),
+        emulated=f.flag("emulated"),
+        image=f.text("image"),
+        machine=f.text("machine"),
+        kernel=f.text("kernel"),
+        cpu_model=f.text("cpu_model"),
+        cpus=f.whole("cpus"),
+        mhz=f.maybe_number("mhz"),
+        features=f.texts("features"),
+        missing=f.texts("missing"),
+        x86_level=f.text("x86_level"),
+        cache_line=_maybe_whole(f, "cache_line"),
+        page_size=_maybe_whole(f, "page_size"),
+        thp=f.text("thp"),
+        numa_nodes=_maybe_whole(f, "numa_nodes"),
+        hazards=tuple(Hazard(h.text("code"), h.text("text")) for h in f.objects("hazards")),
+        error=f.text("error"),
     )
 
 
@@ -298,6 +327,7 @@ def report_from_dict(data: object, source: str = "report") -> Report:
         cells=cells,
         notes=top.texts("notes"),
         registries=tuple(_registry(r) for r in top.objects("registries")),
+        platforms=tuple(_platform(p) for p in top.objects("platforms")) if "platforms" in top.data else (),
     )
 
 

@@ -16,18 +16,23 @@ from app.cost import Comparison, compare
 from app.model import BenchResult, CellResult, Report, Status
 from app.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
 from app.report.common import (
+    PLATFORM_HEADER,
     bench_cells,
     counts_line,
+    docker_versions,
     failing_cells,
     failures,
     host_line,
     no_bench_sentence,
     number,
+    platform_hazards,
+    platform_row,
+    platforms_in_order,
     run_line,
     signed_percent,
     target_words,
 )
-from app.summary import arches_of, grid_rows
+from app.summary import arches_of, column_title, grid_rows, host_mark
 from app.text import inert
 
 LOG_LINES = 10
@@ -65,8 +70,11 @@ def grid(report: Report) -> list[str]:
     rows = []
     for category, cid, name, cells in grid_rows(report):
         who = f"**{md(cid)}**" + (f"<br>{md(name)}" if name and name != cid else "")
-        rows.append([md(category.value), who] + [cell_label(cells[a]) if a in cells else "" for a in arches])
-    return table(["category", "component", *(md(a) for a in arches)], rows)
+        rows.append(
+            [md(category.value), who]
+            + [cell_label(cells[a]) + md(host_mark(report, cells[a])) if a in cells else "" for a in arches]
+        )
+    return table(["category", "component", *(md(column_title(report, a)) for a in arches)], rows)
 
 
 def legend(report: Report) -> str:
@@ -178,6 +186,20 @@ def comparison(result: Comparison) -> list[str]:
     return lines
 
 
+def platforms(report: Report) -> list[str]:
+    """Platform fitness: what a container of each arch saw on each host, and the hazards."""
+    versions = docker_versions(report)
+    rows = [[md(v) for v in platform_row(p, versions.get(p.host, ""))] for p in platforms_in_order(report)]
+    lines = ["## Platform fitness", ""]
+    lines.extend(table(list(PLATFORM_HEADER), rows, right=(3, 4, 7, 10)))
+    lines.append("")
+    hazards = platform_hazards(report)
+    if hazards:
+        lines.extend(f"- {md(h)}" for h in hazards)
+        lines.append("")
+    return lines
+
+
 def render(report: Report) -> str:
     lines = ["# ecoready readiness report", "", md(run_line(report)), ""]
     lines.extend(grid(report))
@@ -196,6 +218,8 @@ def render(report: Report) -> str:
         lines.extend(["## Hosts", ""])
         lines.extend(f"- {md(host_line(h))}" for h in report.hosts)
         lines.append("")
+    if report.platforms:
+        lines.extend(platforms(report))
     if report.notes:
         lines.extend(["## Notes", ""])
         lines.extend(f"- {md(note)}" for note in report.notes)

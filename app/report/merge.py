@@ -41,6 +41,7 @@ def _rename_hosts(parts: Sequence[tuple[str, Report]]) -> list[tuple[str, Report
                 report,
                 hosts=tuple(replace(h, name=renames.get(h.name, h.name)) for h in report.hosts),
                 cells={k: replace(c, host=renames.get(c.host, c.host)) for k, c in report.cells.items()},
+                platforms=tuple(replace(p, host=renames.get(p.host, p.host)) for p in report.platforms),
             )
         out.append((label, report))
     return out
@@ -102,4 +103,5 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         arches=tuple(_unique([a for r in reports for a in r.arches])),
         cells=cells,
         notes=tuple(_unique([n for r in reports for n in r.notes] + notes)),
+        platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
     )

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT, docker_labelled
+from tests.conftest import ROOT, cell_containers, docker_labelled
 
 
 class Run:
@@ -57,6 +57,9 @@ class Run:
 
     def resources(self) -> dict[str, list[str]]:
         return docker_labelled(self.owner)
+
+    def cell_containers(self) -> list[str]:
+        return cell_containers(self.owner, running=True)
 
     def finish(self, timeout: float = 600) -> tuple[int, dict[str, Any]]:
         _, err = self.proc.communicate(timeout=timeout)

@@ -32,9 +32,9 @@ def test_kill_9_then_next_start_sweeps_the_dead_run_only(lab: Path, tmp_path: Pa
         doomed.wait_for_stage(phase)
         if phase in ("start", "smoke"):
             deadline = time.monotonic() + 120
-            while not doomed.resources()["containers"] and time.monotonic() < deadline:
+            while not doomed.cell_containers() and time.monotonic() < deadline:
                 time.sleep(0.2)
-            assert doomed.resources()["containers"], "the doomed run should own a container by now"
+            assert doomed.cell_containers(), "the doomed run should own a cell's container by now"
         doomed.proc.send_signal(signal.SIGKILL)
         doomed.proc.wait(timeout=30)
     left_behind = doomed.resources()

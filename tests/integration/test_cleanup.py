@@ -18,15 +18,15 @@ import pytest
 from app.config import load
 from app.session import RunOptions, Session
 from app.state import empty_report, reduce
-from tests.conftest import ROOT, docker_labelled, ecoready
+from tests.conftest import ROOT, cell_containers, docker_labelled, ecoready
 
 pytestmark = pytest.mark.docker
 
 
-def wait_for_containers(label: str, timeout: float = 120) -> list[str]:
+def wait_for_containers(label: str, timeout: float = 120, *, running: bool = False) -> list[str]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = docker_labelled(label)["containers"]
+        found = cell_containers(label, running=running)
         if found:
             return found
         time.sleep(0.3)
@@ -85,10 +85,10 @@ def test_signal_midway_cleans_up_and_writes_the_report(lab: Path, tmp_path: Path
 def test_kill_9_leftovers_are_swept_by_the_next_start(lab: Path, no_leaks: None) -> None:
     proc = _start(["run", "--headless", "--matrix", str(lab), "--json", os.devnull])
     owner = f"ecoready.owner={socket.gethostname()}:{proc.pid}"
-    wait_for_containers(owner)
+    wait_for_containers(owner, running=True)
     proc.kill()
     proc.wait(timeout=30)
-    assert docker_labelled(owner)["containers"], "kill -9 should leave the run's containers behind"
+    assert cell_containers(owner), "kill -9 should leave the run's containers behind"
     result = ecoready("cleanup")
     assert result.returncode == 0, result.stderr
     assert "removed container" in result.stderr

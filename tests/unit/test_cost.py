@@ -84,3 +84,36 @@ def test_missing_price_keeps_tps_but_not_per_usd() -> None:
     (row,) = result.tables[0].rows
     assert row.tps_percent == pytest.approx(25.0) and row.per_usd_percent is None and row.arm64_scaled_tps is None
     assert any("no price_per_hour" in a for a in result.absent)
+
+
+def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
+    """Folded from the events a run over two native hosts emits (the bench stage's results
+    are constructed: it is not on this branch); each arch's tps per USD-hour uses the price
+    of the host that ran it, from [[hosts]] via RunStarted."""
+    from app.events import BenchReported, CellFinished, CellPlanned, RunStarted, StageFinished
+    from app.model import Outcome, Stage
+    from app.state import fold
+
+    hosts = (
+        HostFacts("x86", "amd64", serves=("amd64",), price_per_hour=0.192, cpu_ghz=3.1),
+        HostFacts("graviton", "arm64", serves=("arm64",), docker="ssh://ops@g:22", price_per_hour=0.1632, cpu_ghz=2.6),
+    )
+    planned = tuple(
+        CellPlanned(f"db/{arch}", "db", "db", "server", arch, host, False)
+        for arch, host in (("amd64", "x86"), ("arm64", "graviton"))
+    )
+    events: list[object] = [RunStarted("a" * 32, "t", "m.toml", Profile.QUICK, ("amd64", "arm64"), planned, hosts)]
+    for arch, tps in (("amd64", 5000.0), ("arm64", 4800.0)):
+        events += [
+            StageFinished(f"db/{arch}", Stage.IMAGE, Outcome.PASS, 0.1),
+            StageFinished(f"db/{arch}", Stage.START, Outcome.PASS, 1.0),
+            BenchReported(f"db/{arch}", cell(arch, "-", [tps]).bench),  # type: ignore[arg-type]
+            CellFinished(f"db/{arch}", "t", 1.0),
+        ]
+    result = compare(fold(events))  # type: ignore[arg-type]
+    ((row,),) = [t.rows for t in result.tables]
+    assert (result.tables[0].arm64_host, result.tables[0].amd64_host) == ("graviton", "x86")
+    assert row.arm64_per_usd == pytest.approx(4800 / 0.1632) and row.amd64_per_usd == pytest.approx(5000 / 0.192)
+    assert row.per_usd_percent == pytest.approx(((4800 / 0.1632) / (5000 / 0.192) - 1) * 100)
+    assert row.arm64_scaled_tps == pytest.approx(4800 * 3.1 / 2.6)
+    assert result.absent == ()

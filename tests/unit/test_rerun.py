@@ -56,6 +56,7 @@ class GatedImages:
 @dataclass
 class RecordingHost:
     runner: Runner | None = None
+    name: str = "local"
     sweeps: list[frozenset[str]] = field(default_factory=list)
 
     async def sweep(self, **_: object) -> None:
