@@ -41,6 +41,7 @@ EXPECTED_SECONDS: Mapping[str, float] = {
 CLUSTER_KINDS = frozenset({"galera", "pxc", "group-replication"})
 UNIT_MEMORY = 1.5 * 2**30  # what one slot's worth of servers may use
 PULLS_AT_ONCE = 4
+UNITS_PER_CPU = 3
 
 
 def weight(cell: CellPlan) -> int:
@@ -53,9 +54,11 @@ def weight(cell: CellPlan) -> int:
 
 
 def capacity(host: HostFacts | None) -> int:
-    """Slots of a host: two per CPU (cells wait on I/O part of the time), within memory."""
+    """Slots of a host: three per CPU, within memory. Cells spend much of their time waiting
+    (a server starting, a readiness poll, a smoke client): at two per CPU the lab matrix
+    left a third of the CPU idle (bench/matrix.py, docs/performance.md)."""
     cpus = host.cpus if host and host.cpus else 2
-    units = 2 * max(1, cpus)
+    units = UNITS_PER_CPU * max(1, cpus)
     if host and host.memory_bytes:
         units = min(units, max(2, int(host.memory_bytes // UNIT_MEMORY)))
     return max(2, units)
@@ -93,30 +96,42 @@ def history_seconds(directory: Path | None) -> dict[str, float]:
 
 
 class WeightedSlots:
-    """A semaphore whose holders take several units; waiters are served first come, first
-    served, so a heavy cell is not starved by a stream of light ones."""
+    """A semaphore whose holders take several units. Waiters are served in order, but one
+    that fits may overtake a head that does not (a native cell beside an emulated cluster
+    that holds most units), at most OVERTAKES times per head, so a heavy cell is not
+    starved by a stream of light ones."""
+
+    OVERTAKES = 8
 
     def __init__(self, units: int) -> None:
         self.units = max(1, units)
         self.free = self.units
         self._waiters: collections.deque[tuple[int, asyncio.Future[None]]] = collections.deque()
+        self._overtaken = 0  # times the current head of the queue was overtaken
 
     def _wake(self) -> None:
-        while self._waiters:
-            units, future = self._waiters[0]
-            if future.done():
-                self._waiters.popleft()
+        while self._waiters and self._waiters[0][1].done():
+            self._waiters.popleft()  # cancelled
+            self._overtaken = 0
+        for units, future in list(self._waiters):
+            if self.free == 0:
+                return
+            if future.done() or units > self.free:
                 continue
-            if units > self.free:
+            head = future is self._waiters[0][1]
+            if not head and self._overtaken >= self.OVERTAKES:
                 return
             self.free -= units
-            self._waiters.popleft()
+            self._waiters.remove((units, future))
             future.set_result(None)
+            self._overtaken = 0 if head else self._overtaken + 1
 
     async def acquire(self, units: int) -> int:
         units = min(max(1, units), self.units)
-        if not self._waiters and units <= self.free:
+        if units <= self.free and (not self._waiters or self._overtaken < self.OVERTAKES):
             self.free -= units
+            if self._waiters:
+                self._overtaken += 1
             return units
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((units, future))

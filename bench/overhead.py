@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import pty
-import resource
 import select
 import subprocess
 import sys
@@ -27,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def headless(matrix: str, only: str, profile: str) -> tuple[float, float, float]:
     """(ecoready CPU s, containers' CPU s, wall s) of one headless run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.Popen(
         [
@@ -47,24 +45,26 @@ def headless(matrix: str, only: str, profile: str) -> tuple[float, float, float]
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    with ContainerCpu(proc.pid) as containers:
-        proc.wait()
+    with ContainerCpu() as containers:
+        # wait4: the rusage of this one child (and what it waited for), not of the sampler's
+        # own `docker ps` calls, which RUSAGE_CHILDREN would add in
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    own = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return own, containers.total, wall
+    return usage.ru_utime + usage.ru_stime, containers.total, wall
 
 
 def idle_tui(matrix: str, only: str, idle: float) -> tuple[float, float]:
     """(CPU s used by the TUI while idle, seconds idle): run the TUI in a pseudo-terminal
-    on a one-cell matrix, wait until the run is over, then watch it do nothing."""
+    on a one-cell matrix, wait until the run is over (the status bar says how long it
+    took), then watch it do nothing."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the TUI on a 100x30 terminal
         os.environ.update({"COLUMNS": "100", "LINES": "30", "TERM": "xterm-256color"})
         os.execv(ecoready_exe(), [ecoready_exe(), "run", "--matrix", matrix, "--only", only, "--arch", "amd64"])
     screen = b""
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and b"finished" not in screen:
+    while time.monotonic() < deadline and b" took " not in screen:
         ready, _, _ = select.select([fd], [], [], 0.5)
         if ready:
             try:

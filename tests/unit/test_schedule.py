@@ -25,9 +25,10 @@ def test_weights_and_capacity() -> None:
     assert weight(cells["db/arm64"]) == 2  # emulated
     assert weight(cells["cluster/amd64"]) == 2  # three servers
     assert weight(cells["cluster/arm64"]) == 3
-    assert capacity(HOST) == 4
+    assert capacity(HOST) == 6
     assert capacity(HostFacts("big", "amd64", cpus=64, memory_bytes=8 * 2**30)) == 5  # memory bounds it
-    assert capacity(None) == 4
+    assert capacity(HostFacts("small", "amd64", cpus=2, memory_bytes=4 * 2**30)) == 2
+    assert capacity(None) == 6
 
 
 def test_longest_first_uses_history_then_kind_defaults() -> None:
@@ -52,7 +53,7 @@ def test_fixed_concurrency_weighs_every_cell_one() -> None:
     assert not Scheduler.for_run([HOST], Profile.FULL, None).fixed
 
 
-async def test_weighted_slots_are_first_come_first_served() -> None:
+async def test_a_light_waiter_overtakes_a_heavy_head_that_does_not_fit() -> None:
     slots = WeightedSlots(4)
     order: list[str] = []
 
@@ -61,13 +62,34 @@ async def test_weighted_slots_are_first_come_first_served() -> None:
             order.append(name)
             await asyncio.sleep(hold)
 
-    first = asyncio.create_task(cell("a", 3, 0.05))
+    first = asyncio.create_task(cell("cluster", 3, 0.05))
     await asyncio.sleep(0)
-    heavy = asyncio.create_task(cell("heavy", 4, 0.01))  # must wait for a
+    heavy = asyncio.create_task(cell("heavy", 2, 0.01))  # must wait for the cluster
     await asyncio.sleep(0)
-    light = asyncio.create_task(cell("light", 1, 0.01))  # fits now, but must not overtake heavy
+    light = asyncio.create_task(cell("light", 1, 0.01))  # fits in the unit left: goes first
     await asyncio.gather(first, heavy, light)
-    assert order == ["a", "heavy", "light"]
+    assert order == ["cluster", "light", "heavy"]
+    assert slots.free == 4
+
+
+async def test_a_heavy_head_is_overtaken_a_bounded_number_of_times() -> None:
+    slots = WeightedSlots(4)
+    order: list[str] = []
+    await slots.acquire(3)
+
+    async def cell(name: str, units: int) -> None:
+        async with slots.hold(units):
+            order.append(name)
+            await asyncio.sleep(0.001)
+
+    heavy = asyncio.create_task(cell("heavy", 4))
+    await asyncio.sleep(0)
+    lights = [asyncio.create_task(cell(f"light{i}", 1)) for i in range(WeightedSlots.OVERTAKES + 3)]
+    await asyncio.sleep(0.05)
+    assert order == [f"light{i}" for i in range(WeightedSlots.OVERTAKES)]  # then they wait behind heavy
+    slots.release(3)
+    await asyncio.gather(heavy, *lights)
+    assert order[WeightedSlots.OVERTAKES] == "heavy"
     assert slots.free == 4
 
 
