@@ -9,7 +9,6 @@ that could not be asked); 130/143 when interrupted by SIGINT/SIGTERM.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
 import sys
@@ -18,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# asyncio, like the heavy modules, is imported inside the verbs that use it: `--help` and
+# `validate` stay fast (bench/startup.py).
 from app import __version__
 from app.errors import ConfigError, EcoreadyError, ReportError, UsageError
 
@@ -315,6 +316,8 @@ def _run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+
     if not args.headless:
         return cmd_tui(args)
     from app.config import load
@@ -329,6 +332,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 async def run_headless(matrix: Matrix, options: RunOptions, outputs: dict[str, str]) -> tuple[Report, int]:
     """Run the matrix with progress on stderr; write `outputs` even when the run is stopped.
     Returns the report and the exit code (128 + signal number when stopped by a signal)."""
+    import asyncio
+
     from app.events import Event
     from app.session import Session, exit_code
     from app.state import empty_report, reduce
@@ -381,6 +386,8 @@ async def run_headless(matrix: Matrix, options: RunOptions, outputs: dict[str, s
 
 def _check_once(args: argparse.Namespace) -> int:
     """One scheduled check (shared by `check` and each round of `watch`)."""
+    import asyncio
+
     from app import history
     from app.check import check_report
     from app.config import load
@@ -497,6 +504,8 @@ def _open_event_log() -> EventLog | None:
 
 
 def cmd_images(args: argparse.Namespace) -> int:
+    import asyncio
+
     from app.config import load
 
     matrix = load(_matrix_path(args))
@@ -543,6 +552,8 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
+    import asyncio
+
     from app.model import Host
 
     hosts: tuple[Host, ...] = (Host(name="local"),)
@@ -587,6 +598,8 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    import asyncio
+
     async def work() -> int:
         from app.docker_host import DockerHost
         from app.platform import cpu_model, emulators, host_arch, page_size
@@ -629,6 +642,8 @@ def _lab_log(text: str) -> None:
 
 
 def cmd_lab_build(args: argparse.Namespace) -> int:
+    import asyncio
+
     async def work() -> int:
         from app.docker_host import DockerHost
         from app.lab import ARCHES, Lab
@@ -660,6 +675,8 @@ def cmd_lab_down(args: argparse.Namespace) -> int:
 
 
 def cmd_lab_status(args: argparse.Namespace) -> int:
+    import asyncio
+
     async def work() -> int:
         from app.docker_host import DockerHost
         from app.lab import status_lines
