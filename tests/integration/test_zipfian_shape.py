@@ -99,8 +99,12 @@ def fitted_exponent(frequencies: list[float]) -> float:
 def test_lua_zipfian_follows_the_zipf_law(lab: Path, tmp_path: Path, ids: int, theta: float, draws: int) -> None:
     counts = draw(tmp_path, ids, theta, draws)
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])
-    # the hottest keys are the smallest ids, in order
-    assert [key for key, _ in ranked[:10]] == list(range(1, 11))
+    # the hottest keys are the smallest ids: the first three in order (their counts differ
+    # by more than 7 sigma at theta 0.5), the ten hottest all among ids 1..20 (neighbours
+    # near rank 10 differ by about 1 sigma there, so their order is chance; the 4-sigma
+    # checks below hold each rank's frequency to the law)
+    assert [key for key, _ in ranked[:3]] == [1, 2, 3]
+    assert {key for key, _ in ranked[:10]} <= set(range(1, 21))
     observed = [counts.get(k, 0) / draws for k in range(1, 21)]
     assert fitted_exponent(observed) == pytest.approx(theta, abs=0.05)
     law = zipf_probabilities(ids, theta, 10)
