@@ -1,6 +1,6 @@
 """Shared by the bench scripts: CPU seconds of containers (from their cgroups) and of
-processes, sampled while something runs. Run the benches on a quiet machine: they measure
-the whole engine's containers of one ecoready process, by its owner label."""
+processes, sampled while something runs. Run the benches on a quiet machine: every
+container of the local engine counts, not only those of the ecoready process measured."""
 
 from __future__ import annotations
 
