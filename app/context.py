@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from app.errors import DeadlineExceeded, EcoreadyError, InfraError
 from app.events import BenchReported, CheckReported, Event
 from app.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Stage
+from app.procnet import listening, tcp_in_use
 from app.secrets import Secret, Secrets
 from app.specs import (
     LABEL_CELL,
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
 
 SECRETS_DIR = "/run/ecoready"
 DEFAULT_EXEC_TIMEOUT = 60.0
+# Seconds between looks at a container's TCP socket count in /proc (microseconds each),
+# and at most between reads of its socket table (milliseconds each: app/procnet.py).
+PORT_POLL = 0.2
+FULL_LOOK = 2.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class Container:
     alias: str  # its name on the cell network
     role: str
     image: str
+    image_id: str = ""  # what the engine ran (content-addressed: the same id, the same files)
 
 
 @dataclass
@@ -67,6 +73,8 @@ class RunContext:
     emulation_factor: float = 1.0
     extra_labels: Mapping[str, str] = field(default_factory=dict)
     hosts: Mapping[str, HostFacts] = field(default_factory=dict)  # by name: what the plan learned
+    # The SQL client's path in each image id, found once per run: finding it is an exec.
+    client_paths: dict[str, str] = field(default_factory=dict)
 
 
 def resource_labels(run: RunContext, cell_id: str, role: str) -> dict[str, str]:
@@ -137,7 +145,6 @@ class ProbeContext:
         self._resources: _Resources = parent._resources if parent else _Resources()
         self._network: str | None = parent._network if parent else None
         self._network_lock: asyncio.Lock = parent._network_lock if parent else asyncio.Lock()
-        self._clients: dict[str, str] = {}
         self._option_files: set[tuple[str, str]] = set()
         self._backend: Endpoint | None = None
         self._backend_probe: Probe | None = None
@@ -285,7 +292,7 @@ class ProbeContext:
             volumes=dict(volumes or {}),
         )
         container_id = await self.run.host.run(spec)
-        container = Container(container_id, spec.name, alias, role, image or self.image_ref)
+        container = Container(container_id, spec.name, alias, role, image or self.image_ref, image_id)
         self._resources.containers.append(container)
         if self.main is None:
             self.main = container
@@ -309,7 +316,6 @@ class ProbeContext:
         (the runner's retry with QEMU_CPU=max)."""
         await self.close()
         self._network = None
-        self._clients.clear()
         self._option_files.clear()
         self._backend = None
         self.main = None
@@ -391,15 +397,16 @@ class ProbeContext:
 
     # -- SQL ---------------------------------------------------------------------------
     async def _client(self, via: Container) -> str:
-        if via.id not in self._clients:
+        key = via.image_id or via.id
+        if key not in self.run.client_paths:
             found = await self.exec(
                 via, ["sh", "-c", "command -v mariadb || command -v mysql"], timeout=self.scaled(30)
             )
             path = found.stdout.strip().splitlines()[0] if found.ok and found.stdout.strip() else ""
             if not path:
                 raise StageFailed(f"no mariadb or mysql client in {via.role}'s image")
-            self._clients[via.id] = path
-        return self._clients[via.id]
+            self.run.client_paths[key] = path
+        return self.run.client_paths[key]
 
     async def sql(
         self,
@@ -430,16 +437,35 @@ class ProbeContext:
         return results[-1] if results else []
 
     # -- waiting and checks ---------------------------------------------------------
-    async def wait_ready(self, container: Container, attempt: Callable[[], Awaitable[object]], *, what: str) -> float:
+    async def wait_ready(
+        self,
+        container: Container,
+        attempt: Callable[[], Awaitable[object]],
+        *,
+        what: str,
+        port: int | None = None,
+        port_of: Container | None = None,
+    ) -> float:
         """Poll `attempt` until it succeeds; seconds waited. Fails at once (StageFailed)
-        when the container stops; the runner's stage budget bounds the whole wait."""
+        when the container stops; the runner's stage budget bounds the whole wait.
+
+        `port`: the attempt needs a TCP listener on this port of `port_of` (default
+        `container`). While /proc shows nothing listening there, no attempt can succeed, so
+        none is run: each is an exec, which costs far more than the look (app/procnet.py).
+        """
         started = time.monotonic()
         delay = 0.2
         while True:
             state = await self.state(container)
             if not state.running:
                 raise await self.stopped_error(container)
-            if not state.paused:
+            if state.paused:
+                self.waiting_for = f"waiting for {what}; the container is paused"
+            else:
+                if port is not None:
+                    target = port_of or container
+                    pid = state.pid if target is container else (await self.state(target)).pid
+                    await self._until_listening(target, pid, port, what)
                 try:
                     await attempt()
                     self.waiting_for = ""
@@ -450,10 +476,26 @@ class ProbeContext:
                     if isinstance(exc, InfraError) and not await self.run.host.ping():
                         raise
                     self.waiting_for = f"waiting for {what}; last: {one_line(self.redact(str(exc)), 160)}"
-            else:
-                self.waiting_for = f"waiting for {what}; the container is paused"
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 2.0)
+
+    async def _until_listening(self, target: Container, pid: int, port: int, what: str) -> None:
+        """Return once something listens on `port` in `target`, or as soon as /proc cannot
+        tell (a remote engine; the process gone: the attempt then fails and says why).
+        The socket table is read (a few ms of kernel time, off the event loop) when the
+        count of TCP sockets changed, and at least every FULL_LOOK seconds."""
+        seen: int | None = None
+        looked = 0.0
+        while True:
+            count = tcp_in_use(pid, target.id)
+            if count is None:
+                return
+            if count != seen or time.monotonic() - looked >= FULL_LOOK:
+                if await asyncio.to_thread(listening, pid, target.id, port) is not False:
+                    return
+                seen, looked = count, time.monotonic()
+            self.waiting_for = f"waiting for {what}; nothing listens on port {port} in {target.role} yet"
+            await asyncio.sleep(PORT_POLL)
 
     async def check(self, name: str, fn: Callable[[], Awaitable[str | None]]) -> bool:
         """Run one named check; report pass/fail/timeout with its detail. Infrastructure

@@ -530,6 +530,8 @@ class DockerHost:
         return container_id
 
     async def state(self, container_id: str) -> ContainerState:
+        local = self.local_kernel
+
         def read() -> ContainerState:
             st = self._ctl.api.inspect_container(container_id)["State"]
             return ContainerState(
@@ -539,6 +541,7 @@ class DockerHost:
                 oom_killed=bool(st.get("OOMKilled")),
                 error=str(st.get("Error") or ""),
                 status=str(st.get("Status") or ""),
+                pid=int(st.get("Pid") or 0) if local else 0,
             )
 
         return await self._run(read)

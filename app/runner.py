@@ -35,7 +35,7 @@ from app.events import (
 from app.images import ImageUnavailable
 from app.model import Outcome, Stage
 from app.plan import CellPlan, Plan
-from app.schedule import Scheduler, longest_first
+from app.schedule import Grant, Scheduler, expected_seconds, longest_first
 from app.specs import LABEL_RUN
 from app.sql import SqlError
 from app.text import one_line
@@ -267,20 +267,22 @@ class Runner:
         stage = cell.stages[0]
         scheduler = self.scheduler_for(cell)
         slots = scheduler.slots
-        held = 0
+        expected = expected_seconds(cell, self.history)
+        held: Grant | None = None
         try:
             for stage in cell.stages:
                 if stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
                     async with scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage in cell.exclusive:
-                    slots.release(held)  # give the slot back first: two cells waiting for all would deadlock
-                    held = 0
-                    held = await slots.acquire(slots.units)
+                    if held is not None:  # give the slot back first: two cells waiting for all would deadlock
+                        slots.release(held)
+                    held = None
+                    held = await slots.acquire(slots.units, expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 else:
-                    if not held:
-                        held = await slots.acquire(scheduler.weight(cell))
+                    if held is None:
+                        held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
                     break
@@ -290,7 +292,7 @@ class Runner:
             emit(StageFinished(cell.id, stage, Outcome.ERROR, 0.0, "interrupted"))
             raise
         finally:
-            if held:
+            if held is not None:
                 slots.release(held)
             await to_the_end(self._wrap_up(cell, ctx))
 

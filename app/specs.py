@@ -72,6 +72,7 @@ class ContainerState:
     oom_killed: bool
     error: str
     status: str
+    pid: int = 0  # the init process on this machine's kernel; 0 when unknown or remote
 
 
 @dataclass(frozen=True)

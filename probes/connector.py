@@ -157,7 +157,13 @@ class ConnectorProbe(Probe):
         async def backend_answers() -> None:
             await ctx.sql(backend.container, target, backend.password, setup, timeout=ctx.scaled(10))
 
-        await ctx.wait_ready(self.container, backend_answers, what=f"the backend {backend.host} to answer SQL")
+        await ctx.wait_ready(
+            self.container,
+            backend_answers,
+            what=f"the backend {backend.host} to answer SQL",
+            port=backend.port,
+            port_of=backend.container,
+        )
         found = await ctx.exec(self.container, ["sh", "-c", f"command -v {self.program}"], timeout=ctx.scaled(15))
         if not found.ok:
             raise StageFailed(f"the image has no {self.program} on its PATH (is it the lab's connectors image?)")

@@ -22,7 +22,7 @@ import asyncio
 from app.secrets import Secret
 from probes.base import CheckFailed, Probe, StageFailed
 from probes.cluster import wait_for_count
-from probes.servers import Server, start_server
+from probes.servers import PORT, Server, start_server
 
 NODES = ("node1", "node2", "node3")
 CLUSTER = "ecoready"
@@ -106,7 +106,7 @@ class WsrepCluster(Probe):
             if problem:
                 raise StageFailed(problem)
 
-        await self.ctx.wait_ready(server.container, attempt, what=what)
+        await self.ctx.wait_ready(server.container, attempt, what=what, port=PORT)
 
     async def smoke(self) -> None:
         await self.ctx.check("write-node1-read-node3", self._replicated_write)

@@ -30,7 +30,7 @@ from probes.accounts import sql_string
 from probes.base import CheckFailed, Probe, StageFailed
 from probes.cluster import run_secret_script, wait_for_count, write_refused
 from probes.replication import reset_binary_logs
-from probes.servers import Server, start_server
+from probes.servers import PORT, Server, start_server
 
 NODES = ("node1", "node2", "node3")
 XCOM_PORT = 33061
@@ -149,7 +149,7 @@ class GroupReplicationProbe(Probe):
                 why = last.split(" message: ", 1)[-1]
                 raise StageFailed(f"recovery: {why}; {problem}" if why else problem)
 
-        await self.ctx.wait_ready(server.container, attempt, what=what)
+        await self.ctx.wait_ready(server.container, attempt, what=what, port=PORT)
 
     async def smoke(self) -> None:
         await self.ctx.check("members-online", self._members)

@@ -74,7 +74,9 @@ class HaproxyProbe(Probe):
             cpuset_cpus=ctx.cpuset("server"),  # with its backend, apart from sysbench
         )
         self.endpoint = backend
-        await ctx.wait_ready(self.proxy, self._query_through, what="a query through the haproxy frontend")
+        await ctx.wait_ready(
+            self.proxy, self._query_through, what="a query through the haproxy frontend", port=FRONTEND_PORT
+        )
 
     async def _query_through(self) -> list[dict[str, str | None]]:
         """SELECT through the proxy, using the backend's client binary on the cell network."""

@@ -25,6 +25,7 @@ from probes.accounts import Account, create_accounts
 from probes.base import CheckFailed, Endpoint, Probe, StageFailed
 
 CONFIG_PATH = "/etc/maxscale.cnf.d/ecoready.cnf"
+REST_PORT = 8989
 LISTENER_PORT = 4006  # the tutorials' conventional read/write-split port
 SERVICE_USER = "ecoready_mxs"
 APP_USER = "ecoready_app"
@@ -95,7 +96,9 @@ class MaxScaleProbe(Probe):
         self.container = await ctx.start_container(
             "maxscale", files={CONFIG_PATH: maxscale_config(self.backend, self.service_password.reveal())}
         )
-        await ctx.wait_ready(self.container, self._server_running, what="the REST API on 8989 and a Running server")
+        await ctx.wait_ready(
+            self.container, self._server_running, what="the REST API on 8989 and a Running server", port=REST_PORT
+        )
 
     async def api(self, resource: str) -> dict[str, Any]:
         result = await self.ctx.exec(self.container, ["maxctrl", "api", "get", resource], timeout=self.ctx.scaled(20))

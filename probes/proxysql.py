@@ -162,7 +162,7 @@ class ProxySQLProbe(Probe):
         )
         self.admin = SqlTarget(self.container.alias, ADMIN_PORT, ADMIN_USER)
         self.client = SqlTarget(self.container.alias, CLIENT_PORT, APP_USER)
-        await ctx.wait_ready(self.container, self._admin_ping, what="the admin interface on 6032")
+        await ctx.wait_ready(self.container, self._admin_ping, what="the admin interface on 6032", port=ADMIN_PORT)
         rows = await run_script(
             ctx,
             self.backend.container,

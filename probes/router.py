@@ -66,7 +66,7 @@ class RouterProbe(Probe):
             command=[],
             files={CONFIG_PATH: router_config(self.backend)},
         )
-        await ctx.wait_ready(self.container, self._ping, what="a query through 6446")
+        await ctx.wait_ready(self.container, self._ping, what="a query through 6446", port=RW_PORT)
 
     async def via(self, port: int, statement: str, timeout: float | None = None) -> list[Row]:
         target = SqlTarget("127.0.0.1", port, self.backend.user)

@@ -121,7 +121,9 @@ class Server:
         await self.query("SELECT 1 AS ok", timeout=self.ctx.scaled(10))
 
     async def wait_ready(self) -> None:
-        await self.ctx.wait_ready(self.container, self.ping, what=f"a SQL round trip over TCP to {self.alias}")
+        await self.ctx.wait_ready(
+            self.container, self.ping, what=f"a SQL round trip over TCP to {self.alias}", port=PORT
+        )
 
     async def version(self) -> str:
         return await self.value("@@version") or ""

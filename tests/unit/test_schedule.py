@@ -22,13 +22,13 @@ HOST = HostFacts("local", "amd64", emulated_arches=("arm64",), cpus=2, memory_by
 def test_weights_and_capacity() -> None:
     cells = {c.id: c for c in make_plan(MATRIX, [HOST]).cells}
     assert weight(cells["db/amd64"]) == 1
-    assert weight(cells["db/arm64"]) == 2  # emulated
-    assert weight(cells["cluster/amd64"]) == 2  # three servers
+    assert weight(cells["db/arm64"]) == 3  # emulated
+    assert weight(cells["cluster/amd64"]) == 1  # three servers, one starting at a time
     assert weight(cells["cluster/arm64"]) == 3
-    assert capacity(HOST) == 6
+    assert capacity(HOST) == 10
     assert capacity(HostFacts("big", "amd64", cpus=64, memory_bytes=8 * 2**30)) == 5  # memory bounds it
     assert capacity(HostFacts("small", "amd64", cpus=2, memory_bytes=4 * 2**30)) == 2
-    assert capacity(None) == 6
+    assert capacity(None) == 10
 
 
 def test_longest_first_uses_history_then_kind_defaults() -> None:
@@ -53,54 +53,108 @@ def test_fixed_concurrency_weighs_every_cell_one() -> None:
     assert not Scheduler.for_run([HOST], Profile.FULL, None).fixed
 
 
-async def test_a_light_waiter_overtakes_a_heavy_head_that_does_not_fit() -> None:
+async def test_waiters_are_served_longest_expected_first_whatever_order_they_asked_in() -> None:
+    slots = WeightedSlots(2)
+    order: list[str] = []
+    first = await slots.acquire(2, 10)
+
+    async def cell(name: str, expected: float) -> None:
+        async with slots.hold(2, expected):
+            order.append(name)
+
+    tasks = [asyncio.create_task(cell(name, e)) for name, e in (("short", 5), ("long", 60), ("mid", 20))]
+    await asyncio.sleep(0)
+    slots.release(first)
+    await asyncio.gather(*tasks)
+    assert order == ["long", "mid", "short"]
+
+
+async def test_a_short_cell_fills_units_the_heavy_first_waiter_cannot_use_yet() -> None:
     slots = WeightedSlots(4)
     order: list[str] = []
+    cluster = await slots.acquire(3, expected=60)  # 1 unit left; heavy needs 2 until ~60 s
 
-    async def cell(name: str, units: int, hold: float) -> None:
-        async with slots.hold(units):
+    async def cell(name: str, units: int, expected: float) -> None:
+        async with slots.hold(units, expected):
             order.append(name)
-            await asyncio.sleep(hold)
+            await asyncio.sleep(0.01)
 
-    first = asyncio.create_task(cell("cluster", 3, 0.05))
+    heavy = asyncio.create_task(cell("heavy", 2, 45))
     await asyncio.sleep(0)
-    heavy = asyncio.create_task(cell("heavy", 2, 0.01))  # must wait for the cluster
-    await asyncio.sleep(0)
-    light = asyncio.create_task(cell("light", 1, 0.01))  # fits in the unit left: goes first
-    await asyncio.gather(first, heavy, light)
-    assert order == ["cluster", "light", "heavy"]
-    assert slots.free == 4
-
-
-async def test_a_heavy_head_is_overtaken_a_bounded_number_of_times() -> None:
-    slots = WeightedSlots(4)
-    order: list[str] = []
-    await slots.acquire(3)
-
-    async def cell(name: str, units: int) -> None:
-        async with slots.hold(units):
-            order.append(name)
-            await asyncio.sleep(0.001)
-
-    heavy = asyncio.create_task(cell("heavy", 4))
-    await asyncio.sleep(0)
-    lights = [asyncio.create_task(cell(f"light{i}", 1)) for i in range(WeightedSlots.OVERTAKES + 3)]
+    light = asyncio.create_task(cell("light", 1, 8))  # done long before the cluster: goes now
     await asyncio.sleep(0.05)
-    assert order == [f"light{i}" for i in range(WeightedSlots.OVERTAKES)]  # then they wait behind heavy
-    slots.release(3)
-    await asyncio.gather(heavy, *lights)
-    assert order[WeightedSlots.OVERTAKES] == "heavy"
+    assert order == ["light"]
+    slots.release(cluster)
+    await asyncio.gather(heavy, light)
+    assert order == ["light", "heavy"]
     assert slots.free == 4
+
+
+async def test_a_cell_that_would_delay_the_first_waiter_waits_behind_it() -> None:
+    slots = WeightedSlots(4)
+    order: list[str] = []
+    soon = await slots.acquire(2, expected=0.05)  # heavy can start when this ends
+    await slots.acquire(1, expected=600)
+
+    async def cell(name: str, units: int, expected: float) -> None:
+        async with slots.hold(units, expected):
+            order.append(name)
+            await asyncio.sleep(0.01)
+
+    heavy = asyncio.create_task(cell("heavy", 3, 100))
+    await asyncio.sleep(0)
+    # fits in the free unit, but would still hold it when `soon` ends: heavy would wait
+    longer = asyncio.create_task(cell("longer", 1, 30))
+    await asyncio.sleep(0.02)
+    assert order == []
+    slots.release(soon)
+    await asyncio.sleep(0.005)
+    assert order == ["heavy"]  # 3 of 4 units: longer waits for heavy to finish
+    await asyncio.gather(heavy, longer)
+    assert order == ["heavy", "longer"]
+
+
+async def test_a_holder_past_its_expected_end_lets_nothing_past_on_time() -> None:
+    slots = WeightedSlots(4)
+    order: list[str] = []
+    overdue = await slots.acquire(3, expected=0.0)  # expected already over: the wait is open-ended
+    await asyncio.sleep(0.01)
+
+    async def cell(name: str, units: int, expected: float) -> None:
+        async with slots.hold(units, expected):
+            order.append(name)
+
+    heavy = asyncio.create_task(cell("heavy", 4, 50))  # needs every unit: none spare
+    await asyncio.sleep(0)
+    light = asyncio.create_task(cell("light", 1, 1))
+    await asyncio.sleep(0.02)
+    assert order == []  # would have to end before "now": nothing can
+    slots.release(overdue)
+    await asyncio.gather(heavy, light)
+    assert order[0] == "heavy"
 
 
 async def test_a_cancelled_waiter_gives_nothing_away() -> None:
     slots = WeightedSlots(2)
-    await slots.acquire(2)
+    both = await slots.acquire(2)
     waiter = asyncio.create_task(slots.acquire(1))
     await asyncio.sleep(0)
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter
-    slots.release(2)
+    slots.release(both)
     assert slots.free == 2
-    assert await slots.acquire(5) == 2  # asking for more than exists takes everything
+    assert (await slots.acquire(5)).units == 2  # asking for more than exists takes everything
+
+
+async def test_a_cancelled_first_waiter_lets_the_next_one_in() -> None:
+    slots = WeightedSlots(3)
+    await slots.acquire(2, expected=60)
+    heavy = asyncio.create_task(slots.acquire(3, expected=100))
+    await asyncio.sleep(0)
+    light = asyncio.create_task(slots.acquire(1, expected=90))  # would delay heavy: waits
+    await asyncio.sleep(0)
+    assert not light.done()
+    heavy.cancel()
+    await asyncio.gather(heavy, return_exceptions=True)
+    assert (await asyncio.wait_for(light, 1)).units == 1

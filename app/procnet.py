@@ -1,0 +1,77 @@
+"""Whether a container listens on a TCP port, read from /proc on the engine's own kernel.
+
+A readiness wait asks this before it runs a client in the container: while nothing
+listens on the port, no client can get an answer. An attempt is a `docker exec`, which
+costs the engine tens of milliseconds of CPU (runc, a shim, namespaces) and an emulated
+client hundreds. Reading `net/tcp` costs a few milliseconds (the kernel walks its whole
+socket hash table to print it), so callers read it off the event loop and only when the
+namespace's TCP socket count (`net/sockstat`, microseconds) has changed or a while has
+passed. The count alone cannot answer: Docker's embedded DNS holds a TCP socket in every
+container on a user-defined network from the start.
+
+It answers None (cannot tell) when the engine's processes are not ours to see (a remote
+or VM-backed engine, another pid namespace) or the process is gone; callers then attempt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+LISTEN = "0A"  # the TCP state column of a listening socket in /proc/net/tcp{,6}
+
+
+def _process(pid: int, container_id: str, proc: Path) -> Path | None:
+    """/proc/<pid> when it is that container's process as seen from here."""
+    if pid <= 0 or not container_id:
+        return None
+    base = proc / str(pid)
+    # a different kernel's or namespace's pid is not in the container's cgroup here
+    if container_id not in (base / "cgroup").read_text(encoding="ascii", errors="replace"):
+        return None
+    return base
+
+
+def tcp_in_use(pid: int, container_id: str, proc: Path = Path("/proc")) -> int | None:
+    """TCP sockets (IPv4 and IPv6) in use in the network namespace of `pid`; None when
+    that cannot be told here."""
+    try:
+        base = _process(pid, container_id, proc)
+        if base is None:
+            return None
+        tables = ("sockstat", "sockstat6")
+        lines = [(base / "net" / name).read_text(encoding="ascii", errors="replace") for name in tables]
+    except OSError:
+        return None
+    total = 0
+    for text, protocol in zip(lines, ("TCP:", "TCP6:"), strict=True):
+        fields = next((line.split() for line in text.splitlines() if line.startswith(protocol + " ")), [])
+        if len(fields) < 3 or fields[1] != "inuse" or not fields[2].isdigit():
+            return None
+        total += int(fields[2])
+    return total
+
+
+def listening(pid: int, container_id: str, port: int, proc: Path = Path("/proc")) -> bool | None:
+    """Whether a socket listens on `port` (any address) in the network namespace of `pid`,
+    the container's init as the engine reports it; None when that cannot be told here."""
+    try:
+        base = _process(pid, container_id, proc)
+        if base is None:
+            return None
+        for table in ("tcp", "tcp6"):  # IPv4 first: most servers bind 0.0.0.0
+            if _listens((base / "net" / table).read_text(encoding="ascii", errors="replace"), port):
+                return True
+    except OSError:
+        return None
+    return False
+
+
+def _listens(table: str, port: int) -> bool:
+    """Whether a /proc/net/tcp table (`sl local_address rem_address st ...`, addresses as
+    HEX_IP:HEX_PORT) has a LISTEN socket on `port`."""
+    wanted = f"{port:04X}"
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 3 and fields[3] == LISTEN and fields[1].rsplit(":", 1)[-1].upper() == wanted:
+            return True
+    return False

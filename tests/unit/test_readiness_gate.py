@@ -1,0 +1,115 @@
+"""Readiness waits look in /proc for a listener on the port before they run a client: no
+listener, no exec. The /proc readers on canned files (the kernel's `net/tcp` format,
+net/ipv4/tcp_ipv4.c get_tcp4_sock: `sl local_address rem_address st ...`, hex ip:port,
+state 0A = LISTEN; `net/sockstat`, net/ipv4/proc.c sockstat_seq_show), the wait on a fake
+engine with the looks scripted."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+import app.context
+from app.procnet import listening, tcp_in_use
+from probes.server import ServerProbe
+from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
+
+CID = "4f" * 32
+HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+DNS_LISTENER = "   0: 0B00007F:A1B3 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1\n"
+MARIADB_V4 = "   1: 00000000:0CEA 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 2 1\n"
+CLIENT_TO_3306 = "   2: 0100007F:9C40 0100007F:0CEA 01 00000000:00000000 00:00000000 00000000     0        0 3 1\n"
+MYSQL_V6 = (
+    "   0: 00000000000000000000000000000000:0CEA 00000000000000000000000000000000:0000 0A "
+    "00000000:00000000 00:00000000 00000000   999        0 4 1\n"
+)
+
+
+def fake_proc(root: Path, pid: int, tcp: str, tcp6: str = "", cgroup: str = f"12:cpuacct:/docker/{CID}\n") -> Path:
+    net = root / str(pid) / "net"
+    net.mkdir(parents=True)
+    (root / str(pid) / "cgroup").write_text(cgroup)
+    (net / "tcp").write_text(HEADER + tcp)
+    (net / "tcp6").write_text(HEADER + tcp6)
+    v4, v6 = tcp.count("\n"), tcp6.count("\n")
+    (net / "sockstat").write_text(f"sockets: used 9\nTCP: inuse {v4} orphan 0 tw 0 alloc 2 mem 1\nUDP: inuse 1 mem 0\n")
+    (net / "sockstat6").write_text(f"TCP6: inuse {v6}\nUDP6: inuse 0\n")
+    return root
+
+
+def test_tcp_sockets_are_counted_in_both_families(tmp_path: Path) -> None:
+    assert tcp_in_use(7, CID, fake_proc(tmp_path, 7, DNS_LISTENER)) == 1
+    assert tcp_in_use(8, CID, fake_proc(tmp_path, 8, DNS_LISTENER + MARIADB_V4, MYSQL_V6)) == 3
+    assert tcp_in_use(9, CID, tmp_path) is None
+    (tmp_path / "8" / "net" / "sockstat6").write_text("garbage\n")
+    assert tcp_in_use(8, CID, tmp_path) is None
+
+
+def test_a_listener_on_the_port_in_either_family(tmp_path: Path) -> None:
+    assert listening(7, CID, 3306, fake_proc(tmp_path, 7, DNS_LISTENER)) is False  # Docker's DNS only
+    assert listening(8, CID, 3306, fake_proc(tmp_path, 8, DNS_LISTENER + MARIADB_V4)) is True
+    assert listening(9, CID, 3306, fake_proc(tmp_path, 9, DNS_LISTENER, MYSQL_V6)) is True
+    assert listening(9, CID, 33060, tmp_path) is False
+    # a connection to the port (state 01, the port on the remote side) is not a listener
+    assert listening(10, CID, 3306, fake_proc(tmp_path, 10, CLIENT_TO_3306)) is False
+
+
+def test_cannot_tell_is_none_never_false(tmp_path: Path) -> None:
+    assert listening(0, CID, 3306, tmp_path) is None  # a remote engine reports no pid
+    assert listening(7, CID, 3306, tmp_path) is None  # the process is gone
+    other = fake_proc(tmp_path, 8, "", cgroup="0::/system.slice/cron.service\n")
+    assert listening(8, CID, 3306, other) is None  # that pid is not the container's here
+    v2 = fake_proc(tmp_path / "v2", 9, MARIADB_V4, cgroup=f"0::/system.slice/docker-{CID}.scope\n")
+    assert listening(9, CID, 3306, v2) is True
+
+
+async def test_no_client_runs_while_nothing_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+    looks = iter([False, False, False, False, True])
+    counts = itertools.count()  # the socket count changes at every look: each reads the table
+    monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: next(counts))
+    monkeypatch.setattr(app.context, "listening", lambda pid, cid, port: next(looks))
+    monkeypatch.setattr(app.context, "PORT_POLL", 0.001)
+    r = rig()
+    ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
+    attempts: list[Sql] = []
+
+    @r.host.sql
+    def server(call: Sql) -> list[dict[str, object]] | None:
+        attempts.append(call)
+        return [{"ok": 1}]
+
+    await ServerProbe(ctx).start()
+    assert len(attempts) == 1  # four looks saw no listener: no exec for them
+    assert next(looks, "spent") == "spent"
+
+
+async def test_the_socket_table_is_read_again_only_when_the_count_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = iter([1, 1, 1, 1, 1, 2])  # Docker's DNS socket, then the server's listener
+    reads: list[int] = []
+    monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: next(counts))
+    monkeypatch.setattr(app.context, "listening", lambda pid, cid, port: reads.append(1) or len(reads) == 2)
+    monkeypatch.setattr(app.context, "PORT_POLL", 0.001)
+    r = rig()
+    ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
+    r.host.sql(lambda call: [{"ok": 1}])
+    await ServerProbe(ctx).start()
+    assert reads == [1, 1]  # at the first look, then when the count moved: not at every look
+
+
+async def test_when_proc_cannot_tell_the_wait_polls_with_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: None)
+    r = rig()
+    ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
+    attempts: list[Sql] = []
+
+    @r.host.sql
+    def server(call: Sql) -> list[dict[str, object]] | None:
+        attempts.append(call)
+        if len(attempts) < 3:
+            raise SqlFailure(2003, "HY000", "Can't connect to MySQL server on '127.0.0.1:3306' (111)")
+        return [{"ok": 1}]
+
+    await ServerProbe(ctx).start()
+    assert len(attempts) == 3
