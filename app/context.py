@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from app.plan import CellPlan
 
 SECRETS_DIR = "/run/ecoready"
+CLIENT_FILES = f"{SECRETS_DIR}/client-"  # option files of sql(), by user and password
 DEFAULT_EXEC_TIMEOUT = 60.0
 # Seconds between looks at a container's TCP socket count in /proc (microseconds each),
 # and at most between reads of its socket table (milliseconds each: app/procnet.py).
@@ -293,6 +294,7 @@ class ProbeContext:
         )
         container_id = await self.run.host.run(spec)
         container = Container(container_id, spec.name, alias, role, image or self.image_ref, image_id)
+        self._option_files.update((container_id, path) for path in files or {} if path.startswith(CLIENT_FILES))
         self._resources.containers.append(container)
         if self.main is None:
             self.main = container
@@ -408,6 +410,13 @@ class ProbeContext:
             self.run.client_paths[key] = path
         return self.run.client_paths[key]
 
+    def client_option_file(self, user: str, password: Secret | None) -> dict[str, bytes]:
+        """The client option file `sql()` uses for this user, as `files` for
+        `start_container`: there from the start, it need not be copied in later (each copy
+        costs the engine about as much CPU as an exec)."""
+        cnf = f"{CLIENT_FILES}{user}-{'nopw' if password is None else password.name.split(':')[-1]}.cnf"
+        return {cnf: option_file(user, password.reveal() if password else "")}
+
     async def sql(
         self,
         via: Container,
@@ -420,10 +429,9 @@ class ProbeContext:
         """Run `statement` with the client in `via` against `target` over TCP; the rows of
         the last result set. Raises SqlError when the server or client refuses it."""
         client = await self._client(via)
-        cnf = f"{SECRETS_DIR}/client-{target.user}-{'nopw' if password is None else password.name.split(':')[-1]}.cnf"
+        ((cnf, content),) = self.client_option_file(target.user, password).items()
         key = (via.id, cnf)
         if key not in self._option_files:
-            content = option_file(target.user, password.reveal() if password else "")
             await self.put_files(via, {cnf: content})
             self._option_files.add(key)
         argv = client_command(client, cnf, target, statement)

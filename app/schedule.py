@@ -2,13 +2,13 @@
 cells first, pulls outside the CPU slots, and exclusive benchmarks when numbers must be
 clean.
 
-An emulated cell costs several times the CPU of a native one (qemu-user), and a cluster
-starts three servers, so cells take slots by weight, not one each. Cells whose history (or
-probe kind) says they take longest start first, so a long emulated Galera cluster does
-not begin last and stretch the run. Pulls wait on the network, not the CPU, so the image
-stage runs outside the slots and overlaps other cells' work. Slots go to the longest
-expected waiter first; shorter ones fill the units it cannot use yet, if they are expected
-to be done before it can start (backfilling: WeightedSlots).
+An emulated cell costs several times the CPU of a native one (qemu-user), so cells take
+slots by weight, not one each. Cells whose history (or probe kind) says they take longest
+start first, so a long emulated Galera cluster does not begin last and stretch the run.
+Pulls wait on the network, not the CPU, so the image stage runs outside the slots and
+overlaps other cells' work. Slots go to the longest expected waiter first; shorter ones
+fill the units it cannot use yet, if they are expected to be done before it can start
+(backfilling: WeightedSlots).
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ async def start_server(
         role,
         image=image,
         env=full_env,
-        files={ROOT_SECRET_PATH: secret, **(files or {})},
+        files={ROOT_SECRET_PATH: secret, **ctx.client_option_file("root", secret), **(files or {})},
         command=command,
         entrypoint=entrypoint,
         volumes=volumes,

@@ -7,7 +7,9 @@ engine with the looks scripted."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +115,25 @@ async def test_when_proc_cannot_tell_the_wait_polls_with_the_client(monkeypatch:
 
     await ServerProbe(ctx).start()
     assert len(attempts) == 3
+
+
+async def test_the_root_client_option_file_is_there_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: None)
+    r = rig()
+    ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
+    puts: list[str] = []
+    put_files = r.host.put_files
+
+    async def counting(container_id: str, files: Iterable[Any]) -> None:
+        puts.append(container_id)
+        await put_files(container_id, files)
+
+    monkeypatch.setattr(r.host, "put_files", counting)
+    r.host.sql(lambda call: [{"ok": 1}])
+    probe = ServerProbe(ctx)
+    await probe.start()
+    await probe.query("SELECT 1 AS ok")
+    (c,) = r.host.started
+    (cnf,) = [path for path in c.files if path.startswith(app.context.CLIENT_FILES)]
+    assert probe.root.reveal() in c.files[cnf].decode()
+    assert puts == []  # no copy into the container after it started
