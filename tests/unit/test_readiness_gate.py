@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 import app.context
+from app.context import ProbeContext
 from app.procnet import listening, tcp_in_use
 from probes.server import ServerProbe
-from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
+from tests.unit.fake_host import Rig, Sql, SqlFailure, component, context, rig
 
 CID = "4f" * 32
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
@@ -67,12 +68,9 @@ def test_cannot_tell_is_none_never_false(tmp_path: Path) -> None:
     assert listening(9, CID, 3306, v2) is True
 
 
-async def test_no_client_runs_while_nothing_listens(monkeypatch: pytest.MonkeyPatch) -> None:
-    looks = iter([False, False, False, False, True])
-    counts = itertools.count()  # the socket count changes at every look: each reads the table
-    monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: next(counts))
-    monkeypatch.setattr(app.context, "listening", lambda pid, cid, port: next(looks))
-    monkeypatch.setattr(app.context, "PORT_POLL", 0.001)
+def server_rig(refusals: int = 0) -> tuple[Rig, ProbeContext, list[Sql]]:
+    """A fake engine whose server refuses TCP `refusals` times, then answers; the SQL
+    attempts it saw."""
     r = rig()
     ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
     attempts: list[Sql] = []
@@ -80,8 +78,20 @@ async def test_no_client_runs_while_nothing_listens(monkeypatch: pytest.MonkeyPa
     @r.host.sql
     def server(call: Sql) -> list[dict[str, object]] | None:
         attempts.append(call)
+        if len(attempts) <= refusals:
+            raise SqlFailure(2003, "HY000", "Can't connect to MySQL server on '127.0.0.1:3306' (111)")
         return [{"ok": 1}]
 
+    return r, ctx, attempts
+
+
+async def test_no_client_runs_while_nothing_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+    looks = iter([False, False, False, False, True])
+    counts = itertools.count()  # the socket count changes at every look: each reads the table
+    monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: next(counts))
+    monkeypatch.setattr(app.context, "listening", lambda pid, cid, port: next(looks))
+    monkeypatch.setattr(app.context, "PORT_POLL", 0.001)
+    _, ctx, attempts = server_rig()
     await ServerProbe(ctx).start()
     assert len(attempts) == 1  # four looks saw no listener: no exec for them
     assert next(looks, "spent") == "spent"
@@ -93,34 +103,21 @@ async def test_the_socket_table_is_read_again_only_when_the_count_changes(monkey
     monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: next(counts))
     monkeypatch.setattr(app.context, "listening", lambda pid, cid, port: reads.append(1) or len(reads) == 2)
     monkeypatch.setattr(app.context, "PORT_POLL", 0.001)
-    r = rig()
-    ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
-    r.host.sql(lambda call: [{"ok": 1}])
+    _, ctx, _ = server_rig()
     await ServerProbe(ctx).start()
     assert reads == [1, 1]  # at the first look, then when the count moved: not at every look
 
 
 async def test_when_proc_cannot_tell_the_wait_polls_with_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: None)
-    r = rig()
-    ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
-    attempts: list[Sql] = []
-
-    @r.host.sql
-    def server(call: Sql) -> list[dict[str, object]] | None:
-        attempts.append(call)
-        if len(attempts) < 3:
-            raise SqlFailure(2003, "HY000", "Can't connect to MySQL server on '127.0.0.1:3306' (111)")
-        return [{"ok": 1}]
-
+    _, ctx, attempts = server_rig(refusals=2)
     await ServerProbe(ctx).start()
     assert len(attempts) == 3
 
 
 async def test_the_root_client_option_file_is_there_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(app.context, "tcp_in_use", lambda pid, cid: None)
-    r = rig()
-    ctx = context(r, component("mariadb-11.8", "server", "mariadb:11.8"))
+    r, ctx, _ = server_rig()
     puts: list[str] = []
     put_files = r.host.put_files
 
@@ -129,7 +126,6 @@ async def test_the_root_client_option_file_is_there_from_the_start(monkeypatch: 
         await put_files(container_id, files)
 
     monkeypatch.setattr(r.host, "put_files", counting)
-    r.host.sql(lambda call: [{"ok": 1}])
     probe = ServerProbe(ctx)
     await probe.start()
     await probe.query("SELECT 1 AS ok")
