@@ -58,7 +58,7 @@ class Container:
     alias: str  # its name on the cell network
     role: str
     image: str
-    image_id: str = ""  # what the engine ran (content-addressed: the same id, the same files)
+    image_id: str  # what the engine ran (content-addressed: the same id, the same files)
 
 
 @dataclass
@@ -399,16 +399,15 @@ class ProbeContext:
 
     # -- SQL ---------------------------------------------------------------------------
     async def _client(self, via: Container) -> str:
-        key = via.image_id or via.id
-        if key not in self.run.client_paths:
+        if via.image_id not in self.run.client_paths:
             found = await self.exec(
                 via, ["sh", "-c", "command -v mariadb || command -v mysql"], timeout=self.scaled(30)
             )
             path = found.stdout.strip().splitlines()[0] if found.ok and found.stdout.strip() else ""
             if not path:
                 raise StageFailed(f"no mariadb or mysql client in {via.role}'s image")
-            self.run.client_paths[key] = path
-        return self.run.client_paths[key]
+            self.run.client_paths[via.image_id] = path
+        return self.run.client_paths[via.image_id]
 
     def client_option_file(self, user: str, password: Secret | None) -> dict[str, bytes]:
         """The client option file `sql()` uses for this user, as `files` for

@@ -134,10 +134,13 @@ class WeightedSlots:
 
     def __init__(self, units: int) -> None:
         self.units = max(1, units)
-        self.free = self.units
         self._waiters: list[_Waiter] = []  # by (-expected, seq)
         self._holders: set[Grant] = set()
         self._seq = itertools.count()
+
+    @property
+    def free(self) -> int:
+        return self.units - sum(grant.units for grant in self._holders)
 
     async def acquire(self, units: int, expected: float = 0.0) -> Grant:
         loop = asyncio.get_running_loop()
@@ -155,14 +158,11 @@ class WeightedSlots:
             raise
 
     def release(self, grant: Grant) -> None:
-        if grant in self._holders:
-            self._holders.remove(grant)
-            self.free = min(self.units, self.free + grant.units)
+        self._holders.discard(grant)
         self._wake()
 
     def _grant(self, waiter: _Waiter, now: float) -> None:
         self._waiters.remove(waiter)
-        self.free -= waiter.units
         grant = Grant(waiter.units, now + waiter.expected)
         self._holders.add(grant)
         waiter.future.set_result(grant)

@@ -53,16 +53,22 @@ def test_fixed_concurrency_weighs_every_cell_one() -> None:
     assert not Scheduler.for_run([HOST], Profile.FULL, None).fixed
 
 
+async def take(
+    slots: WeightedSlots, order: list[str], name: str, units: int, expected: float, hold: float = 0.0
+) -> None:
+    """A cell: wait for its units, note that it started, hold them `hold` seconds."""
+    async with slots.hold(units, expected):
+        order.append(name)
+        await asyncio.sleep(hold)
+
+
 async def test_waiters_are_served_longest_expected_first_whatever_order_they_asked_in() -> None:
     slots = WeightedSlots(2)
     order: list[str] = []
     first = await slots.acquire(2, 10)
-
-    async def cell(name: str, expected: float) -> None:
-        async with slots.hold(2, expected):
-            order.append(name)
-
-    tasks = [asyncio.create_task(cell(name, e)) for name, e in (("short", 5), ("long", 60), ("mid", 20))]
+    tasks = [
+        asyncio.create_task(take(slots, order, name, 2, e)) for name, e in (("short", 5), ("long", 60), ("mid", 20))
+    ]
     await asyncio.sleep(0)
     slots.release(first)
     await asyncio.gather(*tasks)
@@ -74,14 +80,9 @@ async def test_a_short_cell_fills_units_the_heavy_first_waiter_cannot_use_yet() 
     order: list[str] = []
     cluster = await slots.acquire(3, expected=60)  # 1 unit left; heavy needs 2 until ~60 s
 
-    async def cell(name: str, units: int, expected: float) -> None:
-        async with slots.hold(units, expected):
-            order.append(name)
-            await asyncio.sleep(0.01)
-
-    heavy = asyncio.create_task(cell("heavy", 2, 45))
+    heavy = asyncio.create_task(take(slots, order, "heavy", 2, 45, hold=0.01))
     await asyncio.sleep(0)
-    light = asyncio.create_task(cell("light", 1, 8))  # done long before the cluster: goes now
+    light = asyncio.create_task(take(slots, order, "light", 1, 8, hold=0.01))  # done long before the cluster: goes now
     await asyncio.sleep(0.05)
     assert order == ["light"]
     slots.release(cluster)
@@ -96,15 +97,10 @@ async def test_a_cell_that_would_delay_the_first_waiter_waits_behind_it() -> Non
     soon = await slots.acquire(2, expected=0.05)  # heavy can start when this ends
     await slots.acquire(1, expected=600)
 
-    async def cell(name: str, units: int, expected: float) -> None:
-        async with slots.hold(units, expected):
-            order.append(name)
-            await asyncio.sleep(0.01)
-
-    heavy = asyncio.create_task(cell("heavy", 3, 100))
+    heavy = asyncio.create_task(take(slots, order, "heavy", 3, 100, hold=0.01))
     await asyncio.sleep(0)
     # fits in the free unit, but would still hold it when `soon` ends: heavy would wait
-    longer = asyncio.create_task(cell("longer", 1, 30))
+    longer = asyncio.create_task(take(slots, order, "longer", 1, 30, hold=0.01))
     await asyncio.sleep(0.02)
     assert order == []
     slots.release(soon)
@@ -120,13 +116,9 @@ async def test_a_holder_past_its_expected_end_lets_nothing_past_on_time() -> Non
     overdue = await slots.acquire(3, expected=0.0)  # expected already over: the wait is open-ended
     await asyncio.sleep(0.01)
 
-    async def cell(name: str, units: int, expected: float) -> None:
-        async with slots.hold(units, expected):
-            order.append(name)
-
-    heavy = asyncio.create_task(cell("heavy", 4, 50))  # needs every unit: none spare
+    heavy = asyncio.create_task(take(slots, order, "heavy", 4, 50))  # needs every unit: none spare
     await asyncio.sleep(0)
-    light = asyncio.create_task(cell("light", 1, 1))
+    light = asyncio.create_task(take(slots, order, "light", 1, 1))
     await asyncio.sleep(0.02)
     assert order == []  # would have to end before "now": nothing can
     slots.release(overdue)
