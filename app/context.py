@@ -46,9 +46,11 @@ SECRETS_DIR = "/run/ecoready"
 CLIENT_FILES = f"{SECRETS_DIR}/client-"  # option files of sql(), by user and password
 DEFAULT_EXEC_TIMEOUT = 60.0
 # Seconds between looks at a container's TCP socket count in /proc (microseconds each),
-# and at most between reads of its socket table (milliseconds each: app/procnet.py).
+# and at most between reads of its socket table (10 ms of kernel time for both tables:
+# app/procnet.py). A new listener changes the count, so the table is read at once then;
+# the timed read only catches a listener that opened as another socket closed.
 PORT_POLL = 0.2
-FULL_LOOK = 2.0
+FULL_LOOK = 10.0
 
 
 @dataclass(frozen=True)
@@ -287,6 +289,7 @@ class ProbeContext:
                 SecretFile(path, v.reveal().encode() if isinstance(v, Secret) else v)
                 for path, v in (files or {}).items()
             ),
+            files_dir=SECRETS_DIR,
             user=user,
             mem_limit=mem_limit,
             cpuset_cpus=cpuset_cpus,
@@ -427,6 +430,20 @@ class ProbeContext:
     ) -> list[Row]:
         """Run `statement` with the client in `via` against `target` over TCP; the rows of
         the last result set. Raises SqlError when the server or client refuses it."""
+        results = await self.sql_results(via, target, password, statement, timeout=timeout)
+        return results[-1] if results else []
+
+    async def sql_results(
+        self,
+        via: Container,
+        target: SqlTarget,
+        password: Secret | None,
+        statement: str,
+        *,
+        timeout: float | None = None,
+    ) -> list[list[Row]]:
+        """Like `sql`, every result set of the statements in order (statements that return
+        none, such as INSERT, add none): several steps in one client run, one exec."""
         client = await self._client(via)
         ((cnf, content),) = self.client_option_file(target.user, password).items()
         key = (via.id, cnf)
@@ -438,10 +455,9 @@ class ProbeContext:
         if not result.ok:
             raise parse_error(result.stderr or result.stdout, self.redact(statement))
         try:
-            results = parse_xml(result.stdout)
+            return parse_xml(result.stdout)
         except Exception as exc:
             raise SqlError(f"unreadable client output: {exc}", statement=statement) from None
-        return results[-1] if results else []
 
     # -- waiting and checks ---------------------------------------------------------
     async def wait_ready(

@@ -27,6 +27,7 @@ import docker.tls
 import requests.exceptions
 import urllib3.exceptions
 
+from app import filedrop
 from app.aio import to_the_end
 from app.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem, PullStalled
 from app.model import HostFacts, TlsFiles, normalize_arch
@@ -124,7 +125,14 @@ class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
     def __init__(
-        self, name: str, url: str, ctl: Any, io_client: Any, pool: DaemonThreadPool, tls: TlsFiles | None = None
+        self,
+        name: str,
+        url: str,
+        ctl: Any,
+        io_client: Any,
+        pool: DaemonThreadPool,
+        tls: TlsFiles | None = None,
+        drop: filedrop.FileDrop | None = None,
     ) -> None:
         self.name = name
         self.url = url
@@ -137,6 +145,9 @@ class DockerHost:
         self._ping_pool = DaemonThreadPool(2, f"docker-{name}-ping")
         self._ping_client: Any = None
         self.native_arch = ""
+        # where container files are written for a bind mount; None: the archive API
+        self.drop = drop
+        self._dropped: dict[str, tuple[str, str]] = {}  # container id -> (name, files_dir)
 
     @property
     def local_kernel(self) -> bool:
@@ -160,16 +171,17 @@ class DockerHost:
             max_workers = min(max_workers, SSH_WORKERS)
         pool = DaemonThreadPool(max_workers, f"docker-{name}")
 
-        def make() -> tuple[Any, Any]:
+        def make() -> tuple[Any, Any, filedrop.FileDrop | None]:
             ctl = _client(url, CONTROL_TIMEOUT, tls)
             ctl.ping()
-            return ctl, _client(url, None, tls)
+            drop = filedrop.FileDrop.for_engine(_socket_path(url)) if local_kernel(url) else None
+            return ctl, _client(url, None, tls), drop
 
         loop = asyncio.get_running_loop()
         where = url or os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
         try:
             _check_tls_files(tls)
-            ctl, io_client = await asyncio.wait_for(loop.run_in_executor(pool, make), timeout)
+            ctl, io_client, drop = await asyncio.wait_for(loop.run_in_executor(pool, make), timeout)
         except asyncio.TimeoutError:
             pool.shutdown(wait=False)
             raise EnvironmentProblem(f"docker engine at {where} did not answer within {timeout:.0f} s") from None
@@ -181,7 +193,7 @@ class DockerHost:
             reason = _connect_reason(exc)
             fix = "start it, e.g. `make setup` or `dockerd &`" if local_kernel(url) else "see docs/hosts.md"
             raise EnvironmentProblem(f"docker engine at {where} is unreachable: {reason[:200]} ({fix})") from None
-        return cls(name, url, ctl, io_client, pool, tls)
+        return cls(name, url, ctl, io_client, pool, tls, drop)
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the SDK clients (best effort, bounded: closing an ssh:// connection to a
@@ -202,6 +214,10 @@ class DockerHost:
             pass
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._ping_pool.shutdown(wait=False, cancel_futures=True)
+        if self.drop is not None:
+            for name, _ in self._dropped.values():
+                self.drop.remove(name)
+            self.drop.tidy()
 
     async def _run(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
         return await self._run_future(asyncio.get_running_loop().run_in_executor(self._pool, fn), timeout)
@@ -479,6 +495,14 @@ class DockerHost:
         create and start.
         """
 
+        binds = {name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()}
+        archived = spec.files
+        drop, files_dir = self.drop, spec.files_dir
+        if drop is not None and files_dir is not None:
+            dropped = tuple(f for f in spec.files if filedrop.below(f.path, files_dir))
+            archived = tuple(f for f in spec.files if f not in dropped)
+            binds[str(drop.create(spec.name, files_dir, dropped))] = {"bind": files_dir, "mode": "ro"}
+
         def create() -> str:
             host_config = self._ctl.api.create_host_config(
                 network_mode=spec.network or "none",
@@ -489,7 +513,7 @@ class DockerHost:
                 mem_limit=spec.mem_limit,
                 cpuset_cpus=spec.cpuset_cpus,
                 tmpfs=dict(spec.tmpfs) or None,
-                binds={name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()} or None,
+                binds=binds or None,
                 port_bindings={p: ("127.0.0.1", h or None) for p, h in spec.publish.items()} if spec.publish else None,
                 init=False,
             )
@@ -512,8 +536,15 @@ class DockerHost:
             )
             return str(created["Id"])
 
-        container_id = await self._create(create, self.remove_container)
-        archive = _tar(spec.files) if spec.files else None
+        try:
+            container_id = await self._create(create, self.remove_container)
+        except BaseException:
+            if drop is not None and files_dir is not None:
+                drop.remove(spec.name)
+            raise
+        if drop is not None and files_dir is not None:
+            self._dropped[container_id] = (spec.name, files_dir)
+        archive = _tar(archived) if archived else None
 
         def start() -> None:
             if archive is not None:
@@ -593,6 +624,11 @@ class DockerHost:
             return []
 
     async def put_files(self, container_id: str, files: Iterable[Any]) -> None:
+        files = tuple(files)
+        name, files_dir = self._dropped.get(container_id, ("", ""))
+        if self.drop is not None and name and all(filedrop.below(f.path, files_dir) for f in files):
+            self.drop.write(name, files_dir, files)  # the mount shows them: no engine call
+            return
         archive = _tar(files)
         await self._run(lambda: self._ctl.api.put_archive(container_id, "/", archive))
 
@@ -629,7 +665,11 @@ class DockerHost:
                 time.sleep(0.1)
             return True
 
-        return await self._run(work, timeout=CONTROL_TIMEOUT + 20)
+        existed = await self._run(work, timeout=CONTROL_TIMEOUT + 20)
+        name, _ = self._dropped.pop(container_id, ("", ""))
+        if self.drop is not None and name:
+            self.drop.remove(name)
+        return existed
 
     async def remove_network(self, network_id: str) -> bool:
         """Remove a network; a moment after its last container went, the engine may still
@@ -713,6 +753,8 @@ class DockerHost:
             with contextlib.suppress(EngineError, DeadlineExceeded):
                 if await self.remove_volume(name):
                     removed_v.append(name)
+        if self.drop is not None and (dead_owners or everything):
+            filedrop.sweep(self.drop.root, everything=everything)  # files of processes gone
         names = {c["Id"]: (c.get("Names") or [c["Id"][:12]])[0].lstrip("/") for c in containers}
         net_names = {n["Id"]: n.get("Name", n["Id"][:12]) for n in networks}
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))
@@ -722,6 +764,11 @@ async def _remove_when_done(future: asyncio.Future[str], remove: Callable[[str],
     with contextlib.suppress(Exception):  # the run's final sweep by label remains
         created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
         await remove(created)
+
+
+def _socket_path(url: str) -> str:
+    where = url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    return where.removeprefix("unix://")
 
 
 def _client(url: str, timeout: float | None, tls: TlsFiles | None = None) -> Any:

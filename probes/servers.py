@@ -109,6 +109,11 @@ class Server:
             self.container, target, password if user != "root" else self.root, statement, timeout=timeout
         )
 
+    async def query_results(self, statement: str, *, timeout: float | None = None) -> list[list[Row]]:
+        """Every result set of `statement` (several statements, one client run)."""
+        target = SqlTarget("127.0.0.1", PORT, "root", None)
+        return await self.ctx.sql_results(self.container, target, self.root, statement, timeout=timeout)
+
     async def status(self, name: str) -> str | None:
         rows = await self.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
         return rows[0].get("Value") if rows else None

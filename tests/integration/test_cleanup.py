@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from app.config import load
+from app.filedrop import default_root
 from app.session import RunOptions, Session
 from app.state import empty_report, reduce
 from tests.conftest import ROOT, cell_containers, docker_labelled, ecoready
@@ -77,6 +78,7 @@ def test_signal_midway_cleans_up_and_writes_the_report(lab: Path, tmp_path: Path
     assert proc.returncode == 128 + signum, stderr
     assert took < 20, f"cleanup took {took:.1f} s"
     assert docker_labelled(owner) == {"containers": [], "networks": [], "volumes": []}
+    assert not list(default_root().glob(f"{proc.pid}-*")), "the run's files directory must go with it"
     report = json.loads(out.read_text())
     assert report["interrupted"] is True
     assert all(c["status"] != "running" for c in report["cells"])
@@ -89,7 +91,11 @@ def test_kill_9_leftovers_are_swept_by_the_next_start(lab: Path, no_leaks: None)
     proc.kill()
     proc.wait(timeout=30)
     assert cell_containers(owner), "kill -9 should leave the run's containers behind"
+    # and the directories of its containers' files (app/filedrop.py), on this machine's tmpfs
+    files = list(default_root().glob(f"{proc.pid}-*"))
+    assert files, "this engine shares our files: the run's secrets directory should be left behind"
     result = ecoready("cleanup")
     assert result.returncode == 0, result.stderr
     assert "removed container" in result.stderr
     assert docker_labelled(owner) == {"containers": [], "networks": [], "volumes": []}
+    assert not [f for f in files if f.exists()]

@@ -11,7 +11,17 @@ from __future__ import annotations
 import pytest
 
 from probes.base import CheckFailed
-from probes.server import AUTH_QUERY, SECRET_PATH, ServerProbe, describe_auth, flavor_of
+from probes.server import (
+    ARCH_QUERY,
+    AUTH_QUERY,
+    CRUD,
+    FACTS_QUERY,
+    SECRET_PATH,
+    VERSION_QUERY,
+    ServerProbe,
+    describe_auth,
+    flavor_of,
+)
 from probes.servers import root_env as server_env
 from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
 
@@ -73,14 +83,87 @@ async def test_auth_check_reads_root_plugin_and_native_password_status() -> None
 
     @r.host.sql
     def server(call: Sql) -> list[dict[str, object]] | None:
-        if call.statement == AUTH_QUERY:
+        if call.statement == FACTS_QUERY:
             # MySQL 9.x: mysql_native_password removed, so the subquery is NULL.
-            return [{"root_plugin": "caching_sha2_password", "native": None}]
+            return [{"version": "9.7.0", "machine": "x86_64", "root_plugin": "caching_sha2_password", "native": None}]
         return [{"ok": 1}]
 
     probe = ServerProbe(ctx)
     await probe.start()
     assert await probe._auth() == "root@%: caching_sha2_password; mysql_native_password: absent"
+
+
+FACTS_ROW = {
+    "version": "8.4.6",
+    "comment": "MySQL Community Server - GPL",
+    "machine": "x86_64",
+    "root_plugin": "caching_sha2_password",
+    "native": "DISABLED",
+}
+
+
+async def test_smoke_runs_its_four_checks_in_two_client_runs() -> None:
+    r = rig()
+    ctx = context(r, component("mysql-8.4", "server", "mysql:8.4"))
+    calls: list[str] = []
+
+    @r.host.sql
+    def server(call: Sql) -> object:
+        calls.append(call.statement)
+        if call.statement == CRUD:  # `--xml` prints a result set per SELECT only
+            return [[{"n": "2", "updated": "1"}], [{"n": "0"}]]
+        if call.statement == FACTS_QUERY:
+            return [FACTS_ROW]
+        return [{"ok": 1}]
+
+    probe = ServerProbe(ctx)
+    await probe.start()
+    calls.clear()
+    await probe.smoke()
+    assert calls == [CRUD, FACTS_QUERY]
+    checks = r.checks()
+    assert {name: c.outcome.value for name, c in checks.items()} == dict.fromkeys(
+        ("crud", "version", "arch", "auth"), "pass"
+    )
+    assert checks["version"].detail == "8.4.6 (MySQL Community Server - GPL)"
+
+
+async def test_a_crud_result_out_of_line_fails_crud_alone() -> None:
+    r = rig()
+    ctx = context(r, component("mysql-8.4", "server", "mysql:8.4"))
+    r.host.sql(lambda call: [[{"n": "2", "updated": "0"}], [{"n": "0"}]] if call.statement == CRUD else [FACTS_ROW])
+    probe = ServerProbe(ctx)
+    await probe.start()
+    await probe.smoke()
+    outcomes = {name: c.outcome.value for name, c in r.checks().items()}
+    assert outcomes == {"crud": "fail", "version": "pass", "arch": "pass", "auth": "pass"}
+    assert "expected n=2 updated=1" in r.checks()["crud"].detail
+
+
+async def test_when_the_shared_row_cannot_be_read_each_check_asks_on_its_own() -> None:
+    r = rig()
+    ctx = context(r, component("mysql-8.4", "server", "mysql:8.4"))
+    calls: list[str] = []
+
+    @r.host.sql
+    def server(call: Sql) -> object:
+        calls.append(call.statement)
+        if call.statement in (FACTS_QUERY, AUTH_QUERY):  # e.g. no SELECT on mysql.user
+            raise SqlFailure(1142, "42000", "SELECT command denied to user 'root'@'%' for table 'user'")
+        if call.statement == VERSION_QUERY:
+            return [{"version": "8.4.6", "comment": "x"}]
+        if call.statement == ARCH_QUERY:
+            return [{"machine": "x86_64"}]
+        return [[{"n": "2", "updated": "1"}], [{"n": "0"}]] if call.statement == CRUD else [{"ok": 1}]
+
+    probe = ServerProbe(ctx)
+    await probe.start()
+    calls.clear()
+    await probe.smoke()
+    assert calls == [CRUD, FACTS_QUERY, VERSION_QUERY, ARCH_QUERY, AUTH_QUERY]
+    outcomes = {name: c.outcome.value for name, c in r.checks().items()}
+    assert outcomes == {"crud": "pass", "version": "pass", "arch": "pass", "auth": "fail"}
+    assert "SELECT command denied" in r.checks()["auth"].detail
 
 
 @pytest.mark.parametrize(
