@@ -8,6 +8,9 @@ message of CR_CONN_HOST_ERROR in MySQL's include/errmsg.h / libmysql/errmsg.cc).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from probes.base import CheckFailed
@@ -102,7 +105,9 @@ FACTS_ROW = {
 }
 
 
-async def test_smoke_runs_its_four_checks_in_two_client_runs() -> None:
+async def smoke_with(answer: Callable[[str], object]) -> tuple[list[str], dict[str, Any]]:
+    """The server probe's smoke against a fake server answering `answer(statement)`: the
+    statements it ran (after start) and its checks by name."""
     r = rig()
     ctx = context(r, component("mysql-8.4", "server", "mysql:8.4"))
     calls: list[str] = []
@@ -110,60 +115,51 @@ async def test_smoke_runs_its_four_checks_in_two_client_runs() -> None:
     @r.host.sql
     def server(call: Sql) -> object:
         calls.append(call.statement)
-        if call.statement == CRUD:  # `--xml` prints a result set per SELECT only
-            return [[{"n": "2", "updated": "1"}], [{"n": "0"}]]
-        if call.statement == FACTS_QUERY:
-            return [FACTS_ROW]
-        return [{"ok": 1}]
+        return answer(call.statement)
 
     probe = ServerProbe(ctx)
     await probe.start()
     calls.clear()
     await probe.smoke()
+    return calls, r.checks()
+
+
+def outcomes(checks: dict[str, Any]) -> dict[str, str]:
+    return {name: check.outcome.value for name, check in checks.items()}
+
+
+def healthy(statement: str) -> object:
+    if statement == CRUD:  # `--xml` prints a result set per SELECT only
+        return [[{"n": "2", "updated": "1"}], [{"n": "0"}]]
+    return [FACTS_ROW] if statement == FACTS_QUERY else [{"ok": 1}]
+
+
+async def test_smoke_runs_its_four_checks_in_two_client_runs() -> None:
+    calls, checks = await smoke_with(healthy)
     assert calls == [CRUD, FACTS_QUERY]
-    checks = r.checks()
-    assert {name: c.outcome.value for name, c in checks.items()} == dict.fromkeys(
-        ("crud", "version", "arch", "auth"), "pass"
-    )
+    assert outcomes(checks) == dict.fromkeys(("crud", "version", "arch", "auth"), "pass")
     assert checks["version"].detail == "8.4.6 (MySQL Community Server - GPL)"
 
 
 async def test_a_crud_result_out_of_line_fails_crud_alone() -> None:
-    r = rig()
-    ctx = context(r, component("mysql-8.4", "server", "mysql:8.4"))
-    r.host.sql(lambda call: [[{"n": "2", "updated": "0"}], [{"n": "0"}]] if call.statement == CRUD else [FACTS_ROW])
-    probe = ServerProbe(ctx)
-    await probe.start()
-    await probe.smoke()
-    outcomes = {name: c.outcome.value for name, c in r.checks().items()}
-    assert outcomes == {"crud": "fail", "version": "pass", "arch": "pass", "auth": "pass"}
-    assert "expected n=2 updated=1" in r.checks()["crud"].detail
+    _, checks = await smoke_with(
+        lambda statement: [[{"n": "2", "updated": "0"}], [{"n": "0"}]] if statement == CRUD else healthy(statement)
+    )
+    assert outcomes(checks) == {"crud": "fail", "version": "pass", "arch": "pass", "auth": "pass"}
+    assert "expected n=2 updated=1" in checks["crud"].detail
 
 
 async def test_when_the_shared_row_cannot_be_read_each_check_asks_on_its_own() -> None:
-    r = rig()
-    ctx = context(r, component("mysql-8.4", "server", "mysql:8.4"))
-    calls: list[str] = []
-
-    @r.host.sql
-    def server(call: Sql) -> object:
-        calls.append(call.statement)
-        if call.statement in (FACTS_QUERY, AUTH_QUERY):  # e.g. no SELECT on mysql.user
+    def answer(statement: str) -> object:
+        if statement in (FACTS_QUERY, AUTH_QUERY):  # e.g. no SELECT on mysql.user
             raise SqlFailure(1142, "42000", "SELECT command denied to user 'root'@'%' for table 'user'")
-        if call.statement == VERSION_QUERY:
-            return [{"version": "8.4.6", "comment": "x"}]
-        if call.statement == ARCH_QUERY:
-            return [{"machine": "x86_64"}]
-        return [[{"n": "2", "updated": "1"}], [{"n": "0"}]] if call.statement == CRUD else [{"ok": 1}]
+        own = {VERSION_QUERY: [{"version": "8.4.6", "comment": "x"}], ARCH_QUERY: [{"machine": "x86_64"}]}
+        return own.get(statement) or healthy(statement)
 
-    probe = ServerProbe(ctx)
-    await probe.start()
-    calls.clear()
-    await probe.smoke()
+    calls, checks = await smoke_with(answer)
     assert calls == [CRUD, FACTS_QUERY, VERSION_QUERY, ARCH_QUERY, AUTH_QUERY]
-    outcomes = {name: c.outcome.value for name, c in r.checks().items()}
-    assert outcomes == {"crud": "pass", "version": "pass", "arch": "pass", "auth": "fail"}
-    assert "SELECT command denied" in r.checks()["auth"].detail
+    assert outcomes(checks) == {"crud": "pass", "version": "pass", "arch": "pass", "auth": "fail"}
+    assert "SELECT command denied" in checks["auth"].detail
 
 
 @pytest.mark.parametrize(
