@@ -26,9 +26,14 @@ def test_dockerd_stopped_mid_run(lab: Path, second_engine: SecondEngine, tmp_pat
         f'profile = "smoke"\narches = ["amd64"]\n[[hosts]]\nname = "engine"\ndocker = "{second_engine.unix_url}"\n'
         "concurrency = 1\n"  # the second cell waits: it meets an engine already gone
         + "".join(
-            f'[[components]]\nid = "{cid}"\ncategory = "server"\nprobe = "server"\n'
+            f'[[components]]\nid = "{cid}"\ncategory = "{category}"\nprobe = "{probe}"\n'
             f'image = "127.0.0.1:5000/lab/{image}"\n'
-            for cid, image in (("first", "mariadb:10.11"), ("second", "mariadb:11.8"))
+            # the first cell's smoke must outlast the engine's stop: replication's takes
+            # seconds (the server probe's is two client runs, over before dockerd stops)
+            for cid, category, probe, image in (
+                ("first", "ha", "replication", "mariadb:10.11"),
+                ("second", "server", "server", "mariadb:11.8"),
+            )
         ),
     )
     run = Run(matrix, tmp_path)
