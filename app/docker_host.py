@@ -31,6 +31,7 @@ from app import filedrop
 from app.aio import to_the_end
 from app.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem, PullStalled
 from app.model import HostFacts, TlsFiles, normalize_arch
+from app.proc import process_start
 from app.specs import (
     LABEL_OWNER,
     LABEL_OWNER_START,
@@ -88,16 +89,6 @@ class OwnerInfo:
 def this_owner() -> OwnerInfo:
     pid = os.getpid()
     return OwnerInfo(socket.gethostname(), pid, process_start(pid))
-
-
-def process_start(pid: int) -> str:
-    """A process's start time in clock ticks since boot ("" if unknown): guards against pid reuse."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            stat = handle.read()
-        return stat.rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
 
 
 def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
@@ -754,7 +745,7 @@ class DockerHost:
                 if await self.remove_volume(name):
                     removed_v.append(name)
         if self.drop is not None and (dead_owners or everything):
-            filedrop.sweep(self.drop.root, everything=everything)  # files of processes gone
+            self.drop.sweep(everything=everything)  # files of processes gone
         names = {c["Id"]: (c.get("Names") or [c["Id"][:12]])[0].lstrip("/") for c in containers}
         net_names = {n["Id"]: n.get("Name", n["Id"][:12]) for n in networks}
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))

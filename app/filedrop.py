@@ -16,7 +16,7 @@ else (a remote engine, a VM behind a socket forwarder, ecoready in a container) 
 and the archive API as before.
 
 Layout: <root>/<pid>-<start>/<container name>/... . A process's directory goes with the
-process: `sweep` removes those of processes that are gone (kill -9), as the engine sweep
+process: `FileDrop.sweep` removes those of processes that are gone (kill -9), as the engine sweep
 removes their containers.
 """
 
@@ -31,6 +31,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from app.proc import process_start
 from app.specs import SecretFile
 
 SHM = Path("/dev/shm")  # noqa: S108 - a tmpfs on every Linux, the point is memory not disk
@@ -38,15 +39,6 @@ SHM = Path("/dev/shm")  # noqa: S108 - a tmpfs on every Linux, the point is memo
 
 def default_root() -> Path:
     return SHM / f"ecoready-{os.getuid()}"
-
-
-def _process_start(pid: int) -> str:
-    """A process's start time in clock ticks since boot ("" if unknown): pid reuse guard."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
 
 
 def engine_pid(socket_path: str, timeout: float = 2.0) -> int | None:
@@ -76,7 +68,7 @@ class FileDrop:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.base = root / f"{os.getpid()}-{_process_start(os.getpid())}"
+        self.base = root / f"{os.getpid()}-{process_start(os.getpid())}"
 
     @classmethod
     def for_engine(cls, socket_path: str, root: Path | None = None) -> FileDrop | None:
@@ -132,6 +124,20 @@ class FileDrop:
     def remove(self, name: str) -> None:
         shutil.rmtree(self.directory(name), ignore_errors=True)
 
+    def sweep(self, *, everything: bool = False) -> list[str]:
+        """Remove the directories of processes that are gone (all but ours with
+        `everything`); the names removed."""
+        removed: list[str] = []
+        with contextlib.suppress(OSError):
+            for entry in self.root.iterdir():
+                pid_text, _, start = entry.name.partition("-")
+                if entry == self.base or not pid_text.isdigit():
+                    continue
+                if everything or process_start(int(pid_text)) != start:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    removed.append(entry.name)
+        return removed
+
     def tidy(self) -> None:
         """Remove this process's directory once no container directory is left in it."""
         with contextlib.suppress(OSError):
@@ -152,23 +158,6 @@ def below(path: str, under: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def sweep(root: Path | None = None, *, everything: bool = False) -> list[str]:
-    """Remove the directories of processes that are gone (all but ours with
-    `everything`); the names removed."""
-    root = root or default_root()
-    mine = f"{os.getpid()}-{_process_start(os.getpid())}"
-    removed: list[str] = []
-    with contextlib.suppress(OSError):
-        for entry in root.iterdir():
-            pid_text, _, start = entry.name.partition("-")
-            if entry.name == mine or not pid_text.isdigit():
-                continue
-            if everything or _process_start(int(pid_text)) != start:
-                shutil.rmtree(entry, ignore_errors=True)
-                removed.append(entry.name)
-    return removed
 
 
 def _private_dir(path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app import filedrop
-from app.filedrop import FileDrop, below, engine_pid, relative_to, sweep
+from app.filedrop import FileDrop, below, engine_pid, relative_to
+from app.proc import process_start
 from app.specs import SecretFile
 
 UNDER = "/run/ecoready"
@@ -84,12 +84,12 @@ def test_sweep_removes_the_directories_of_processes_that_are_gone(tmp_path: Path
     mine.create("c1", UNDER, [])
     reused_pid = tmp_path / f"{os.getpid()}-1"  # our pid, another start time: a process gone
     gone = tmp_path / "999999999-123"
-    alive = tmp_path / f"1-{filedrop._process_start(1)}"
+    alive = tmp_path / f"1-{process_start(1)}"
     for path in (reused_pid, gone, alive, tmp_path / "not-a-process"):
         (path / "c").mkdir(parents=True)
-    assert sorted(sweep(tmp_path)) == sorted([reused_pid.name, gone.name])
+    assert sorted(mine.sweep()) == sorted([reused_pid.name, gone.name])
     assert alive.exists() and mine.base.exists() and (tmp_path / "not-a-process").exists()
-    assert sweep(tmp_path, everything=True) == [alive.name]
+    assert mine.sweep(everything=True) == [alive.name]
     assert mine.base.exists()  # never our own
 
 
