@@ -38,12 +38,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ecoready.lab.build import LAB_DIR
+from ecoready.matrix.load import load
+from ecoready.registry.availability import pairs
 
-from app.availability import pairs  # noqa: E402
-from app.config import load  # noqa: E402
-from app.lab import LAB_DIR  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 LAB_MATRIX = ROOT / "containers" / "lab.toml"
 ECOREADY = Path(sys.executable).with_name("ecoready")

@@ -26,16 +26,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ecoready.domain.model import Profile
+from ecoready.matrix.load import load
+from ecoready.probe_api.bench import SysbenchDriver
+from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.sysbench import BENCH_DB, BENCH_USER, CONFIG_FILE, coefficient_of_variation
+from ecoready.probes.server import ServerProbe
+from ecoready.run.session import RunOptions, Session
 
-from app.bench import SysbenchDriver  # noqa: E402
-from app.config import load  # noqa: E402
-from app.context import ProbeContext  # noqa: E402
-from app.model import Profile  # noqa: E402
-from app.session import RunOptions, Session  # noqa: E402
-from app.sysbench import BENCH_DB, BENCH_USER, CONFIG_FILE, coefficient_of_variation  # noqa: E402
-from probes.server import ServerProbe  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 TARGET = 0.97
 TPS = re.compile(r"transactions:\s+\d+\s+\(([0-9.]+) per sec\.\)")

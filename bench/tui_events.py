@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.events import Event
-from app.session import RunOptions
-from app.state import fold
-from app.tui.app import EcoreadyApp
-from app.tui.look import Motion
+from ecoready.domain.events import Event
+from ecoready.domain.state import fold
+from ecoready.run.session import RunOptions
+from ecoready.ui.tui.app import EcoreadyApp
+from ecoready.ui.tui.look import Motion
 from tests.tui import streams
 
 TARGET = 2_000.0  # events per second the app must take in without falling behind

@@ -14,10 +14,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.errors import DeadlineExceeded
-from app.specs import ExecResult
-from app.sql import SqlTarget
-from probes.base import CheckFailed, Probe, StageFailed
+from ecoready.probe_api import CheckFailed, DeadlineExceeded, ExecResult, Probe, SqlTarget, StageFailed
 
 CHECKS = ("connect", "version", "prepared_utf8mb4", "rollback", "wrong_password")
 PASSWORD_PATH = "/run/ecoready/connector-password"  # noqa: S105 - a path

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import asyncio
 
-from app.secrets import Secret
-from probes.base import CheckFailed, Probe, StageFailed
-from probes.cluster import wait_for_count
-from probes.servers import PORT, Server, start_server
+from ecoready.probe_api import CheckFailed, Probe, Secret, StageFailed
+from ecoready.probes.shared.cluster import wait_for_count
+from ecoready.probes.shared.sql_server import PORT, Server, start_server
 
 NODES = ("node1", "node2", "node3")
 CLUSTER = "ecoready"

@@ -25,12 +25,11 @@ import asyncio
 import time
 import uuid
 
-from app.sql import Row
-from probes.accounts import sql_string
-from probes.base import CheckFailed, Probe, StageFailed
-from probes.cluster import run_secret_script, wait_for_count, write_refused
-from probes.replication import reset_binary_logs
-from probes.servers import PORT, Server, start_server
+from ecoready.probe_api import CheckFailed, Probe, Row, StageFailed
+from ecoready.probes.replication import reset_binary_logs
+from ecoready.probes.shared.accounts import sql_string
+from ecoready.probes.shared.cluster import run_secret_script, wait_for_count, write_refused
+from ecoready.probes.shared.sql_server import PORT, Server, start_server
 
 NODES = ("node1", "node2", "node3")
 XCOM_PORT = 33061

@@ -9,10 +9,8 @@ bench: sysbench through the frontend against the backend (`app/bench.py`).
 
 from __future__ import annotations
 
-from app.bench import BenchTarget, bench_detail, run_bench
-from app.sql import SqlError, SqlTarget
-from probes.base import CheckFailed, Probe
-from probes.servers import Server
+from ecoready.probe_api import BenchTarget, CheckFailed, Probe, SqlError, SqlTarget, bench_detail, run_bench
+from ecoready.probes.shared.sql_server import Server
 
 CONFIG = "/usr/local/etc/haproxy/haproxy.cfg"
 ADMIN_SOCKET = "/tmp/haproxy-admin.sock"

@@ -8,7 +8,7 @@ version. mariadb-backup reads its connection options from `[mariadb-backup]`.
 
 from __future__ import annotations
 
-from probes.physical_backup import BackupTool, PhysicalBackupProbe
+from ecoready.probes.shared.physical_backup import BackupTool, PhysicalBackupProbe
 
 TOOL = BackupTool(binary="mariadb-backup", group="mariadb-backup")
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.sql import Row, SqlTarget
-from probes.accounts import Account, create_accounts
-from probes.base import CheckFailed, Endpoint, Probe, StageFailed
+from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget, StageFailed
+from ecoready.probes.shared.accounts import Account, create_accounts
 
 CONFIG_PATH = "/etc/maxscale.cnf.d/ecoready.cnf"
 REST_PORT = 8989

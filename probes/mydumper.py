@@ -16,9 +16,8 @@ v1.0; the copy database is new, so it only matters for a re-run.
 
 from __future__ import annotations
 
-from app.sql import SqlError
-from probes.base import CheckFailed, Probe, StageFailed
-from probes.servers import Server, numbers, start_server
+from ecoready.probe_api import CheckFailed, Probe, SqlError, StageFailed
+from ecoready.probes.shared.sql_server import Server, numbers, start_server
 
 SOURCE_DB = "ecoready_dump"
 COPY_DB = "ecoready_copy"

@@ -20,9 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.context import Container
-from probes.accounts import Account, create_accounts
-from probes.base import CheckFailed, Probe, StageFailed
+from ecoready.probe_api import CheckFailed, Container, Probe, StageFailed
+from ecoready.probes.shared.accounts import Account, create_accounts
 
 HTTP = "http://127.0.0.1:8080"
 DEFAULT_CLIENT_IMAGE = "percona/pmm-client:3"

@@ -23,9 +23,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from app.sql import Row, SqlTarget
-from probes.accounts import Account, create_accounts, run_script
-from probes.base import CheckFailed, Endpoint, Probe, StageFailed
+from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget, StageFailed
+from ecoready.probes.shared.accounts import Account, create_accounts, run_script
 
 ADMIN_PORT = 6032
 CLIENT_PORT = 6033

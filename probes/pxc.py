@@ -17,10 +17,9 @@ Root's password and the image's service passwords (`XTRABACKUP_PASSWORD`,
 
 from __future__ import annotations
 
-from app.secrets import Secret
-from probes.base import CheckFailed, StageFailed
-from probes.galera import WsrepCluster
-from probes.servers import Server, start_server
+from ecoready.probe_api import CheckFailed, Secret, StageFailed
+from ecoready.probes.galera import WsrepCluster
+from ecoready.probes.shared.sql_server import Server, start_server
 
 CERT_DIR = "/cert"
 CONFIG_PATH = "/etc/percona-xtradb-cluster.conf.d/ecoready.cnf"

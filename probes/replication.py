@@ -24,11 +24,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from app.secrets import Secret
-from probes.accounts import auth_clause, sql_string
-from probes.base import CheckFailed, Probe, StageFailed
-from probes.cluster import run_secret_script, wait_for_count, write_refused
-from probes.servers import flavor_of, start_server, version_numbers
+from ecoready.probe_api import CheckFailed, Probe, Secret, StageFailed
+from ecoready.probes.shared.accounts import auth_clause, sql_string
+from ecoready.probes.shared.cluster import run_secret_script, wait_for_count, write_refused
+from ecoready.probes.shared.sql_server import flavor_of, start_server, version_numbers
 
 DATABASE = "ecoready_repl"
 REPL_USER = "repl"

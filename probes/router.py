@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import re
 
-from app.sql import Row, SqlTarget
-from probes.base import CheckFailed, Endpoint, Probe
+from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget
 
 CONFIG_PATH = "/etc/ecoready/mysqlrouter.conf"
 RW_PORT = 6446

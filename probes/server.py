@@ -16,13 +16,9 @@ failing expression never fails the others. bench: sysbench against the server
 
 from __future__ import annotations
 
-from app.bench import bench_detail, run_bench
-from app.model import UNAME_MACHINE
-from app.secrets import Secret
-from app.sql import Row, SqlError
-from probes.base import CheckFailed, Probe
-from probes.servers import ROOT_SECRET_PATH as SECRET_PATH
-from probes.servers import Server, flavor_of, start_server
+from ecoready.probe_api import UNAME_MACHINE, CheckFailed, Probe, Row, Secret, SqlError, bench_detail, run_bench
+from ecoready.probes.shared.sql_server import ROOT_SECRET_PATH as SECRET_PATH
+from ecoready.probes.shared.sql_server import Server, flavor_of, start_server
 
 __all__ = ["AUTH_QUERY", "FACTS_QUERY", "SECRET_PATH", "ServerProbe", "describe_auth", "flavor_of"]
 

@@ -27,11 +27,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.context import Container
-from app.model import UNAME_MACHINE
-from app.secrets import Secret
-from app.sql import option_file, parse_xml
-from probes.base import CheckFailed, Endpoint, Probe, StageFailed
+from ecoready.probe_api import (
+    UNAME_MACHINE,
+    CheckFailed,
+    Container,
+    Endpoint,
+    Probe,
+    Secret,
+    StageFailed,
+    option_file,
+    parse_xml,
+)
 
 PASSWORD_FILE = "/run/ecoready/backend-password"  # noqa: S105 - a path
 X_PORT = 33060

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import re
 
-from app.sql import SqlError
-from probes.accounts import warm_auth_cache
-from probes.base import CheckFailed, Probe, StageFailed
-from probes.servers import Server, numbers
+from ecoready.probe_api import CheckFailed, Probe, SqlError, StageFailed
+from ecoready.probes.shared.accounts import warm_auth_cache
+from ecoready.probes.shared.sql_server import Server, numbers
 
 DATABASE = "ecoready_toolkit"
 CNF = "/run/ecoready/toolkit.cnf"

@@ -21,10 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.context import BackendFailed
-from probes.base import CheckFailed, EmulatorTooOld, StageFailed
-from probes.physical_backup import BackupTool, PhysicalBackupProbe
-from probes.servers import Server, flavor_of, start_server, version_numbers
+from ecoready.probe_api import BackendFailed, CheckFailed, EmulatorTooOld, StageFailed
+from ecoready.probes.shared.physical_backup import BackupTool, PhysicalBackupProbe
+from ecoready.probes.shared.sql_server import Server, flavor_of, start_server, version_numbers
 
 TOOL = BackupTool(binary="xtrabackup", group="xtrabackup")
 VERSION_QUERY = "SELECT @@version AS version, @@version_comment AS comment"

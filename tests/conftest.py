@@ -62,7 +62,7 @@ def cell_containers(label: str, *, running: bool = False) -> list[str]:
 @pytest.fixture(scope="session")
 def lab() -> Path:
     """The lab is built and its registry serves: else fail with the command that fixes it."""
-    from app.lab import IMAGES, REGISTRY, image_tag, registry_running
+    from ecoready.lab.build import IMAGES, REGISTRY, image_tag, registry_running
 
     if subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode != 0:
         pytest.fail("the docker engine does not answer: run `make test` (it starts it) or `make setup`")
@@ -81,9 +81,9 @@ def lab() -> Path:
 @pytest.fixture(scope="session")
 def lab_gaps(lab: Path) -> Path:
     """The lab with its deliberate availability gaps published (`ecoready lab build` does it)."""
-    from app.lab import REGISTRY
-    from app.labgaps import gap_status
-    from app.oci import RegistryWriter
+    from ecoready.lab.build import REGISTRY
+    from ecoready.lab.gaps import gap_status
+    from ecoready.lab.oci_writer import RegistryWriter
 
     writer = RegistryWriter(f"http://{REGISTRY}", timeout=10)
     try:
@@ -158,7 +158,7 @@ def reports_under(directory: Path) -> Iterator[tuple[Path, Any]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _validate_rendered_reports() -> Iterator[None]:
-    from app.report import json as json_report
+    from ecoready.report import json as json_report
 
     original = json_report.render
 

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from app.oci import IndexEntry, Manifest, RegistryWriter
+from ecoready.lab.oci_writer import IndexEntry, Manifest, RegistryWriter
 
 REGISTRY_BIN = shutil.which("docker-registry") or "/usr/bin/docker-registry"
 DOCKER_V2 = "application/vnd.docker.distribution.manifest.v2+json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.model import (
+from ecoready.domain.model import (
     BenchResult,
     BenchRun,
     BenchSeries,
@@ -26,7 +26,7 @@ from app.model import (
     StageResult,
     Status,
 )
-from app.report.load import load_report
+from ecoready.report.load import load_report
 
 DATA = Path(__file__).resolve().parent / "data" / "reports"
 EXPECTED = DATA / "expected"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.model import CellResult, HostFacts, Outcome, PlatformFitness, Profile, Report, Status
-from app.summary import grid_rows
+from ecoready.domain.model import CellResult, HostFacts, Outcome, PlatformFitness, Profile, Report, Status
+from ecoready.report.summary import grid_rows
 
 NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
 

@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from app.cost import Comparison, compare
-from app.model import BenchSeries, CellResult, Report, Status
-from app.present import COLOUR, EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
-from app.report.chart import EMULATED_COLOUR, Line, colour_for, line_chart
-from app.report.common import (
+from ecoready.domain.model import BenchSeries, CellResult, Report, Status
+from ecoready.domain.text import inert
+from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
@@ -33,8 +31,10 @@ from app.report.common import (
     signed_percent,
     target_words,
 )
-from app.summary import arches_of, column_title, grid_rows, host_mark
-from app.text import inert
+from ecoready.report.cost import Comparison, compare
+from ecoready.report.present import COLOUR, EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
+from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
+from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
 
 # present.COLOUR names (Rich's) -> CSS colours with enough contrast on white
 CSS_COLOUR: Mapping[str, str] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app.model import (
+from ecoready.domain.model import (
     BenchResult,
     BenchRun,
     BenchSeries,

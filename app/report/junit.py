@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from app.model import CellResult, Report, Status
-from app.present import EMULATED_MEANING
-from app.report.common import cells_in_grid_order, failures, run_seconds
-from app.text import inert
+from ecoready.domain.model import CellResult, Report, Status
+from ecoready.domain.text import inert
+from ecoready.report.common import cells_in_grid_order, failures, run_seconds
+from ecoready.report.present import EMULATED_MEANING
 
 # Characters XML 1.0 cannot carry at all (inert() already removed most controls).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from app.errors import ReportError
-from app.model import (
+from ecoready.domain.errors import ReportError
+from ecoready.domain.model import (
     REPORT_SCHEMA_VERSION,
     BenchResult,
     BenchRun,

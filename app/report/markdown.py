@@ -12,10 +12,9 @@ import html
 import re
 from collections.abc import Sequence
 
-from app.cost import Comparison, compare
-from app.model import BenchResult, CellResult, Report, Status
-from app.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
-from app.report.common import (
+from ecoready.domain.model import BenchResult, CellResult, Report, Status
+from ecoready.domain.text import inert
+from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
@@ -32,8 +31,9 @@ from app.report.common import (
     signed_percent,
     target_words,
 )
-from app.summary import arches_of, column_title, grid_rows, host_mark
-from app.text import inert
+from ecoready.report.cost import Comparison, compare
+from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
+from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
 
 LOG_LINES = 10
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")

@@ -12,8 +12,8 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
-from app.errors import ReportError
-from app.model import REPORT_SCHEMA_VERSION, CellResult, HostFacts, Report
+from ecoready.domain.errors import ReportError
+from ecoready.domain.model import REPORT_SCHEMA_VERSION, CellResult, HostFacts, Report
 
 
 def _unique(values: Sequence[str]) -> list[str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.config import parse
-from app.errors import ConfigError
+from ecoready.domain.errors import ConfigError
+from ecoready.matrix.load import parse
 
 VALID = """\
 title = "lab"

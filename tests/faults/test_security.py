@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from app.config import load
-from app.eventlog import to_line
-from app.report import html, junit, markdown
-from app.report import json as json_report
-from app.secrets import Secrets
-from app.session import RunOptions, Session
-from app.state import empty_report, reduce
-from probes.base import StageFailed
-from probes.replication import ReplicationProbe
+from ecoready.domain.errors import StageFailed
+from ecoready.domain.state import empty_report, reduce
+from ecoready.matrix.load import load
+from ecoready.probe_api.secrets import Secrets
+from ecoready.probes.replication import ReplicationProbe
+from ecoready.report import html, junit, markdown
+from ecoready.report import json as json_report
+from ecoready.run.eventlog import to_line
+from ecoready.run.session import RunOptions, Session
 
 pytestmark = pytest.mark.docker
 CANARY = "CanaryPw7c1d9e2f4a6b8c0d"  # 24 characters: the minimum a run generates

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import parse
-from app.session import RunOptions, Session
+from ecoready.matrix.load import parse
+from ecoready.run.session import RunOptions, Session
 from tests.faults.helpers import server_rows
 
 pytestmark = pytest.mark.docker

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from app.config import load
-from app.eventlog import to_line
-from app.report import html, junit, markdown
-from app.report import json as json_report
-from app.secrets import Secrets
-from app.session import RunOptions, Session
-from app.state import empty_report, reduce
+from ecoready.domain.state import empty_report, reduce
+from ecoready.matrix.load import load
+from ecoready.probe_api.secrets import Secrets
+from ecoready.report import html, junit, markdown
+from ecoready.report import json as json_report
+from ecoready.run.eventlog import to_line
+from ecoready.run.session import RunOptions, Session
 from tests.integration.test_lab_bench import LAB_SERVER
 
 pytestmark = pytest.mark.docker
@@ -79,7 +79,7 @@ def test_sysbench_password_is_on_no_command_line_and_in_no_output(
             events.append(event)
             report = reduce(report, event)
 
-        from app.model import Profile
+        from ecoready.domain.model import Profile
 
         session = Session(load(matrix), RunOptions(arches=["amd64"], profile=Profile.FULL), emit)
         await session.open()

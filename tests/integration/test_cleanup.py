@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load
-from app.filedrop import default_root
-from app.session import RunOptions, Session
-from app.state import empty_report, reduce
+from ecoready.domain.state import empty_report, reduce
+from ecoready.engine.filedrop import default_root
+from ecoready.matrix.load import load
+from ecoready.run.session import RunOptions, Session
 from tests.conftest import ROOT, cell_containers, docker_labelled, ecoready
 
 pytestmark = pytest.mark.docker

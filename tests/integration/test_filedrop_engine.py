@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from app.docker_host import DockerHost
-from app.lab import IMAGES, image_tag
-from app.specs import LABEL_RUN, ContainerSpec, SecretFile
+from ecoready.domain.specs import LABEL_RUN, ContainerSpec, SecretFile
+from ecoready.engine.docker_host import DockerHost
+from ecoready.lab.build import IMAGES, image_tag
 from tests.conftest import TEST_LABEL_KEY, TEST_SESSION
 
 pytestmark = pytest.mark.docker

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from app.model import Status
-from app.report import html
-from app.report.html import css_colour, tint
+from ecoready.domain.model import Status
+from ecoready.report import html
+from ecoready.report.html import css_colour, tint
 from tests.pngread import colour_counts
 from tests.reports_sample import bench_report, lab_report
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.labgaps import publish_gaps
-from app.model import Verdict
-from app.oci import RegistryWriter
-from app.registry import RegistryClient, RegistryError
+from ecoready.domain.errors import RegistryError
+from ecoready.domain.model import Verdict
+from ecoready.lab.gaps import publish_gaps
+from ecoready.lab.oci_writer import RegistryWriter
+from ecoready.registry.client import RegistryClient
 from tests.conftest import ecoready, one_image_matrix
 from tests.registry_servers import RateLimitedFront, Registry, push_tiny_image, start_registry
 

@@ -154,8 +154,8 @@ def test_a_run_with_errors_fails_its_workload(lab: Path, tmp_path: Path, no_leak
 
 
 def test_a_load_balancer_is_benched_through_the_proxy(lab: Path, tmp_path: Path, no_leaks: None) -> None:
-    from app.cost import proxy_overhead
-    from app.report.load import load_report
+    from ecoready.report.cost import proxy_overhead
+    from ecoready.report.load import load_report
 
     matrix = tmp_path / "lb.toml"
     matrix.write_text(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.docker_host import DockerHost
-from app.lab import ARCHES, IMAGES, Lab
+from ecoready.engine.docker_host import DockerHost
+from ecoready.lab.build import ARCHES, IMAGES, Lab
 from tests.conftest import docker_labelled
 
 pytestmark = pytest.mark.docker

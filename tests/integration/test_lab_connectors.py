@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from app.lab import IMAGES, image_tag
-from app.specs import ExecResult
-from probes import CONNECTOR_LANGUAGES
-from probes.connector import CHECKS, KILL_GRACE, LIMITED_RUN, parse_lines, unreported
+from ecoready.domain.specs import ExecResult
+from ecoready.lab.build import IMAGES, image_tag
+from ecoready.matrix.kinds import CONNECTOR_LANGUAGES
+from ecoready.probes.connector import CHECKS, KILL_GRACE, LIMITED_RUN, parse_lines, unreported
 from tests.conftest import ecoready
 
 pytestmark = pytest.mark.docker

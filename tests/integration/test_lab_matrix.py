@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.config import load
+from ecoready.matrix.load import load
 from tests.conftest import LAB_MATRIX
 
 pytestmark = pytest.mark.docker

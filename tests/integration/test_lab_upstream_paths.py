@@ -51,12 +51,12 @@ def test_mysql_and_percona_flavours_of_the_server_contract(
 async def test_backend_accounts_the_upstream_probes_create_can_log_in(
     lab: Path, tmp_path: Path, no_leaks: None
 ) -> None:
-    from app.config import load
-    from app.context import ProbeContext
-    from app.session import RunOptions, Session
-    from app.sql import SqlTarget
-    from probes import maxscale, pmm, proxysql
-    from probes.accounts import Account, create_accounts
+    from ecoready.matrix.load import load
+    from ecoready.probe_api.context import ProbeContext
+    from ecoready.probe_api.sql import SqlTarget
+    from ecoready.probes import maxscale, pmm, proxysql
+    from ecoready.probes.shared.accounts import Account, create_accounts
+    from ecoready.run.session import RunOptions, Session
 
     matrix_file = tmp_path / "m.toml"
     matrix_file.write_text(
@@ -109,12 +109,12 @@ async def test_pxc_certificates_serve_tls_from_a_lab_server(lab: Path, tmp_path:
     import os
     import subprocess
 
-    from app.config import load
-    from app.context import ProbeContext
-    from app.session import RunOptions, Session
-    from app.sql import option_file
-    from probes.pxc import cert_script, ssl_paths
-    from probes.servers import start_server
+    from ecoready.matrix.load import load
+    from ecoready.probe_api.context import ProbeContext
+    from ecoready.probe_api.sql import option_file
+    from ecoready.probes.pxc import cert_script, ssl_paths
+    from ecoready.probes.shared.sql_server import start_server
+    from ecoready.run.session import RunOptions, Session
 
     made = subprocess.run(
         ["bash", "-c", cert_script(str(tmp_path), owner=f"{os.getuid()}:{os.getgid()}")],

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from app.credentials import DockerCredentials
-from app.model import Verdict
-from app.oci import RegistryWriter
-from app.regcache import DiskCache
-from app.registry import RegistryClient, RegistryError
+from ecoready.domain.errors import RegistryError
+from ecoready.domain.model import Verdict
+from ecoready.lab.oci_writer import RegistryWriter
+from ecoready.registry.cache import DiskCache
+from ecoready.registry.client import RegistryClient
+from ecoready.registry.credentials import DockerCredentials
 from tests.conftest import ecoready, one_image_matrix
 from tests.registry_servers import (
     Registry,

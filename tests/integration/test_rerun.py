@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load
-from app.events import CellFinished, CellStarted, Event, RunFinished, RunStarted
-from app.model import Status
-from app.session import RunOptions, Session
-from app.state import fold
+from ecoready.domain.events import CellFinished, CellStarted, Event, RunFinished, RunStarted
+from ecoready.domain.model import Status
+from ecoready.domain.state import fold
+from ecoready.matrix.load import load
+from ecoready.run.session import RunOptions, Session
 from tests.conftest import docker_labelled
 
 pytestmark = pytest.mark.docker

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from app.cost import compare
-from app.events import BenchReported
-from app.model import BenchResult, BenchRun, BenchSeries
-from app.report.load import report_from_dict
-from app.state import reduce
+from ecoready.domain.events import BenchReported
+from ecoready.domain.model import BenchResult, BenchRun, BenchSeries
+from ecoready.domain.state import reduce
+from ecoready.report.cost import compare
+from ecoready.report.load import report_from_dict
 from tests.conftest import docker_labelled, ecoready
 from tests.faults.helpers import Run
 from tests.support.second_engine import SecondEngine

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from probes import KINDS
+from ecoready.matrix.kinds import KINDS
 from tests.conftest import ROOT, ecoready
 from tests.unit.test_matrix_coverage import PENDING_KINDS, without_pending
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from app.sysbench import gray_probabilities, wrapper_stub, zipf_probabilities, zipfian_lua
+from ecoready.probe_api.sysbench import gray_probabilities, wrapper_stub, zipf_probabilities, zipfian_lua
 from tests.conftest import TEST_LABEL_KEY, TEST_SESSION
 
 pytestmark = pytest.mark.docker

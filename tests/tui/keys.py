@@ -9,7 +9,7 @@ from collections.abc import Callable
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from app.tui.app import EcoreadyApp
+from ecoready.ui.tui.app import EcoreadyApp
 
 
 async def choose(pilot: Pilot, option_id: str) -> None:

@@ -14,8 +14,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from app.config import Matrix, parse
-from app.events import (
+from ecoready.domain.events import (
     BenchReported,
     CellFinished,
     CellLog,
@@ -29,8 +28,19 @@ from app.events import (
     StageFinished,
     StageStarted,
 )
-from app.model import BenchResult, BenchRun, BenchSeries, Check, HostFacts, ImageInfo, Outcome, Profile, Stage
-from app.session import RunOptions
+from ecoready.domain.model import (
+    BenchResult,
+    BenchRun,
+    BenchSeries,
+    Check,
+    HostFacts,
+    ImageInfo,
+    Outcome,
+    Profile,
+    Stage,
+)
+from ecoready.matrix.load import Matrix, parse
+from ecoready.run.session import RunOptions
 
 AT = "2026-01-01T00:00:00.000Z"
 LAB_HOST = HostFacts(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from app.events import RunStarted
-from app.session import RunOptions
-from app.state import fold
-from app.tui.app import EcoreadyApp
-from app.tui.look import Motion, cell_label
+from ecoready.domain.events import RunStarted
+from ecoready.domain.state import fold
+from ecoready.run.session import RunOptions
+from ecoready.ui.tui.app import EcoreadyApp
+from ecoready.ui.tui.look import Motion, cell_label
 from tests.tui import streams
 from tests.tui.keys import wait_until
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load
-from app.session import RunOptions
-from app.tui.app import EcoreadyApp
+from ecoready.matrix.load import load
+from ecoready.run.session import RunOptions
+from ecoready.ui.tui.app import EcoreadyApp
 from tests.conftest import docker_labelled
 from tests.tui.keys import choose, quit_and_wait, wait_until
 

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.widgets import DataTable
 
-from app.config import load
-from app.events import CellFinished, CellLog, CellPlanned, CellStarted, Event, RunFinished, RunStarted
-from app.model import Profile, Status
-from app.session import RunOptions
-from app.tui.app import EcoreadyApp
+from ecoready.domain.events import CellFinished, CellLog, CellPlanned, CellStarted, Event, RunFinished, RunStarted
+from ecoready.domain.model import Profile, Status
+from ecoready.matrix.load import load
+from ecoready.run.session import RunOptions
+from ecoready.ui.tui.app import EcoreadyApp
 from tests.conftest import LAB_MATRIX
 
 NAME = "[bold red]boom[/][link=https://evil.example]x[/link]\x1b[31m<script>alert(1)</script>"

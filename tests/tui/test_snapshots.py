@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from app.events import Event
-from app.session import RunOptions
-from app.tui.app import EcoreadyApp
+from ecoready.domain.events import Event
+from ecoready.run.session import RunOptions
+from ecoready.ui.tui.app import EcoreadyApp
 from tests.tui import streams
 
 

@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from app.errors import EnvironmentProblem
-from app.events import RunNote
-from app.model import Status
-from app.session import RunOptions
-from app.state import fold
-from app.tui.app import EcoreadyApp
-from app.tui.compare import CompareScreen
-from app.tui.detail import DetailScreen
-from app.tui.export import ExportScreen
-from app.tui.filters import FilterScreen
-from app.tui.help import HelpScreen
-from app.tui.look import cell_label
+from ecoready.domain.errors import EnvironmentProblem
+from ecoready.domain.events import RunNote
+from ecoready.domain.model import Status
+from ecoready.domain.state import fold
+from ecoready.run.session import RunOptions
+from ecoready.ui.tui.app import EcoreadyApp
+from ecoready.ui.tui.compare import CompareScreen
+from ecoready.ui.tui.detail import DetailScreen
+from ecoready.ui.tui.export import ExportScreen
+from ecoready.ui.tui.filters import FilterScreen
+from ecoready.ui.tui.help import HelpScreen
+from ecoready.ui.tui.look import cell_label
 from tests.tui import streams
 from tests.tui.keys import choose, quit_and_wait, wait_until
 

@@ -9,6 +9,8 @@ images' real formats (each test cites its source). An exec nobody answers fails 
 
 from __future__ import annotations
 
+from ecoready.run.runner import load_probe
+
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -16,14 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from app.config import Matrix
-from app.context import ProbeContext, RunContext
-from app.docker_host import OwnerInfo
-from app.events import Event
-from app.model import Category, Component, ImageInfo, Profile
-from app.plan import CellPlan, Plan, budgets_for
-from app.secrets import Secrets
-from app.specs import ContainerSpec, ContainerState, ExecResult, SweepResult
+from ecoready.domain.events import Event
+from ecoready.domain.model import Category, Component, ImageInfo, Profile
+from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, SweepResult
+from ecoready.engine.docker_host import OwnerInfo
+from ecoready.matrix.load import Matrix
+from ecoready.plan.cells import CellPlan, Plan, budgets_for
+from ecoready.probe_api.context import ProbeContext, RunContext
+from ecoready.probe_api.secrets import Secrets
 
 
 @dataclass
@@ -249,7 +251,7 @@ class FakeImages:
         self.missing = set(missing)
 
     async def ensure(self, reference: str, arch: str) -> ImageInfo:
-        from app.images import ImageUnavailable
+        from ecoready.domain.errors import ImageUnavailable
 
         self.asked.append((reference, arch))
         if reference in self.missing:
@@ -277,7 +279,7 @@ class Rig:
     run: RunContext
 
     def checks(self) -> dict[str, Any]:
-        from app.events import CheckReported
+        from ecoready.domain.events import CheckReported
 
         return {e.check.name: e.check for e in self.events if isinstance(e, CheckReported)}
 
@@ -294,6 +296,7 @@ def rig(missing: Iterable[str] = ()) -> Rig:
         images=images,  # type: ignore[arg-type]
         emit=events.append,
         emulation_factor=6.0,
+        load_probe=load_probe,
     )
     return Rig(host, images, events, run)
 

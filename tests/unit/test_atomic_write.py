@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 SIZE = 48 << 20  # big enough that writing and syncing it takes a while to interrupt
 WRITER = """
 import sys
-from app.files import write_output
+from ecoready.report.files import write_output
 write_output(sys.argv[1], sys.argv[2] * {size})
 """
 

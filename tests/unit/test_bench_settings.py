@@ -6,7 +6,9 @@ import textwrap
 
 import pytest
 
-from app.bench_settings import (
+from ecoready.domain.errors import ConfigError
+from ecoready.domain.model import HostFacts, Profile, Stage
+from ecoready.matrix.bench_settings import (
     DEFAULT_IMAGE,
     PROFILE_DEFAULTS,
     WORKLOADS,
@@ -15,12 +17,10 @@ from app.bench_settings import (
     estimate_seconds,
     settings_for,
 )
-from app.config import parse
-from app.context import ProbeContext, RunContext
-from app.errors import ConfigError
-from app.model import HostFacts, Profile, Stage
-from app.plan import EMULATION_FACTOR, bench_budget, make_plan
-from app.secrets import Secrets
+from ecoready.matrix.load import parse
+from ecoready.plan.cells import EMULATION_FACTOR, bench_budget, make_plan
+from ecoready.probe_api.context import ProbeContext, RunContext
+from ecoready.probe_api.secrets import Secrets
 
 SERVER = '[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\nimage = "x/db:1"\n'
 AMD = HostFacts("local", "amd64", emulated_arches=("arm64",), cpus=2)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from app.check import check_report, parse_duration, watch_loop
-from app.errors import EnvironmentProblem, UsageError
-from app.model import Report, Status
-from app.report import json as json_report
-from app.webhook import post, shown, url_problem
+from ecoready.domain.errors import EnvironmentProblem, UsageError
+from ecoready.domain.model import Report, Status
+from ecoready.judge.check import check_report, parse_duration, watch_loop
+from ecoready.judge.webhook import post, shown, url_problem
+from ecoready.report import json as json_report
 from tests.conftest import ecoready
 from tests.receiver import Receiver
 from tests.reports_sample import lab_report

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.config import MAX_MATRIX_BYTES, load, parse
-from app.errors import ConfigError
-from app.model import Category, Profile
+from ecoready.domain.errors import ConfigError
+from ecoready.domain.model import Category, Profile
+from ecoready.matrix.load import MAX_MATRIX_BYTES, load, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

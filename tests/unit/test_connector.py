@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from app.config import parse
-from app.errors import ConfigError, EnvironmentProblem
-from app.lab import IMAGES, builder_named, extract_tar
-from app.specs import ExecResult
-from probes import CONNECTOR_LANGUAGES, KINDS
-from probes.connector import CHECKS, PASSWORD_PATH, PROGRAMS, parse_lines, smoke_argv, unreported
+from ecoready.domain.errors import ConfigError, EnvironmentProblem
+from ecoready.domain.specs import ExecResult
+from ecoready.lab.build import IMAGES, builder_named, extract_tar
+from ecoready.matrix.kinds import CONNECTOR_LANGUAGES, KINDS
+from ecoready.matrix.load import parse
+from ecoready.probes.connector import CHECKS, PASSWORD_PATH, PROGRAMS, parse_lines, smoke_argv, unreported
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from app.cost import compare, frequency_scaled, percent, tps_per_usd_hour
-from app.model import BenchResult, BenchRun, BenchSeries, Category, CellResult, HostFacts, Profile, Report, Status
+from ecoready.domain.model import (
+    BenchResult,
+    BenchRun,
+    BenchSeries,
+    Category,
+    CellResult,
+    HostFacts,
+    Profile,
+    Report,
+    Status,
+)
+from ecoready.report.cost import compare, frequency_scaled, percent, tps_per_usd_hour
 
 HOURS_PER_YEAR = 24 * 365
 
@@ -90,9 +100,9 @@ def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
     """Folded from the events a run over two native hosts emits (the bench stage's results
     are constructed: it is not on this branch); each arch's tps per USD-hour uses the price
     of the host that ran it, from [[hosts]] via RunStarted."""
-    from app.events import BenchReported, CellFinished, CellPlanned, RunStarted, StageFinished
-    from app.model import Outcome, Stage
-    from app.state import fold
+    from ecoready.domain.events import BenchReported, CellFinished, CellPlanned, RunStarted, StageFinished
+    from ecoready.domain.model import Outcome, Stage
+    from ecoready.domain.state import fold
 
     hosts = (
         HostFacts("x86", "amd64", serves=("amd64",), price_per_hour=0.192, cpu_ghz=3.1),

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.diff import NOISE_FLOOR, diff, diff_dict, diff_text, is_regression
-from app.model import BenchSeries, CellResult, Report, Status
-from app.report import json as json_report
+from ecoready.domain.model import BenchSeries, CellResult, Report, Status
+from ecoready.judge.diff import NOISE_FLOOR, diff, diff_dict, diff_text, is_regression
+from ecoready.report import json as json_report
 from tests.conftest import ecoready
 from tests.reports_sample import bench_report, lab_report
 

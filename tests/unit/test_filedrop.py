@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from app.filedrop import FileDrop, below, engine_pid, relative_to
-from app.proc import process_start
-from app.specs import SecretFile
+from ecoready.domain.specs import SecretFile
+from ecoready.engine.filedrop import FileDrop, below, engine_pid, relative_to
+from ecoready.engine.proc import process_start
 
 UNDER = "/run/ecoready"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ReportError
-from app.files import write_atomic
+from ecoready.domain.errors import ReportError
+from ecoready.report.files import write_atomic
 
 
 def test_a_device_is_written_not_replaced() -> None:

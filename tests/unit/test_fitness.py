@@ -9,7 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.fitness import (
+from ecoready.domain.model import PlatformFitness
+from ecoready.run.fitness import (
     arm64_flags_from_hwcap,
     auxv,
     failed,
@@ -21,7 +22,6 @@ from app.fitness import (
     x86_level_from_flags,
     x86_level_from_hwcaps,
 )
-from app.model import PlatformFitness
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fitness"
 

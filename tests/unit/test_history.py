@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app import history
-from app.errors import ReportError
-from app.files import write_atomic
-from app.model import Report, Status
+from ecoready.domain.errors import ReportError
+from ecoready.domain.model import Report, Status
+from ecoready.judge import history
+from ecoready.report.files import write_atomic
 from tests.reports_sample import lab_report
 
 

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from app.config import parse
-from app.errors import ConfigError, DockerUnavailable
-from app.events import CellPlanned, HostLost, PlatformObserved, RunStarted, StageFinished
-from app.hosts import Engine, emulation_wanted, unreachable_facts
-from app.model import Hazard, Host, HostFacts, Outcome, PlatformFitness, Profile, Stage, TlsFiles
-from app.plan import make_plan
-from app.report import json as json_report
-from app.report.load import parse_report
-from app.runner import Runner
-from app.state import empty_report, fold, reduce
-from app.summary import column_title, render_summary
+from ecoready.domain.errors import ConfigError, DockerUnavailable
+from ecoready.domain.events import CellPlanned, HostLost, PlatformObserved, RunStarted, StageFinished
+from ecoready.domain.model import Hazard, Host, HostFacts, Outcome, PlatformFitness, Profile, Stage, TlsFiles
+from ecoready.domain.state import empty_report, fold, reduce
+from ecoready.matrix.load import parse
+from ecoready.plan.cells import make_plan
+from ecoready.report import json as json_report
+from ecoready.report.load import parse_report
+from ecoready.report.summary import column_title, render_summary
+from ecoready.run.hosts import Engine, emulation_wanted, unreachable_facts
+from ecoready.run.runner import Runner
 from tests.unit.fake_host import FakeHost, cell, component, plan, rig
 
 COMPONENTS = '[[components]]\nid="db"\ncategory="server"\nprobe="server"\nimage="x/db:1"\n'
@@ -259,7 +259,7 @@ def test_the_summary_names_the_host_of_each_column_when_several_ran() -> None:
 
 
 def test_merged_reports_keep_each_runners_platforms_under_its_host() -> None:
-    from app.report.merge import merge
+    from ecoready.report.merge import merge
 
     def runner(arch: str, run_id: str) -> object:
         planned = (CellPlanned(f"db/{arch}", "db", "db", "server", arch, "local", False),)
@@ -285,7 +285,7 @@ def test_the_summary_grid_has_a_platform_row_group() -> None:
 
 
 def test_markdown_and_html_have_a_platform_section_with_inert_container_text() -> None:
-    from app.report import html, markdown
+    from ecoready.report import html, markdown
 
     report = two_host_report()
     hostile = PlatformFitness("x86", "amd64", False, machine="x86_64", cpu_model="<script>x</script> | [a](b)")

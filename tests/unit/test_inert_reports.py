@@ -10,11 +10,11 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from app.diff import diff, diff_text
-from app.model import Check, Outcome, Report, Stage, StageResult, Status
-from app.report import html, junit, markdown
-from app.summary import render_summary
-from app.webhook import payload
+from ecoready.domain.model import Check, Outcome, Report, Stage, StageResult, Status
+from ecoready.judge.diff import diff, diff_text
+from ecoready.judge.webhook import payload
+from ecoready.report import html, junit, markdown
+from ecoready.report.summary import render_summary
 from tests.reports_sample import lab_report
 
 SCRIPT = "<script>alert(1)</script>"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load, parse
-from app.errors import ConfigError
-from app.model import Category
-from probes import KINDS
+from ecoready.domain.errors import ConfigError
+from ecoready.domain.model import Category
+from ecoready.matrix.kinds import KINDS
+from ecoready.matrix.load import load, parse
 
 if sys.version_info >= (3, 11):
     import tomllib

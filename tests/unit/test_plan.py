@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from app.config import parse
-from app.model import HostFacts, Stage
-from app.plan import EMULATION_FACTOR, make_plan
+from ecoready.domain.model import HostFacts, Stage
+from ecoready.matrix.load import parse
+from ecoready.plan.cells import EMULATION_FACTOR, make_plan
 
 MATRIX = parse(
     'arches = ["amd64", "arm64"]\n'

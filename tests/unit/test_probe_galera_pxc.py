@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from app.model import Category
-from probes.base import CheckFailed, StageFailed
-from probes.galera import SST_CONFIG, WSREP_STATUS, GaleraProbe
-from probes.pxc import (
+from ecoready.domain.errors import CheckFailed, StageFailed
+from ecoready.domain.model import Category
+from ecoready.probes.galera import SST_CONFIG, WSREP_STATUS, GaleraProbe
+from ecoready.probes.pxc import (
     CERT_DIR,
     CONFIG_PATH,
     ENCRYPTION_QUERY,
@@ -34,7 +34,7 @@ from probes.pxc import (
     node_config,
     provider_options,
 )
-from probes.servers import ROOT_SECRET_PATH
+from ecoready.probes.shared.sql_server import ROOT_SECRET_PATH
 from tests.unit.fake_host import FakeHost, Sql, component, context, failed, ok, rig
 
 GALERA = component("galera-mariadb", "galera", "mariadb:11.8", category=Category.HA)

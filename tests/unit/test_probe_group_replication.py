@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from app.model import Category
-from probes.group_replication import (
+from ecoready.domain.model import Category
+from ecoready.probes.group_replication import (
     MEMBERS_QUERY,
     RECOVERY_ERROR_QUERY,
     GroupReplicationProbe,

@@ -4,14 +4,20 @@ describe; the probes themselves run end to end in tests/integration/test_lab_mat
 
 from __future__ import annotations
 
-from probes.galera import node_args, sst_config, synced
-from probes.haproxy import haproxy_config, server_states
-from probes.mariabackup import TOOL
-from probes.mydumper import dump_command, load_command, tool_option_file
-from probes.physical_backup import CHOWN_RESTORED, completed_ok, copy_back_args, option_file, tool_command
-from probes.replication import DIALECTS, replica_state
-from probes.servers import numbers
-from probes.toolkit import checksum_command, digest_classes, parse_checksum
+from ecoready.probes.galera import node_args, sst_config, synced
+from ecoready.probes.haproxy import haproxy_config, server_states
+from ecoready.probes.mariabackup import TOOL
+from ecoready.probes.mydumper import dump_command, load_command, tool_option_file
+from ecoready.probes.replication import DIALECTS, replica_state
+from ecoready.probes.shared.physical_backup import (
+    CHOWN_RESTORED,
+    completed_ok,
+    copy_back_args,
+    option_file,
+    tool_command,
+)
+from ecoready.probes.shared.sql_server import numbers
+from ecoready.probes.toolkit import checksum_command, digest_classes, parse_checksum
 
 
 def test_galera_bootstrap_and_joiners() -> None:

@@ -16,9 +16,9 @@ import json
 
 import pytest
 
-from app.model import Category
-from probes.base import CheckFailed
-from probes.maxscale import (
+from ecoready.domain.errors import CheckFailed
+from ecoready.domain.model import Category
+from ecoready.probes.maxscale import (
     CONFIG_PATH,
     LISTENER_PORT,
     SERVICE_USER,
@@ -28,8 +28,8 @@ from probes.maxscale import (
     server_state,
     service_grants,
 )
-from probes.router import CONFIG_PATH as ROUTER_CONFIG
-from probes.router import RouterProbe, parse_version, router_config
+from ecoready.probes.router import CONFIG_PATH as ROUTER_CONFIG
+from ecoready.probes.router import RouterProbe, parse_version, router_config
 from tests.unit.fake_host import BACKEND_HOSTNAME, FakeContainer, Sql, backend_server, component, context, ok, rig
 
 MARIADB = component("mariadb-11.8", "server", "mariadb:11.8")
@@ -118,7 +118,7 @@ async def test_maxscale_start_waits_for_a_running_server_then_checks() -> None:
 
 
 def test_maxscale_config_and_grants_for_a_mysql_backend() -> None:
-    from probes.base import Endpoint
+    from ecoready.probe_api.probe import Endpoint
 
     ep = Endpoint("backend-server", 3306, "root", None, None, flavor="mysql")  # type: ignore[arg-type]
     assert "ssl=true" in maxscale_config(ep, "pw").decode()
@@ -179,7 +179,7 @@ async def test_router_route_check_fails_when_another_server_answers() -> None:
 
 
 def test_router_config_and_version() -> None:
-    from probes.base import Endpoint
+    from ecoready.probe_api.probe import Endpoint
 
     conf = router_config(Endpoint("backend-server", 3306, "root", None, None, "mysql")).decode()  # type: ignore[arg-type]
     assert "[routing:rw]" in conf and "bind_port=6446" in conf and "routing_strategy=first-available" in conf

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from app.context import BackendFailed
-from app.model import Category
-from probes.mariabackup import MariabackupProbe
-from probes.physical_backup import CHECKSUM, OPTION_FILE, SEED
-from probes.xtrabackup import (
+from ecoready.domain.errors import BackendFailed
+from ecoready.domain.model import Category
+from ecoready.probes.mariabackup import MariabackupProbe
+from ecoready.probes.shared.physical_backup import CHECKSUM, OPTION_FILE, SEED
+from ecoready.probes.xtrabackup import (
     VERSION_QUERY,
     XtrabackupProbe,
     parse_tool_version,

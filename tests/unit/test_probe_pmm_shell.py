@@ -22,9 +22,9 @@ import json
 
 import pytest
 
-from app.model import Category
-from probes.base import CheckFailed
-from probes.pmm import (
+from ecoready.domain.errors import CheckFailed
+from ecoready.domain.model import Category
+from ecoready.probes.pmm import (
     DEFAULT_CLIENT_IMAGE,
     PASSWORD_FILE,
     PMM_USER,
@@ -36,9 +36,9 @@ from probes.pmm import (
     parse_added,
     parse_version,
 )
-from probes.shell import PASSWORD_FILE as SHELL_PW
-from probes.shell import ShellProbe, mysqlsh_command, parse_json_output
-from probes.shell import parse_version as mysqlsh_version
+from ecoready.probes.shell import PASSWORD_FILE as SHELL_PW
+from ecoready.probes.shell import ShellProbe, mysqlsh_command, parse_json_output
+from ecoready.probes.shell import parse_version as mysqlsh_version
 from tests.unit.fake_host import FakeContainer, backend_server, component, context, failed, ok, rig
 
 MYSQL = component("mysql-8.4", "server", "mysql:8.4")

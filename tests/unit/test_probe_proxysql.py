@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.model import Category
-from probes.base import CheckFailed, StageFailed
-from probes.proxysql import (
+from ecoready.domain.errors import CheckFailed, StageFailed
+from ecoready.domain.model import Category
+from ecoready.probes.proxysql import (
     ADMIN_USER,
     APP_USER,
     CONFIG_PATH,

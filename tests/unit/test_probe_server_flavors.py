@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from probes.base import CheckFailed
-from probes.server import (
+from ecoready.domain.errors import CheckFailed
+from ecoready.probes.server import (
     ARCH_QUERY,
     AUTH_QUERY,
     CRUD,
@@ -25,7 +25,7 @@ from probes.server import (
     describe_auth,
     flavor_of,
 )
-from probes.servers import root_env as server_env
+from ecoready.probes.shared.sql_server import root_env as server_env
 from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
 
 

@@ -4,7 +4,7 @@
 
 
 def test_mariadb_version_lines_of_both_client_generations() -> None:
-    from probes.shell import parse_mariadb_version
+    from ecoready.probes.shell import parse_mariadb_version
 
     old = "mariadb  Ver 15.1 Distrib 10.11.18-MariaDB, for debian-linux-gnu (aarch64) using  EditLine wrapper"
     new = "mariadb from 11.8.6-MariaDB, client 15.2 for debian-linux-gnu (x86_64) using  EditLine wrapper"
@@ -13,7 +13,7 @@ def test_mariadb_version_lines_of_both_client_generations() -> None:
 
 
 def test_mariadb_batch_output_is_split_on_tabs() -> None:
-    from probes.shell import parse_batch
+    from ecoready.probes.shell import parse_batch
 
     assert parse_batch("2\tünïcødé ✓\tNULL\n10.11.18-MariaDB-0+deb12u1\n") == [
         ["2", "ünïcødé ✓", "NULL"],

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.cost import proxy_overhead
-from app.model import BenchResult, BenchRun, BenchSeries, Category, CellResult, Profile, Report, Status
+from ecoready.domain.model import BenchResult, BenchRun, BenchSeries, Category, CellResult, Profile, Report, Status
+from ecoready.report.cost import proxy_overhead
 
 SERVER_DIGEST = {"amd64": "sha256:" + "a" * 64, "arm64": "sha256:" + "b" * 64}
 

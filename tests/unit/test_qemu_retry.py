@@ -9,9 +9,9 @@ The glibc message is the one printed by glibc's dl-hwcaps check (elf/dl-hwcaps.c
 
 from __future__ import annotations
 
-from app.events import RunNote, StageFinished
-from app.model import Category, Outcome, Stage
-from app.runner import Runner
+from ecoready.domain.events import RunNote, StageFinished
+from ecoready.domain.model import Category, Outcome, Stage
+from ecoready.run.runner import Runner
 from tests.unit.fake_host import FakeContainer, backend_server, cell, component, plan, rig
 
 GLIBC = "Fatal glibc error: CPU does not support x86-64-v2"
@@ -67,11 +67,11 @@ async def test_the_retry_covers_the_backend_too() -> None:
 
 
 def _ctx_probe(r, c):
-    from app.context import ProbeContext
-    from probes import load
+    from ecoready.probe_api.context import ProbeContext
+    from ecoready.run.runner import load_probe
 
     ctx = ProbeContext(c, r.run)
-    return ctx, load(c.component.probe)(ctx)
+    return ctx, load_probe(c.component.probe)(ctx)
 
 
 async def test_still_failing_with_qemu_cpu_max_is_an_emulator_error_not_broken() -> None:

@@ -11,8 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from app.credentials import CredentialError, DockerCredentials, Login, registry_key, server_url
-from app.manifests import (
+from ecoready.domain.errors import CredentialError
+from ecoready.domain.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
+from ecoready.registry.cache import DiskCache, digest_of
+from ecoready.registry.client import parse_challenge, parse_rate_limit
+from ecoready.registry.credentials import DockerCredentials, Login, registry_key, server_url
+from ecoready.registry.manifests import (
     ImageRef,
     index_platforms,
     manifest_size,
@@ -20,10 +24,7 @@ from app.manifests import (
     parse_reference,
     pick_entry,
 )
-from app.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
-from app.regcache import DiskCache, digest_of
-from app.registry import parse_challenge, parse_rate_limit
-from app.report.images import render_json, render_table
+from ecoready.report.images_table import render_json, render_table
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
 
-from app.model import Report
-from app.report import json as json_report
-from app.report.load import load_report
-from app.report.merge import merge
+from ecoready.domain.model import Report
+from ecoready.report import json as json_report
+from ecoready.report.load import load_report
+from ecoready.report.merge import merge
 from tests.conftest import ecoready
 from tests.reports_sample import DATA, EXPECTED, bench_report, lab_report
 

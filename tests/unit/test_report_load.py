@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from app.errors import ReportError
-from app.report.load import load_report, parse_report
+from ecoready.domain.errors import ReportError
+from ecoready.report.load import load_report, parse_report
 from tests.conftest import ecoready
 from tests.reports_sample import DATA
 

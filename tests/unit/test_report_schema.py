@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from app.report import json as json_report
+from ecoready.report import json as json_report
 from tests.conftest import REPORT_SCHEMA
 from tests.reports_sample import DATA, bench_report, lab_report
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from app.config import parse
-from app.context import RunContext
-from app.events import CellFinished, CellStarted, Event, RunFinished, RunStarted
-from app.images import ImageUnavailable
-from app.model import HostFacts, Status
-from app.plan import make_plan
-from app.runner import Runner
-from app.secrets import Secrets
-from app.state import fold
+from ecoready.domain.errors import ImageUnavailable
+from ecoready.domain.events import CellFinished, CellStarted, Event, RunFinished, RunStarted
+from ecoready.domain.model import HostFacts, Status
+from ecoready.domain.state import fold
+from ecoready.matrix.load import parse
+from ecoready.plan.cells import make_plan
+from ecoready.probe_api.context import RunContext
+from ecoready.probe_api.secrets import Secrets
+from ecoready.run.runner import Runner
 
 MATRIX = """
 title = "t"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from app.config import parse
-from app.model import HostFacts, Profile
-from app.plan import make_plan
-from app.schedule import Scheduler, WeightedSlots, capacity, history_seconds, longest_first, weight
+from ecoready.domain.model import HostFacts, Profile
+from ecoready.matrix.load import parse
+from ecoready.plan.cells import make_plan
+from ecoready.plan.schedule import Scheduler, WeightedSlots, capacity, history_seconds, longest_first, weight
 
 MATRIX = parse(
     '[[components]]\nid="db"\ncategory="server"\nprobe="server"\nimage="x/db:1"\n'

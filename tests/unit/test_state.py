@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.events import (
+from ecoready.domain.events import (
     CellFinished,
     CellLog,
     CellPlanned,
@@ -17,8 +17,8 @@ from app.events import (
     StageFinished,
     StageStarted,
 )
-from app.model import Check, Outcome, Profile, Stage, Status
-from app.state import derive_status, fold
+from ecoready.domain.model import Check, Outcome, Profile, Stage, Status
+from ecoready.domain.state import derive_status, fold
 
 
 def started(*ids: str) -> RunStarted:
@@ -127,9 +127,9 @@ def test_reduce_is_pure() -> None:
 
 
 def test_registry_observations_keep_the_latest_per_registry_in_first_seen_order() -> None:
-    from app.events import RegistryObserved
-    from app.model import RegistryStatus
-    from app.report.json import report_dict
+    from ecoready.domain.events import RegistryObserved
+    from ecoready.domain.model import RegistryStatus
+    from ecoready.report.json import report_dict
 
     report = fold(
         [

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from app.bench import cpu_model_of, series_detail, user_sql
-from app.model import BenchRun
-from app.sysbench import (
+from ecoready.domain.errors import SysbenchOutputError
+from ecoready.domain.model import BenchRun
+from ecoready.probe_api.bench import cpu_model_of, series_detail, user_sql
+from ecoready.probe_api.sysbench import (
     CONFIG_FILE,
     ZIPFIAN_LUA,
     Capabilities,
     Connection,
-    SysbenchOutputError,
     bench_run,
     capabilities,
     coefficient_of_variation,
@@ -267,8 +267,8 @@ def test_cpu_model_from_cpuinfo() -> None:
 def test_bench_sections_survive_a_report_round_trip() -> None:
     import json
 
-    from app.report import json as json_report
-    from app.report.load import parse_report
+    from ecoready.report import json as json_report
+    from ecoready.report.load import parse_report
     from tests.reports_sample import bench_report
 
     report = bench_report()

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from app.aio import to_the_end
+from ecoready.engine.aio import to_the_end
 
 
 async def test_cleanup_finishes_even_when_cancelled_twice() -> None:

@@ -1,4 +1,4 @@
-from app.tomlpos import locate
+from ecoready.matrix.tomlpos import locate
 
 
 def test_positions_of_keys_values_and_array_tables() -> None:

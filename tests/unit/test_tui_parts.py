@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from app.cost import compare
-from app.model import Category, CellResult, RegistryStatus, Stage, Status
-from app.present import EMULATED_MARK
-from app.state import fold
-from app.tui.chart import bar, bar_chart
-from app.tui.detail import detail_renderable, plain
-from app.tui.export import available_formats, export_report
-from app.tui.filters import PROBLEMS, RowFilter, apply_choice, filter_choices
-from app.tui.header import header_text, registry_status, short_emulator
-from app.tui.look import Motion, cell_label, compare_label
+from ecoready.domain.model import Category, CellResult, RegistryStatus, Stage, Status
+from ecoready.domain.state import fold
+from ecoready.report.cost import compare
+from ecoready.report.present import EMULATED_MARK
+from ecoready.ui.tui.bars import bar, bar_chart
+from ecoready.ui.tui.detail import detail_renderable, plain
+from ecoready.report import available
+from ecoready.ui.tui.export import export_report
+from ecoready.ui.tui.filters import PROBLEMS, RowFilter, apply_choice, filter_choices
+from ecoready.ui.tui.header import header_text, registry_status, short_emulator
+from ecoready.ui.tui.look import Motion, cell_label, compare_label
 from tests.tui import streams
 
 
@@ -147,7 +148,7 @@ def test_header_says_each_registrys_requests_rate_limit_and_failure() -> None:
 
 
 def test_export_formats_are_discovered_and_json_is_written(tmp_path: Path) -> None:
-    formats = {fmt.name: render for fmt, render in available_formats()}
+    formats = {fmt.module: render for fmt, render in available()}
     assert "json" in formats
     for name in ("markdown", "html", "junit"):  # present exactly when their module is
         module = Path(__file__).resolve().parents[2] / "app" / "report" / f"{name}.py"

@@ -1,0 +1,173 @@
+"""Every exception ecoready raises on purpose, in one tree. The CLI maps a branch to an exit
+code; the runner maps it to a stage outcome, and so to who is blamed for a cell.
+
+EcoreadyError
+ +-- ConfigError          bad matrix.toml (file:line:col each)          -> exit 2
+ +-- UsageError           arguments that do not fit together              -> exit 2
+ +-- ReportError          a report file cannot be read or written         -> exit 2
+ +-- EnvironmentProblem   docker unreachable, no emulator, no lab, ...    -> exit 3
+ +-- InfraError           the tool or its infrastructure failed a cell    -> cell `error`, exit 3
+ |    +-- DockerUnavailable   the engine stopped answering
+ |    +-- EngineError         the engine refused a call
+ |    +-- PullStalled         a pull made no progress
+ |    +-- RegistryError       a registry could not be asked
+ |    +-- CredentialError     registry credentials cannot be read
+ |    +-- BackendFailed       the cell's backend server did not come up
+ |    +-- EmulatorProblem     the emulator cannot run the image at all
+ +-- DeadlineExceeded     a bounded call ran out of time                  -> stage `timeout`
+ +-- ImageUnavailable     not published for the arch, or mislabelled     -> cell `missing` / `broken`
+ +-- SurveyFailed         the platform survey container failed            -> platform `not asked`
+ +-- SysbenchOutputError  sysbench printed no final statistics            -> bench check failed
+ +-- ComponentFailure     the component's own fault:
+ |    +-- StageFailed         a stage failed (start -> `broken`, smoke -> `partial`)
+ |    |    +-- EmulatorTooOld     qemu lacks the CPU level glibc wants (retried)
+ |    +-- CheckFailed         one named check failed
+ |    +-- SqlError            the server or client refused a statement
+ +-- Skip                 the stage does not apply to this kind           -> stage `skip`
+
+Never blame the component for an InfraError, nor the tool for a ComponentFailure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class EcoreadyError(Exception):
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    col: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}: {self.message}"
+
+
+class ConfigError(EcoreadyError):
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class UsageError(EcoreadyError):
+    """Command-line arguments argparse cannot check alone (e.g. two reports on stdout)."""
+
+    exit_code = 2
+
+
+class ReportError(EcoreadyError):
+    exit_code = 2
+
+
+class EnvironmentProblem(EcoreadyError):
+    """The machine cannot do what was asked; the message says how to fix it."""
+
+    exit_code = 3
+
+
+# -- infrastructure: never the component's fault ---------------------------------------
+class InfraError(EcoreadyError):
+    """The tool or its infrastructure failed during a cell: the cell ends as `error` and the
+    component is not blamed (daemon gone, registry unreachable, pull stalled)."""
+
+    exit_code = 3
+
+
+class DockerUnavailable(InfraError):
+    pass
+
+
+class EngineError(InfraError):
+    """The engine refused a call (e.g. a name clash, an image it cannot find)."""
+
+
+class PullStalled(InfraError):
+    pass
+
+
+class RegistryError(InfraError):
+    """The registry could not be asked (network, auth, rate limit): the cell is `error`."""
+
+    def __init__(self, registry: str, reason: str) -> None:
+        super().__init__(f"{registry}: {reason}")
+        self.registry = registry
+        self.reason = reason
+
+
+class CredentialError(InfraError):
+    """The configured credentials cannot be read (helper missing or failing, bad config)."""
+
+
+class BackendFailed(InfraError):
+    """The backend server of a cell did not come up: not the fault of the component under
+    test, so the cell ends as `error` naming the backend."""
+
+
+class EmulatorProblem(InfraError):
+    """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
+    cell ends as `error` and the component is not blamed."""
+
+
+class DeadlineExceeded(EcoreadyError):
+    """A bounded call ran out of time; the stage ends as `timeout`."""
+
+
+class ImageUnavailable(EcoreadyError):
+    """Not published for the arch (missing) or not what it claims (mislabelled)."""
+
+    def __init__(self, detail: str, *, missing: bool) -> None:
+        super().__init__(detail)
+        self.missing = missing
+
+
+class SurveyFailed(EcoreadyError):
+    """The platform survey container could not run or finish."""
+
+
+class SysbenchOutputError(EcoreadyError):
+    """sysbench printed no final statistics (it failed, or this is not sysbench output)."""
+
+
+# -- the component's own fault ---------------------------------------------------------
+class ComponentFailure(EcoreadyError):
+    """What the component under test did wrong; never raised for the tool's own trouble."""
+
+
+class StageFailed(ComponentFailure):
+    """The component failed the stage (its fault): start -> broken, smoke -> partial."""
+
+
+class EmulatorTooOld(StageFailed):
+    """The emulator cannot run the image (`Fatal glibc error: CPU does not support
+    x86-64-v2`): an old qemu-user defaults to a CPU model without the features Oracle
+    Linux 9 / UBI 9 binaries need. The runner retries the start once with QEMU_CPU=max."""
+
+    def __init__(self, level: str, detail: str = "") -> None:
+        self.level = level
+        super().__init__(detail or f"the emulator is too old: CPU does not support {level}")
+
+
+class CheckFailed(ComponentFailure):
+    """One named check failed; the detail says why."""
+
+
+class SqlError(ComponentFailure):
+    """The server (or the client) refused a statement: a component-side failure."""
+
+    def __init__(self, message: str, *, code: int | None = None, sqlstate: str = "", statement: str = "") -> None:
+        self.code = code
+        self.sqlstate = sqlstate
+        self.statement = statement
+        self.message = message
+        super().__init__(f"{message} (statement: {statement[:200]})" if statement else message)
+
+
+class Skip(EcoreadyError):
+    """The stage does not apply (e.g. no benchmark for this kind)."""

@@ -1,0 +1,155 @@
+"""What the runner tells the world. Events are plain frozen data; `state.reduce` folds them
+into the report, and the TUI and the headless progress both consume the same stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ecoready.domain.model import (
+    BenchResult,
+    Check,
+    HostFacts,
+    ImageInfo,
+    Outcome,
+    PlatformFitness,
+    Profile,
+    RegistryStatus,
+    Stage,
+    Status,
+)
+
+
+@dataclass(frozen=True)
+class CellPlanned:
+    cell_id: str
+    component: str
+    name: str
+    category: str
+    arch: str
+    host: str
+    emulated: bool
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run_id: str
+    at: str
+    matrix: str
+    profile: Profile
+    arches: tuple[str, ...]
+    cells: tuple[CellPlanned, ...]
+    hosts: tuple[HostFacts, ...] = ()
+
+
+@dataclass(frozen=True)
+class CellStarted:
+    cell_id: str
+    at: str
+
+
+@dataclass(frozen=True)
+class StageStarted:
+    cell_id: str
+    stage: Stage
+
+
+@dataclass(frozen=True)
+class CheckReported:
+    cell_id: str
+    stage: Stage
+    check: Check
+
+
+@dataclass(frozen=True)
+class ImageResolved:
+    cell_id: str
+    image: ImageInfo
+
+
+@dataclass(frozen=True)
+class StageFinished:
+    cell_id: str
+    stage: Stage
+    outcome: Outcome
+    seconds: float
+    detail: str = ""
+    # For a failed image stage: the arch is simply not published (-> missing).
+    missing: bool = False
+
+
+@dataclass(frozen=True)
+class BenchReported:
+    cell_id: str
+    bench: BenchResult
+
+
+@dataclass(frozen=True)
+class CellLog:
+    """The last lines of the cell's main container log (already redacted)."""
+
+    cell_id: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CellFinished:
+    cell_id: str
+    at: str
+    seconds: float
+    # Set only when the status does not follow from the stages (e.g. cancelled, no host).
+    status: Status | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RunNote:
+    """A run-wide fact worth a line in the report (e.g. a registry that did not answer)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RegistryObserved:
+    """What a registry was like when last asked: requests, rate limit, the last failure."""
+
+    status: RegistryStatus
+
+
+@dataclass(frozen=True)
+class PlatformObserved:
+    """What a container of one arch on one host saw (platform fitness), once per pair."""
+
+    platform: PlatformFitness
+
+
+@dataclass(frozen=True)
+class HostLost:
+    """A host stopped answering mid-run: its remaining cells end as `error`."""
+
+    host: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    at: str
+    interrupted: bool = False
+
+
+Event = (
+    RunStarted
+    | CellStarted
+    | StageStarted
+    | CheckReported
+    | ImageResolved
+    | StageFinished
+    | BenchReported
+    | CellLog
+    | CellFinished
+    | RunNote
+    | RegistryObserved
+    | PlatformObserved
+    | HostLost
+    | RunFinished
+)

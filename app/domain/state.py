@@ -1,0 +1,215 @@
+"""reduce(report, event) -> report: the one place where events become the report.
+
+Pure: no I/O, no clock. The TUI and the headless path both fold the same events through
+this function, so they cannot disagree about a cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from ecoready import __version__
+from ecoready.domain.events import (
+    BenchReported,
+    CellFinished,
+    CellLog,
+    CellStarted,
+    CheckReported,
+    Event,
+    HostLost,
+    ImageResolved,
+    PlatformObserved,
+    RegistryObserved,
+    RunFinished,
+    RunNote,
+    RunStarted,
+    StageFinished,
+    StageStarted,
+)
+from ecoready.domain.model import (
+    REPORT_SCHEMA_VERSION,
+    Category,
+    CellResult,
+    Outcome,
+    Profile,
+    Report,
+    Stage,
+    StageResult,
+    Status,
+)
+
+LOG_TAIL_LINES = 40
+
+
+def empty_report() -> Report:
+    return Report(
+        schema_version=REPORT_SCHEMA_VERSION,
+        run_id="",
+        tool_version=__version__,
+        matrix="",
+        profile=Profile.QUICK,
+        started_at="",
+    )
+
+
+def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
+    """A finished cell's status and its one-line reason, from its stages.
+
+    Infrastructure trouble (`error`) wins over everything, because then nothing else can be
+    trusted; a missing image is `missing`; a start that fails is `broken`; failing smoke or
+    bench checks leave a started component `partial`.
+    """
+    by_stage = {s.stage: s for s in stages}
+    for result in stages:
+        if result.outcome is Outcome.ERROR:
+            return Status.ERROR, f"{result.stage.value}: {result.detail}".rstrip(": ")
+    for result in stages:
+        if result.outcome is Outcome.TIMEOUT:
+            return Status.TIMEOUT, f"{result.stage.value}: {result.detail}".rstrip(": ")
+    image = by_stage.get(Stage.IMAGE)
+    if image is not None and image.outcome is Outcome.FAIL:
+        # not published for the arch: missing; published but not what it claims
+        # ("mislabelled: the index says arm64, the image's config says amd64"): broken
+        return Status.MISSING if image.detail.startswith("missing") else Status.BROKEN, image.detail
+    start = by_stage.get(Stage.START)
+    if start is not None and start.outcome is Outcome.FAIL:
+        return Status.BROKEN, start.detail
+    failed = [r for r in stages if r.outcome is Outcome.FAIL]
+    if failed:
+        names = [c.name for r in failed for c in r.checks if c.outcome is Outcome.FAIL]
+        return Status.PARTIAL, ("failed: " + ", ".join(names)) if names else failed[0].detail
+    ran = [r for r in stages if r.outcome is Outcome.PASS]
+    if not ran:
+        return Status.SKIPPED, "nothing ran"
+    return Status.READY, ""
+
+
+def _update_stage(cell: CellResult, stage: Stage, **changes: object) -> CellResult:
+    stages = list(cell.stages)
+    for i, result in enumerate(stages):
+        if result.stage is stage:
+            stages[i] = replace(result, **changes)  # type: ignore[arg-type]
+            break
+    else:
+        stages.append(replace(StageResult(stage=stage), **changes))  # type: ignore[arg-type]
+    return replace(cell, stages=tuple(stages))
+
+
+def _with_cell(report: Report, cell: CellResult) -> Report:
+    cells = dict(report.cells)
+    cells[cell.id] = cell
+    return replace(report, cells=cells)
+
+
+def reduce(report: Report, event: Event) -> Report:
+    if isinstance(event, RunStarted):
+        cells = {
+            p.cell_id: CellResult(
+                id=p.cell_id,
+                component=p.component,
+                name=p.name,
+                category=Category(p.category),
+                arch=p.arch,
+                host=p.host,
+                emulated=p.emulated,
+            )
+            for p in event.cells
+        }
+        return replace(
+            report,
+            run_id=event.run_id,
+            started_at=event.at,
+            matrix=event.matrix,
+            profile=event.profile,
+            arches=event.arches,
+            hosts=event.hosts,
+            cells=cells,
+            finished_at=None,
+            interrupted=False,
+        )
+    if isinstance(event, RunFinished):
+        finished: Mapping[str, CellResult] = report.cells
+        if event.interrupted:  # cells that never started: say so rather than leave them pending
+            finished = {
+                k: (
+                    replace(c, status=Status.SKIPPED, detail="not run: the run was interrupted")
+                    if c.status is Status.PENDING
+                    else c
+                )
+                for k, c in finished.items()
+            }
+        return replace(report, finished_at=event.at, interrupted=event.interrupted, cells=finished)
+    if isinstance(event, RunNote):
+        if event.text in report.notes:
+            return report
+        return replace(report, notes=(*report.notes, event.text))
+    if isinstance(event, PlatformObserved):
+        key = (event.platform.host, event.platform.arch)
+        if any((p.host, p.arch) == key for p in report.platforms):
+            platforms = tuple(event.platform if (p.host, p.arch) == key else p for p in report.platforms)
+        else:
+            platforms = (*report.platforms, event.platform)
+        return replace(report, platforms=platforms)
+    if isinstance(event, HostLost):
+        hosts = tuple(
+            replace(h, error=f"lost mid-run: {event.reason}") if h.name == event.host else h for h in report.hosts
+        )
+        return replace(report, hosts=hosts)
+    if isinstance(event, RegistryObserved):
+        name = event.status.registry
+        known = [r.registry for r in report.registries]
+        if name in known:
+            registries = tuple(event.status if r.registry == name else r for r in report.registries)
+        else:
+            registries = (*report.registries, event.status)
+        return replace(report, registries=registries)
+
+    cell = report.cells.get(event.cell_id)
+    if cell is None:
+        return report  # an event for a cell of another plan: ignore, never crash the UI
+    if isinstance(event, CellStarted):
+        cell = replace(
+            cell,
+            status=Status.RUNNING,
+            started_at=event.at,
+            finished_at=None,
+            stage=None,
+            stages=(),
+            detail="",
+            image=None,
+            seconds=0.0,
+            log_tail=(),
+            bench=None,
+        )
+    elif isinstance(event, StageStarted):
+        cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
+    elif isinstance(event, CheckReported):
+        current = cell.stage_result(event.stage) or StageResult(stage=event.stage)
+        cell = _update_stage(cell, event.stage, checks=(*current.checks, event.check))
+    elif isinstance(event, ImageResolved):
+        cell = replace(cell, image=event.image)
+    elif isinstance(event, StageFinished):
+        detail = event.detail
+        if event.missing and not detail.startswith("missing"):
+            detail = f"missing: {detail}" if detail else "missing"
+        cell = _update_stage(cell, event.stage, outcome=event.outcome, seconds=event.seconds, detail=detail)
+    elif isinstance(event, BenchReported):
+        cell = replace(cell, bench=event.bench)
+    elif isinstance(event, CellLog):
+        cell = replace(cell, log_tail=tuple(event.lines[-LOG_TAIL_LINES:]))
+    elif isinstance(event, CellFinished):
+        status, detail = derive_status(cell.stages)
+        if event.status is not None:
+            status, detail = event.status, event.detail or detail
+        elif event.detail:
+            detail = event.detail
+        cell = replace(cell, status=status, detail=detail, finished_at=event.at, seconds=event.seconds, stage=None)
+    return _with_cell(report, cell)
+
+
+def fold(events: list[Event], report: Report | None = None) -> Report:
+    result = report or empty_report()
+    for event in events:
+        result = reduce(result, event)
+    return result

@@ -1,0 +1,269 @@
+"""What changed between two reports, and which changes are regressions (pure).
+
+- a cell whose status changed; a regression when it got worse on the scale
+  ready < partial < timeout < broken < missing. `error`, `skipped` and unfinished cells are
+  not judged (the tool or the run failed, not the component): a change to or from them is
+  a change, never a regression; when the old report did not judge a cell, its last judged
+  status (from older reports, see `history.last_judged`) decides.
+- cells and arches that appeared or disappeared (a change of the matrix or of --only/--arch:
+  reported, not a regression).
+- bench series whose median tps moved by more than twice the coefficient of variation
+  (at least `NOISE_FLOOR` each side: one run has no measured noise); a drop is a regression.
+  Emulated numbers and numbers from different hosts are never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecoready.domain.model import BenchSeries, CellResult, Report, Status
+from ecoready.domain.text import inert
+from ecoready.report.summary import arches_of
+
+RANK: Mapping[Status, int] = {
+    Status.READY: 0,
+    Status.PARTIAL: 1,
+    Status.TIMEOUT: 2,
+    Status.BROKEN: 3,
+    Status.MISSING: 4,
+}
+# The CV assumed for a series with one run, or a lower measured one: restarting the server
+# alone moves sysbench results by about 3% (Percona, "Know your baseline variance").
+NOISE_FLOOR = 0.025
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    cell: str
+    old: Status
+    new: Status
+    detail: str  # the new detail (why it is what it is now)
+    emulated: bool
+    regression: bool
+    judged_against: Status | None = None  # the last judged status, when `old` was not judged
+
+
+@dataclass(frozen=True)
+class CellPresence:
+    cell: str
+    status: Status  # the status it had (lost) or has (new)
+
+
+@dataclass(frozen=True)
+class BenchChange:
+    cell: str
+    workload: str
+    access: str
+    threads: int
+    old_tps: float
+    new_tps: float
+    change: float  # fraction: -0.2 is 20% fewer tps
+    noise: float  # the threshold the change went beyond (fraction)
+
+    @property
+    def regression(self) -> bool:
+        return self.change < 0
+
+
+@dataclass(frozen=True)
+class Diff:
+    old_run: str
+    new_run: str
+    old_started: str
+    new_started: str
+    matrix: str
+    status: tuple[StatusChange, ...] = ()
+    new_cells: tuple[CellPresence, ...] = ()
+    lost_cells: tuple[CellPresence, ...] = ()
+    new_arches: tuple[str, ...] = ()
+    lost_arches: tuple[str, ...] = ()
+    bench: tuple[BenchChange, ...] = ()
+    not_compared: tuple[str, ...] = field(default=())  # bench left out, and why
+
+    @property
+    def changed(self) -> bool:
+        cells = self.new_cells or self.lost_cells or self.new_arches or self.lost_arches
+        return bool(self.status or cells or self.bench)
+
+    @property
+    def regressions(self) -> list[str]:
+        found = [f"{c.cell}: {c.old.value} -> {c.new.value}" for c in self.status if c.regression]
+        found += [
+            f"{b.cell} {b.workload} {b.access} {b.threads} threads: {b.change * 100:+.1f}% tps"
+            for b in self.bench
+            if b.regression
+        ]
+        return found
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.regressions)
+
+
+def is_regression(old: Status, new: Status) -> bool:
+    return old in RANK and new in RANK and RANK[new] > RANK[old]
+
+
+def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) -> list[BenchChange]:
+    if old.bench is None or new.bench is None:
+        return []
+    if old.emulated or new.emulated or old.bench.emulated or new.bench.emulated:
+        not_compared.append(f"{new.id}: emulated, its bench numbers are not compared")
+        return []
+    if old.host != new.host:
+        not_compared.append(f"{new.id}: ran on host {old.host}, now on {new.host}: bench not compared")
+        return []
+
+    def usable(series: tuple[BenchSeries, ...]) -> dict[tuple[str, str, int], BenchSeries]:
+        return {(s.workload, s.access, s.threads): s for s in series if s.runs and all(r.ok for r in s.runs)}
+
+    before, after = usable(old.bench.series), usable(new.bench.series)
+    changes = []
+    for key in sorted(set(before) & set(after)):
+        a, b = before[key], after[key]
+        if a.median_tps <= 0:
+            continue
+        change = b.median_tps / a.median_tps - 1.0
+        noise = 2 * max(a.cv, b.cv, NOISE_FLOOR)
+        if abs(change) > noise:
+            changes.append(BenchChange(new.id, key[0], key[1], key[2], a.median_tps, b.median_tps, change, noise))
+    return changes
+
+
+def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None = None) -> Diff:
+    """Changes from `old` to `new`. `last_judged`: cell id -> the last result that judged the
+    cell, for cells `old` did not judge (see `history.last_judged`)."""
+    judged = last_judged or {}
+    old_arches, new_arches = list(arches_of(old)), list(arches_of(new))
+    gained = tuple(a for a in new_arches if a not in old_arches)
+    lost = tuple(a for a in old_arches if a not in new_arches)
+    status: list[StatusChange] = []
+    bench: list[BenchChange] = []
+    not_compared: list[str] = []
+    for cell_id, cell in new.cells.items():
+        before = old.cells.get(cell_id)
+        if before is None:
+            continue
+        if before.status is not cell.status:
+            reference = before.status
+            against = None
+            if reference not in RANK and cell_id in judged:
+                reference = against = judged[cell_id].status
+            status.append(
+                StatusChange(
+                    cell_id,
+                    before.status,
+                    cell.status,
+                    cell.detail,
+                    cell.emulated,
+                    is_regression(reference, cell.status),
+                    against,
+                )
+            )
+        bench.extend(_bench_changes(before, cell, not_compared))
+    new_cells = tuple(
+        CellPresence(k, c.status) for k, c in new.cells.items() if k not in old.cells and c.arch not in gained
+    )
+    lost_cells = tuple(
+        CellPresence(k, c.status) for k, c in old.cells.items() if k not in new.cells and c.arch not in lost
+    )
+    return Diff(
+        old_run=old.run_id,
+        new_run=new.run_id,
+        old_started=old.started_at,
+        new_started=new.started_at,
+        matrix=new.matrix,
+        status=tuple(status),
+        new_cells=new_cells,
+        lost_cells=lost_cells,
+        new_arches=gained,
+        lost_arches=lost,
+        bench=tuple(bench),
+        not_compared=tuple(not_compared),
+    )
+
+
+def diff_lines(d: Diff) -> list[str]:
+    """One line per change, regressions first (plain text; callers escape for their medium)."""
+    lines: list[str] = []
+    for c in sorted(d.status, key=lambda c: not c.regression):
+        mark = "REGRESSED" if c.regression else "changed"
+        via = f" (last judged: {c.judged_against.value})" if c.judged_against is not None else ""
+        emulated = " [emulated]" if c.emulated else ""
+        detail = f": {c.detail}" if c.detail else ""
+        lines.append(f"{mark} {c.cell}{emulated}: {c.old.value}{via} -> {c.new.value}{detail}")
+    for b in sorted(d.bench, key=lambda b: not b.regression):
+        mark = "REGRESSED" if b.regression else "changed"
+        lines.append(
+            f"{mark} {b.cell} bench {b.workload} {b.access} {b.threads} threads: {b.old_tps:,.1f} -> "
+            f"{b.new_tps:,.1f} tps ({b.change * 100:+.1f}%, beyond the noise of ±{b.noise * 100:.1f}%)"
+        )
+    lines.extend(f"new arch {a}" for a in d.new_arches)
+    lines.extend(f"lost arch {a}" for a in d.lost_arches)
+    lines.extend(f"new cell {c.cell}: {c.status.value}" for c in d.new_cells)
+    lines.extend(f"lost cell {c.cell} (was {c.status.value})" for c in d.lost_cells)
+    # report files come from elsewhere: nothing in them may reach a terminal as an escape
+    return [inert(line, 0).replace("\n", " ") for line in lines]
+
+
+def headline(d: Diff) -> str:
+    since = f"since run {d.old_run[:8]} ({d.old_started})"
+    if not d.changed:
+        return f"no change {since}"
+    count = len(diff_lines(d))
+    regressions = len(d.regressions)
+    what = f"{count} change{'s' if count != 1 else ''}"
+    if regressions:
+        what = f"{regressions} regression{'s' if regressions != 1 else ''} in {what}"
+    return f"{what} {since}"
+
+
+def diff_text(d: Diff) -> str:
+    title = inert(f"{d.matrix}: {headline(d)}", 0).replace("\n", " ")
+    return "\n".join([title, *(f"  {line}" for line in diff_lines(d))]) + "\n"
+
+
+def diff_dict(d: Diff) -> dict[str, Any]:
+    """The structured diff (for the webhook and scripts); keys are stable."""
+    return {
+        "matrix": d.matrix,
+        "old_run": d.old_run,
+        "new_run": d.new_run,
+        "old_started_at": d.old_started,
+        "new_started_at": d.new_started,
+        "changed": d.changed,
+        "regressed": d.regressed,
+        "status_changes": [
+            {
+                "cell": c.cell,
+                "old": c.old.value,
+                "new": c.new.value,
+                "judged_against": c.judged_against.value if c.judged_against else None,
+                "detail": c.detail,
+                "emulated": c.emulated,
+                "regression": c.regression,
+            }
+            for c in d.status
+        ],
+        "new_cells": [{"cell": c.cell, "status": c.status.value} for c in d.new_cells],
+        "lost_cells": [{"cell": c.cell, "status": c.status.value} for c in d.lost_cells],
+        "new_arches": list(d.new_arches),
+        "lost_arches": list(d.lost_arches),
+        "bench_changes": [
+            {
+                "cell": b.cell,
+                "workload": b.workload,
+                "access": b.access,
+                "threads": b.threads,
+                "old_tps": b.old_tps,
+                "new_tps": b.new_tps,
+                "change": round(b.change, 4),
+                "noise": round(b.noise, 4),
+                "regression": b.regression,
+            }
+            for b in d.bench
+        ],
+        "not_compared": list(d.not_compared),
+    }

@@ -1,0 +1,635 @@
+"""The offline lab: real components without any public registry.
+
+Base images come from debootstrap for each arch; component images are built from Debian
+packages on top (containers/<name>/Dockerfile); all are published to a local registry
+(Debian's docker-registry on 127.0.0.1) as multi-arch indexes, next to per-arch
+repositories like the official images have (`amd64/mariadb`, `arm64/mariadb`).
+
+Everything is cached by recipe: an image is rebuilt only when its Dockerfile context, its
+base or its build arguments changed (a label holds the recipe hash), and pushed only when
+the registry does not already hold that exact image.
+
+An image may name a *builder*: an image built once, natively, that compiles what would be
+slow to compile under emulation (C, C++ and Go cross-compiled for every arch, Java
+bytecode) into /out. The lab copies /out into a generated build context for the image, so the per-arch
+builds only COPY the artifacts; the builder's recipe is part of the image's recipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tarfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ecoready.domain.errors import EnvironmentProblem
+from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
+from ecoready.engine.docker_host import DockerHost, this_owner
+from ecoready.engine.platform import emulators, host_arch
+from ecoready.lab.gaps import GAPS, gap_status, publish_gaps
+from ecoready.lab.oci_writer import IndexEntry, RegistryWriter
+
+LAB_DIR = Path(os.environ.get("ECOREADY_LAB_DIR", "/var/lib/ecoready/lab"))
+REGISTRY = os.environ.get("ECOREADY_LAB_REGISTRY", "127.0.0.1:5000")
+LOCAL_PREFIX = "ecoready-lab"
+RECIPE_LABEL = "ecoready.lab.recipe"
+ARCHES = ("amd64", "arm64")
+# How long one build may take; arm64 builds run under qemu.
+BUILD_TIMEOUT = {"amd64": 900.0, "arm64": 3600.0}
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LabImage:
+    name: str  # repository name in the lab registry: lab/<name>
+    tag: str
+    context: str  # directory under containers/
+    suite: str  # Debian suite of its base
+    build_args: tuple[tuple[str, str], ...] = ()
+    arches: tuple[str, ...] = ARCHES
+    # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
+    aliases: tuple[tuple[str, str], ...] = ()
+    builder: str | None = None  # a BUILDERS name: its /out becomes out/ in the build context
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}:{self.tag}"
+
+
+@dataclass(frozen=True)
+class Builder:
+    """An image built for the host's own arch (never emulated, never published) whose
+    `output` directory holds artifacts for every arch."""
+
+    name: str
+    context: str  # directory under containers/
+    suite: str
+    output: str = "/out"
+    build_args: tuple[tuple[str, str], ...] = ()
+
+
+IMAGES: tuple[LabImage, ...] = (
+    LabImage("mariadb", "10.11", "mariadb", "bookworm"),
+    LabImage("mariadb", "11.8", "mariadb", "trixie"),
+    LabImage(
+        "tools",
+        "bookworm",
+        "tools",
+        "bookworm",
+        aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
+    ),
+    LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
+)
+
+BUILDERS: tuple[Builder, ...] = (
+    Builder("connectors-builder", "connectors/builder", "bookworm", build_args=(("ARCHES", " ".join(ARCHES)),)),
+)
+
+
+def containers_dir() -> Path:
+    path = Path(os.environ.get("ECOREADY_CONTAINERS", Path(__file__).resolve().parents[2] / "containers"))
+    if not (path / "base" / "Dockerfile").is_file():
+        raise EnvironmentProblem(
+            f"the lab needs ecoready's source checkout: {path}/base/Dockerfile not found "
+            "(set ECOREADY_CONTAINERS to the checkout's containers/ directory)"
+        )
+    return path
+
+
+def debian_mirror() -> str:
+    """The machine's own Debian mirror (users' sites have their own)."""
+    if os.environ.get("ECOREADY_DEBIAN_MIRROR"):
+        return os.environ["ECOREADY_DEBIAN_MIRROR"]
+    candidates: list[str] = []
+    for path in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        candidates += re.findall(r"^URIs:\s*(\S+)", path.read_text(errors="replace"), re.M)
+    sources = Path("/etc/apt/sources.list")
+    if sources.is_file():
+        candidates += re.findall(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)", sources.read_text(errors="replace"), re.M)
+    for uri in candidates:
+        if "security" not in uri and uri.startswith(("http://", "https://")):
+            return uri
+    return "http://deb.debian.org/debian"
+
+
+def _hash(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    return digest.hexdigest()[:24]
+
+
+def context_hash(path: Path) -> str:
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    return _hash(*(f"{p.relative_to(path)}:{oct(p.stat().st_mode & 0o777)}".encode() + p.read_bytes() for p in files))
+
+
+def base_tag(suite: str, arch: str) -> str:
+    return f"{LOCAL_PREFIX}/base:{suite}-{arch}"
+
+
+def image_tag(image: LabImage, arch: str) -> str:
+    return f"{LOCAL_PREFIX}/{image.name}:{image.tag}-{arch}"
+
+
+def builder_tag(builder: Builder, arch: str) -> str:
+    return f"{LOCAL_PREFIX}/{builder.name}:{builder.suite}-{arch}"
+
+
+def builder_named(name: str) -> Builder:
+    for builder in BUILDERS:
+        if builder.name == name:
+            return builder
+    raise KeyError(name)
+
+
+# Written into every rootfs: no services start during builds, no recommends, no docs.
+_ROOTFS_FILES = {
+    "usr/sbin/policy-rc.d": ("#!/bin/sh\n# no daemons start inside image builds\nexit 101\n", 0o755),
+    "etc/apt/apt.conf.d/90ecoready": ('APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n', 0o644),
+    "etc/dpkg/dpkg.cfg.d/90ecoready-nodoc": (
+        "path-exclude=/usr/share/doc/*\npath-exclude=/usr/share/man/*\npath-exclude=/usr/share/info/*\n",
+        0o644,
+    ),
+}
+
+
+@dataclass
+class Lab:
+    host: DockerHost
+    log: Log
+    mirror: str = field(default_factory=debian_mirror)
+    lab_dir: Path = LAB_DIR
+    # generated build contexts, one task per image: both arch tracks await the same one
+    _contexts: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
+    _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
+
+    # -- base images --------------------------------------------------------------------
+    def base_recipe(self, suite: str, arch: str) -> str:
+        dockerfile = (containers_dir() / "base" / "Dockerfile").read_bytes()
+        files = "".join(f"{k}{v}" for k, v in sorted(_ROOTFS_FILES.items()))
+        return _hash("base-v1", suite, arch, self.mirror, "minbase", dockerfile, files)
+
+    async def base(self, suite: str, arch: str) -> str:
+        # a builder started early and an arch track may ask for the same base at once
+        async with self._base_locks.setdefault((suite, arch), asyncio.Lock()):
+            return await self._base(suite, arch)
+
+    async def _base(self, suite: str, arch: str) -> str:
+        tag = base_tag(suite, arch)
+        recipe = self.base_recipe(suite, arch)
+        labels = await self.host.image_labels(tag)
+        if labels is not None and labels.get(RECIPE_LABEL) == recipe:
+            return tag
+        self._need_emulator(arch)
+        started = time.monotonic()
+        self.log(f"lab: debootstrap {suite} for {arch} (about {'90' if arch != host_arch() else '30'} s)")
+        work = self.lab_dir / "work" / f"base-{suite}-{arch}"
+        rootfs = work / "rootfs"
+        shutil.rmtree(work, ignore_errors=True)
+        rootfs.mkdir(parents=True)
+        logfile = self._logfile(f"base-{suite}-{arch}")
+        cmd = ["debootstrap", "--variant=minbase", f"--arch={arch}", suite, str(rootfs), self.mirror]
+        await _run_logged(cmd, logfile, timeout=1800, what=f"debootstrap {suite} {arch}")
+        for rel, (content, mode) in _ROOTFS_FILES.items():
+            target = rootfs / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+            target.chmod(mode)
+        for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
+            for item in (rootfs / junk).glob("*"):
+                if item.is_file():
+                    item.unlink()
+        await asyncio.to_thread(_tar_rootfs, rootfs, work / "rootfs.tar")
+        shutil.rmtree(rootfs)
+        shutil.copy(containers_dir() / "base" / "Dockerfile", work / "Dockerfile")
+        await self.host.build(
+            str(work),
+            tag,
+            f"linux/{arch}",
+            buildargs={},
+            labels={RECIPE_LABEL: recipe},
+            log=_appender(logfile),
+            timeout=BUILD_TIMEOUT[arch],
+        )
+        shutil.rmtree(work, ignore_errors=True)
+        self.log(f"lab: base {suite}/{arch} built in {time.monotonic() - started:.0f} s")
+        return tag
+
+    def _need_emulator(self, arch: str) -> None:
+        if arch == host_arch():
+            return
+        emulator = emulators().get(arch)
+        if emulator is None:
+            raise EnvironmentProblem(f"no emulator for {arch} is registered: run `make setup` (registers qemu >= 8)")
+        problem = emulator.problem()
+        if problem:
+            raise EnvironmentProblem(f"{problem}: run `make setup`")
+
+    # -- component images ------------------------------------------------------------
+    async def image(self, image: LabImage, arch: str) -> str:
+        base = await self.base(image.suite, arch)
+        base_labels = await self.host.image_labels(base) or {}
+        context = containers_dir() / image.context
+        recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
+        buildargs = {"BASE": base, **dict(image.build_args)}
+        if image.builder is not None:
+            buildargs["ARCH"] = arch  # picks this arch's artifacts from out/
+        tag = image_tag(image, arch)
+        labels = await self.host.image_labels(tag)
+        if labels is not None and labels.get(RECIPE_LABEL) == recipe:
+            return tag
+        if image.builder is not None:
+            context = await self.build_context(image)
+        started = time.monotonic()
+        hint = " (a few minutes under emulation)" if arch != host_arch() else ""
+        self.log(f"lab: building {image.key} for {arch}{hint}")
+        logfile = self._logfile(f"{image.name}-{image.tag}-{arch}")
+        try:
+            await self.host.build(
+                str(context),
+                tag,
+                f"linux/{arch}",
+                buildargs=buildargs,
+                labels={RECIPE_LABEL: recipe},
+                log=_appender(logfile),
+                timeout=BUILD_TIMEOUT[arch],
+            )
+        except Exception:
+            tail = logfile.read_text(errors="replace").splitlines()[-15:] if logfile.exists() else []
+            self.log("\n".join(f"lab:   | {line}" for line in tail))
+            raise
+        self.log(f"lab: {image.key} for {arch} built in {time.monotonic() - started:.0f} s")
+        return tag
+
+    def image_recipe(self, image: LabImage, base_recipe: str) -> str:
+        parts = [
+            "image-v1",
+            base_recipe,
+            context_hash(containers_dir() / image.context),
+            repr(sorted(image.build_args)),
+        ]
+        if image.builder is not None:
+            parts.append(self.builder_recipe(builder_named(image.builder)))
+        return _hash(*parts)
+
+    # -- builders: artifacts compiled natively for every arch --------------------------
+    def builder_recipe(self, builder: Builder) -> str:
+        """Computed without building anything: the base's recipe is a pure function too."""
+        return _hash(
+            "builder-v1",
+            self.base_recipe(builder.suite, host_arch()),
+            context_hash(containers_dir() / builder.context),
+            repr(sorted(builder.build_args)),
+        )
+
+    async def builder(self, builder: Builder) -> str:
+        """The builder image for the host's arch, built when its recipe changed."""
+        arch = host_arch()
+        base = await self.base(builder.suite, arch)
+        recipe = self.builder_recipe(builder)
+        tag = builder_tag(builder, arch)
+        labels = await self.host.image_labels(tag)
+        if labels is not None and labels.get(RECIPE_LABEL) == recipe:
+            return tag
+        started = time.monotonic()
+        self.log(f"lab: building the builder {builder.name} ({arch}, native)")
+        logfile = self._logfile(f"{builder.name}-{arch}")
+        try:
+            await self.host.build(
+                str(containers_dir() / builder.context),
+                tag,
+                f"linux/{arch}",
+                buildargs={"BASE": base, **dict(builder.build_args)},
+                labels={RECIPE_LABEL: recipe},
+                log=_appender(logfile),
+                timeout=BUILD_TIMEOUT[arch],
+            )
+        except Exception:
+            self._log_tail(logfile)
+            raise
+        self.log(f"lab: builder {builder.name} built in {time.monotonic() - started:.0f} s")
+        return tag
+
+    async def build_context(self, image: LabImage) -> Path:
+        """The context to build `image` from: containers/<context> plus out/ from its builder
+        (made once per lab run, shared by the arch tracks)."""
+        if image.builder is None:
+            return containers_dir() / image.context
+        return await asyncio.shield(self._context_task(image, builder_named(image.builder)))
+
+    def _context_task(self, image: LabImage, builder: Builder) -> asyncio.Task[Path]:
+        task = self._contexts.get(image.key)
+        if task is None:
+            task = asyncio.ensure_future(self._generate_context(image, builder))
+            self._contexts[image.key] = task
+        return task
+
+    async def start_builders(self, images: Sequence[LabImage], arches: Sequence[str]) -> None:
+        """Start the builders of out-of-date images now: native work that then overlaps the
+        other images' builds (the emulated track above all) instead of starting only when
+        a track reaches the image."""
+        for image in images:
+            if image.builder is None:
+                continue
+            for arch in (a for a in arches if a in image.arches):
+                labels = await self.host.image_labels(image_tag(image, arch))
+                expected = self.image_recipe(image, self.base_recipe(image.suite, arch))
+                if labels is None or labels.get(RECIPE_LABEL) != expected:
+                    self._context_task(image, builder_named(image.builder))
+                    break
+
+    async def _generate_context(self, image: LabImage, builder: Builder) -> Path:
+        tag = await self.builder(builder)
+        owner = this_owner()
+        # labelled like a run's containers: if we die before removing it, a sweep of dead
+        # owners (`ecoready cleanup`) finds it
+        labels = {
+            LABEL_RUN: f"lab-{uuid.uuid4().hex[:12]}",
+            LABEL_OWNER: f"{owner.hostname}:{owner.pid}",
+            LABEL_OWNER_START: owner.start,
+            LABEL_ROLE: "lab-copy-out",
+        }
+        archive = await self.host.copy_from_image(tag, builder.output, labels=labels)
+        source = containers_dir() / image.context
+        target = self.lab_dir / "work" / f"context-{image.name}-{image.tag}"
+        nested = (containers_dir() / builder.context).resolve()
+
+        def skip_builder(directory: str, names: list[str]) -> list[str]:
+            return [n for n in names if (Path(directory) / n).resolve() == nested]
+
+        def assemble() -> None:
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(source, target, ignore=skip_builder)
+            if (target / "out").exists():
+                raise EnvironmentProblem(f"{source}/out exists: out/ is reserved for the builder's output")
+            extract_tar(archive, target)
+
+        await asyncio.to_thread(assemble)
+        self.log(f"lab: {builder.name}'s {builder.output} ({len(archive) / 2**20:.1f} MiB) copied into {target}")
+        return target
+
+    async def drop_contexts(self) -> None:
+        """Remove the generated build contexts (they are made again when needed)."""
+        tasks, self._contexts = list(self._contexts.values()), {}
+        for task in tasks:
+            task.cancel()  # a no-op for finished ones
+        for made in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(made, Path):
+                await asyncio.to_thread(shutil.rmtree, made, True)
+
+    def _log_tail(self, logfile: Path) -> None:
+        tail = logfile.read_text(errors="replace").splitlines()[-15:] if logfile.exists() else []
+        self.log("\n".join(f"lab:   | {line}" for line in tail))
+
+    def _logfile(self, name: str) -> Path:
+        path = self.lab_dir / "logs" / f"{name}.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+        return path
+
+    # -- publishing ---------------------------------------------------------------------
+    async def publish(self, image: LabImage, arches: Sequence[str]) -> None:
+        """Per-arch repositories <arch>/<name>:<tag>, then the index lab/<name>:<tag>."""
+        writer = RegistryWriter(f"http://{REGISTRY}")
+        try:
+            entries: list[tuple[str, str]] = []
+            for arch in arches:
+                local = image_tag(image, arch)
+                repo = f"{REGISTRY}/{arch}/{image.name}"
+                image_id = await self._image_id(local)
+                current = writer.manifest(f"{arch}/{image.name}", image.tag)
+                if current is None or current.json.get("config", {}).get("digest") != image_id:
+                    self.log(f"lab: pushing {arch}/{image.key}")
+                    await self.host.tag(local, repo, image.tag)
+                    await self.host.push(repo, image.tag)
+                entries.append((arch, f"{arch}/{image.name}"))
+            for name, tag in ((image.name, image.tag), *image.aliases):
+                index = [
+                    IndexEntry(
+                        writer.copy_manifest(source, image.tag, f"lab/{name}"),
+                        "linux",
+                        arch,
+                        "v8" if arch == "arm64" else None,
+                    )
+                    for arch, source in entries
+                ]
+                writer.put_index(f"lab/{name}", tag, index)
+        finally:
+            writer.close()
+
+    async def _image_id(self, reference: str) -> str:
+        labels = await self.host.image_labels(reference)
+        if labels is None:
+            raise EnvironmentProblem(f"{reference} is not built: run `ecoready lab build`")
+        return await self.host.image_id(reference)
+
+    # -- the whole lab ------------------------------------------------------------------
+    async def build(self, arches: Sequence[str] = ARCHES, only: Sequence[str] | None = None) -> None:
+        """Build and publish the images (`only`: by name, or `gaps` for the deliberate gaps)."""
+        images = [i for i in IMAGES if not only or i.name in only or i.key in only]
+        gaps = not only or "gaps" in only or any(name in only for name in GAPS)
+        started = time.monotonic()
+
+        async def track(arch: str) -> None:
+            for image in images:
+                if arch in image.arches:
+                    await self.image(image, arch)
+
+        # one track per arch: the emulated one is CPU-bound, the native one mostly waits on apt
+        try:
+            await self.start_builders(images, arches)
+            await asyncio.gather(*(track(a) for a in arches))
+        finally:
+            await self.drop_contexts()
+        registry_up(self.log)
+        for image in images:
+            await self.publish(image, [a for a in arches if a in image.arches])
+        if gaps:
+            writer = RegistryWriter(f"http://{REGISTRY}")
+            try:
+                await asyncio.to_thread(publish_gaps, writer, self.log)
+            finally:
+                writer.close()
+        self.log(
+            f"lab: ready in {time.monotonic() - started:.0f} s: registry {REGISTRY}, "
+            f"{len(images)} image(s) for {', '.join(arches)}" + (f", {len(GAPS)} gaps" if gaps else "")
+        )
+
+
+def _tar_rootfs(rootfs: Path, target: Path) -> None:
+    with tarfile.open(target, "w") as tar:
+        tar.add(str(rootfs), arcname=".", filter=_numeric_owner)
+
+
+def extract_tar(archive: bytes, target: Path) -> None:
+    """Unpack a tar of regular files and directories under `target`; refuse anything else
+    (links, devices, absolute paths, `..`), whatever the Python version's own filters do."""
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        members = tar.getmembers()
+        for member in members:
+            parts = Path(member.name).parts
+            if not (member.isfile() or member.isdir()) or member.name.startswith("/") or ".." in parts:
+                raise EnvironmentProblem(f"refusing to unpack {member.name!r} from a builder's output")
+            member.mode &= 0o755
+        for member in members:
+            dest = target.joinpath(*Path(member.name).parts)
+            if member.isdir():
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            source = tar.extractfile(member)
+            if source is None:
+                raise EnvironmentProblem(f"unreadable {member.name!r} in a builder's output")
+            dest.write_bytes(source.read())
+            dest.chmod(member.mode)
+
+
+def _numeric_owner(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    info.uname = info.gname = ""
+    return info
+
+
+def _appender(path: Path) -> Log:
+    def write(text: str) -> None:
+        with path.open("a", errors="replace") as handle:
+            handle.write(text)
+
+    return write
+
+
+async def _run_logged(cmd: Sequence[str], logfile: Path, *, timeout: float, what: str) -> None:
+    with logfile.open("ab") as out:
+        proc = await asyncio.create_subprocess_exec(*cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = await asyncio.wait_for(proc.wait(), timeout)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            raise
+    if code != 0:
+        tail = logfile.read_text(errors="replace").splitlines()[-5:]
+        raise EnvironmentProblem(f"{what} failed (exit {code}): {' | '.join(tail)[-300:]}; log: {logfile}")
+
+
+# -- the local registry process ---------------------------------------------------------
+def _registry_paths(lab_dir: Path = LAB_DIR) -> tuple[Path, Path, Path, Path]:
+    base = lab_dir / "registry"
+    return base / "config.yml", base / "data", base / "registry.pid", base / "registry.log"
+
+
+def registry_running() -> bool:
+    writer = RegistryWriter(f"http://{REGISTRY}", timeout=3)
+    try:
+        return writer.ping()
+    finally:
+        writer.close()
+
+
+def registry_up(log: Log) -> None:
+    """Start Debian's docker-registry on 127.0.0.1 (idempotent)."""
+    if registry_running():
+        return
+    binary = shutil.which("docker-registry")
+    if binary is None:
+        raise EnvironmentProblem("docker-registry is not installed: run `make setup` (apt-get install docker-registry)")
+    config, data, pidfile, logfile = _registry_paths()
+    data.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "version: 0.1\n"
+        "log:\n  level: info\n  formatter: text\n"
+        f"storage:\n  filesystem:\n    rootdirectory: {data}\n  delete:\n    enabled: true\n"
+        f"http:\n  addr: {REGISTRY}\n"
+    )
+    with logfile.open("ab") as out:
+        proc = subprocess.Popen(
+            [binary, "serve", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    pidfile.write_text(str(proc.pid))
+    for _ in range(100):
+        if registry_running():
+            log(f"lab: registry listening on {REGISTRY} (pid {proc.pid})")
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    tail = logfile.read_text(errors="replace").splitlines()[-3:]
+    raise EnvironmentProblem(f"the lab registry did not start on {REGISTRY}: {' | '.join(tail)[-300:]}")
+
+
+def registry_down(log: Log) -> bool:
+    _, _, pidfile, _ = _registry_paths()
+    try:
+        pid = int(pidfile.read_text())
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pidfile.unlink(missing_ok=True)
+        return False
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    pidfile.unlink(missing_ok=True)
+    log(f"lab: registry stopped (pid {pid})")
+    return True
+
+
+async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
+    """What `ecoready lab status` prints, and whether the lab is complete."""
+    lines = []
+    ok = True
+    up = registry_running()
+    ok &= up
+    lines.append(f"registry {REGISTRY}: {'up' if up else 'down (ecoready lab up)'}")
+    for arch in ARCHES:
+        emulator = emulators().get(arch)
+        if arch == host_arch():
+            lines.append(f"{arch}: native")
+        elif emulator is None:
+            lines.append(f"{arch}: no emulator (make setup)")
+        else:
+            lines.append(
+                f"{arch}: emulated by {emulator.version or emulator.interpreter}"
+                + (f" - {emulator.problem()}" if emulator.problem() else "")
+            )
+    writer = RegistryWriter(f"http://{REGISTRY}", timeout=3) if up else None
+    try:
+        for image in IMAGES:
+            for arch in image.arches:
+                labels = await host.image_labels(image_tag(image, arch))
+                built = "built" if labels is not None else "not built"
+                pushed = ""
+                if writer is not None:
+                    pushed = ", published" if writer.manifest(f"{arch}/{image.name}", image.tag) else ", not published"
+                ok &= labels is not None and pushed == ", published"
+                lines.append(f"  lab/{image.key} {arch}: {built}{pushed}")
+        if writer is not None:
+            for name, current in gap_status(writer):
+                ok &= current
+                state = "published" if current else "not published (ecoready lab build --only gaps)"
+                lines.append(f"  {name} (gap): {state}")
+    finally:
+        if writer is not None:
+            writer.close()
+    return lines, ok

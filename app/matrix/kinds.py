@@ -1,0 +1,103 @@
+"""The probe kinds a matrix may name, described without importing their modules.
+
+`KINDS` says, for each kind: the module that implements it (`ecoready.probes.<kind>`,
+imported only when a run needs it), whether it needs a backend server, whether it can be
+one, whether it is benchmarked, and the options it accepts in `[components.options]`. The
+matrix loader and the planner read it; `ecoready validate` never imports a probe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ProbeKind:
+    name: str
+    module: str
+    needs_backend: bool = False
+    serves_sql: bool = False  # other components may name it as their backend
+    benchmarks: bool = False  # has a bench stage (sysbench) unless the profile is smoke
+    options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
+    required: tuple[str, ...] = ()  # options that must be given
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # allowed values of an option
+
+
+_SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "flavor": str,  # mariadb | mysql | percona: which env/client names the image uses
+    "args": list,  # extra server arguments
+    "env": dict,  # extra environment (never secrets: those are generated per run)
+}
+
+_FLAVOR: Mapping[str, type | tuple[type, ...]] = {"flavor": str}
+_FLAVOR_CHOICES: Mapping[str, tuple[str, ...]] = {"flavor": ("mariadb", "mysql", "percona")}
+
+# The connector probe's languages: one smoke program each in the connectors image
+# (Python twice: one program, two drivers).
+CONNECTOR_LANGUAGES = (
+    "c",
+    "cpp",
+    "java",
+    "python-pymysql",
+    "python-mysqlclient",
+    "go",
+    "nodejs",
+    "php",
+    "perl",
+    "ruby",
+)
+
+_CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "language": str,  # which smoke program runs (CONNECTOR_LANGUAGES)
+    "password": str,  # a literal the connector uses instead of the backend's password (failure tests)
+}
+
+KINDS: Mapping[str, ProbeKind] = {
+    k.name: k
+    for k in (
+        ProbeKind(
+            "server",
+            "ecoready.probes.server",
+            serves_sql=True,
+            benchmarks=True,
+            options=_SERVER_OPTIONS,
+            choices=_FLAVOR_CHOICES,
+        ),
+        ProbeKind("proxysql", "ecoready.probes.proxysql", needs_backend=True),
+        ProbeKind("maxscale", "ecoready.probes.maxscale", needs_backend=True),
+        ProbeKind("router", "ecoready.probes.router", needs_backend=True),
+        # The server it monitors is the backend; the client image is part of the component.
+        ProbeKind("pmm", "ecoready.probes.pmm", needs_backend=True, options={"client_image": str}),
+        # `client` picks the check set: mysqlsh here, mariadb from the lab probes.
+        ProbeKind(
+            "shell",
+            "ecoready.probes.shell",
+            needs_backend=True,
+            options={"client": str},
+            choices={"client": ("mysqlsh", "mariadb")},
+        ),
+        ProbeKind("galera", "ecoready.probes.galera", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
+        ProbeKind("pxc", "ecoready.probes.pxc", serves_sql=True),
+        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements).
+        ProbeKind(
+            "replication", "ecoready.probes.replication", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES
+        ),
+        ProbeKind("group-replication", "ecoready.probes.group_replication", serves_sql=True),
+        ProbeKind("mariabackup", "ecoready.probes.mariabackup", options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        # The backend names the server image XtraBackup backs up (its line must match).
+        ProbeKind("xtrabackup", "ecoready.probes.xtrabackup", needs_backend=True),
+        ProbeKind("mydumper", "ecoready.probes.mydumper", needs_backend=True),
+        ProbeKind("toolkit", "ecoready.probes.toolkit", needs_backend=True),
+        ProbeKind("haproxy", "ecoready.probes.haproxy", needs_backend=True, benchmarks=True),
+        ProbeKind(
+            "connector",
+            "ecoready.probes.connector",
+            needs_backend=True,
+            options=_CONNECTOR_OPTIONS,
+            required=("language",),
+            choices={"language": CONNECTOR_LANGUAGES},
+        ),
+    )
+}

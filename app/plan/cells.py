@@ -1,0 +1,170 @@
+"""matrix -> the cells to run: which host serves each arch, natively or emulated, with
+what backend and what time budgets. Pure: host facts are gathered before planning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ecoready.domain.model import Component, HostFacts, Profile, Stage
+from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
+from ecoready.matrix.kinds import KINDS
+from ecoready.matrix.load import Matrix
+
+# Emulated cells cost several times the CPU and wall time of native ones (qemu-user:
+# 4x for server start-up here, 11x for sysbench); budgets scale by this factor.
+EMULATION_FACTOR = 6.0
+
+# Native budgets in seconds per stage, by probe kind; "default" for the rest. The bench
+# stage's budget comes from its settings instead (`bench_budget`).
+DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
+    "default": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 60.0, Stage.BENCH: 600.0},
+    # three nodes started one after the other, state transfers, a node leaving and rejoining
+    "galera": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    # PXC also makes certificates first; its state transfers run XtraBackup.
+    "pxc": {Stage.IMAGE: 300.0, Stage.START: 240.0, Stage.SMOKE: 180.0, Stage.BENCH: 600.0},
+    # three members joining one after the other, then a failover in smoke
+    "group-replication": {Stage.IMAGE: 300.0, Stage.START: 180.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    # backup, prepare, copy-back and a restored server starting, all in smoke
+    "mariabackup": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 150.0, Stage.BENCH: 600.0},
+    "xtrabackup": {Stage.IMAGE: 300.0, Stage.START: 120.0, Stage.SMOKE: 180.0, Stage.BENCH: 600.0},
+    "toolkit": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    # A proxy starts its backend first; its smoke waits for a few monitor rounds.
+    "proxysql": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    "maxscale": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+    "router": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+    # PMM server runs several databases of its own; the client registration starts the backend.
+    "pmm": {Stage.IMAGE: 600.0, Stage.START: 300.0, Stage.SMOKE: 240.0, Stage.BENCH: 600.0},
+    "shell": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+}
+# Margin over the bench estimate: a loaded machine, a slow prepare.
+BENCH_MARGIN = 1.5
+BENCH_SLACK_S = 60.0
+
+
+@dataclass(frozen=True)
+class Budgets:
+    seconds: Mapping[Stage, float]
+
+    def __getitem__(self, stage: Stage) -> float:
+        return self.seconds[stage]
+
+    @property
+    def total(self) -> float:
+        return sum(self.seconds.values())
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    id: str
+    component: Component
+    arch: str
+    host: str
+    emulated: bool
+    budgets: Budgets
+    backend: Component | None = None
+    stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
+    # Why the cell cannot run at all (no host for its arch); it ends as `error`.
+    unrunnable: str | None = None
+    bench: BenchSettings | None = None  # what the bench stage runs (None: no bench stage)
+    # Stages that must not share the host's CPUs with any other work (the full profile's
+    # bench): the scheduler is to run them alone. Today it is a mark; see docs/architecture.md.
+    exclusive: frozenset[Stage] = frozenset()
+
+
+@dataclass(frozen=True)
+class Plan:
+    matrix: Matrix
+    profile: Profile
+    arches: tuple[str, ...]
+    cells: tuple[CellPlan, ...]
+    hosts: tuple[HostFacts, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def bench_budget(settings: BenchSettings, emulated: bool) -> float:
+    """Seconds for a bench stage: its estimate (measured time is wall-clock time even under
+    emulation; set-up and prepare scale with the emulator) with a margin."""
+    factor = EMULATION_FACTOR if emulated else 1.0
+    return estimate_seconds(settings, factor) * BENCH_MARGIN + BENCH_SLACK_S
+
+
+def budgets_for(component: Component, emulated: bool, bench: BenchSettings | None = None) -> Budgets:
+    base = dict(DEFAULT_BUDGETS.get(component.probe, DEFAULT_BUDGETS["default"]))
+    if component.timeout_s is not None:
+        base[Stage.START] = component.timeout_s
+    factor = EMULATION_FACTOR if emulated else 1.0
+    scaled = {stage: seconds * (factor if stage is not Stage.IMAGE else 1.0) for stage, seconds in base.items()}
+    if bench is not None:
+        scaled[Stage.BENCH] = bench_budget(bench, emulated)
+    return Budgets(scaled)
+
+
+def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | None, bool, str | None]:
+    """(host, emulated, why-not): a reachable host native for the arch first; then one that
+    could not be reached but lists the arch (its cells end as `error` naming why: a native
+    host that is down is not silently replaced by emulation); then one that emulates it."""
+    for facts in hosts:
+        if not facts.error and facts.native_arch == arch and arch in facts.arches:
+            return facts, False, None
+    for facts in hosts:
+        if facts.error and arch in facts.arches:
+            return facts, facts.native_arch != arch, f"host {facts.name}: {facts.error}"
+    for facts in hosts:
+        if not facts.error and arch in facts.arches:
+            return facts, True, None
+    natives = ", ".join(sorted({a for h in hosts if not h.error for a in h.arches})) or "none"
+    down = "".join(f"; host {h.name}: {h.error}" for h in hosts if h.error)
+    fix = (
+        "register an emulator on the host (`make setup` in the ecoready checkout registers "
+        "qemu-aarch64 >= 8) or add a native host under [[hosts]]"
+    )
+    if arch == "amd64":
+        fix = "register qemu-x86_64 (binfmt, F flag) or add a native amd64 host under [[hosts]]"
+    return None, False, f"no host for {arch} (hosts serve: {natives}{down}); fix: {fix}"
+
+
+def make_plan(
+    matrix: Matrix,
+    hosts: Sequence[HostFacts],
+    *,
+    only: Iterable[str] | None = None,
+    arches: Iterable[str] | None = None,
+    profile: Profile | None = None,
+) -> Plan:
+    """Cells in matrix order (components x arches), each bound to a host."""
+    wanted_ids = set(only) if only else None
+    wanted_arches = tuple(arches) if arches else matrix.arches
+    chosen = profile or matrix.profile
+    base_stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
+    cells: list[CellPlan] = []
+    for component in matrix.components:
+        if wanted_ids is not None and component.id not in wanted_ids:
+            continue
+        backend = matrix.component(component.backend) if component.backend else None
+        comp_arches = component.arches or matrix.arches
+        for arch in wanted_arches:
+            if arch not in comp_arches:
+                continue
+            host, emulated, reason = _choose_host(arch, hosts)
+            bench = (
+                settings_for(chosen, matrix.sysbench, emulated=emulated) if KINDS[component.probe].benchmarks else None
+            )
+            stages = (*base_stages, Stage.BENCH) if bench is not None else base_stages
+            cells.append(
+                CellPlan(
+                    id=f"{component.id}/{arch}",
+                    component=component,
+                    arch=arch,
+                    host=host.name if host else "",
+                    emulated=emulated,
+                    budgets=budgets_for(component, emulated, bench),
+                    backend=backend,
+                    stages=stages,
+                    unrunnable=reason,
+                    bench=bench,
+                    exclusive=frozenset({Stage.BENCH}) if bench is not None and chosen is Profile.FULL else frozenset(),
+                )
+            )
+    return Plan(matrix=matrix, profile=chosen, arches=wanted_arches, cells=tuple(cells), hosts=tuple(hosts))

@@ -1,0 +1,47 @@
+"""All a probe may use, and nothing more: probes import this package and no other part of
+ecoready (tests/unit/test_layers.py holds them to it).
+
+A probe asks its `ProbeContext` for containers, exec, SQL, readiness waits, named checks,
+secrets and its backend; it raises `StageFailed`/`CheckFailed` for the component's faults
+and lets infrastructure errors through, so the runner blames the right side.
+"""
+
+from ecoready.domain.errors import (
+    BackendFailed,
+    CheckFailed,
+    DeadlineExceeded,
+    EmulatorTooOld,
+    SqlError,
+    StageFailed,
+)
+from ecoready.domain.model import UNAME_MACHINE
+from ecoready.domain.specs import ExecResult
+from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
+from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.handles import Container, Endpoint
+from ecoready.probe_api.probe import Probe
+from ecoready.probe_api.secrets import Secret
+from ecoready.probe_api.sql import Row, SqlTarget, option_file, parse_xml
+
+__all__ = [
+    "UNAME_MACHINE",
+    "BackendFailed",
+    "BenchTarget",
+    "CheckFailed",
+    "Container",
+    "DeadlineExceeded",
+    "EmulatorTooOld",
+    "Endpoint",
+    "ExecResult",
+    "Probe",
+    "ProbeContext",
+    "Row",
+    "Secret",
+    "SqlError",
+    "SqlTarget",
+    "StageFailed",
+    "bench_detail",
+    "option_file",
+    "parse_xml",
+    "run_bench",
+]

@@ -1,0 +1,38 @@
+"""Why a container stopped, in one line that names the known emulation hazards (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ecoready.domain.specs import ContainerState
+from ecoready.domain.text import one_line
+
+GLIBC_CPU_MARKER = "CPU does not support x86-64-v"
+EMULATOR_UPGRADE = "fix: register qemu-user >= 8 for this arch (e.g. tonistiigi/binfmt)"
+EMULATOR_FIX = f"{EMULATOR_UPGRADE}, or set QEMU_CPU=max in the container's environment"
+
+
+def cpu_level_missing(text: str) -> str | None:
+    """`x86-64-v2` when glibc refused to start for lack of that CPU level, else None."""
+    if GLIBC_CPU_MARKER not in text:
+        return None
+    return "x86-64-v" + text.split(GLIBC_CPU_MARKER, 1)[1].split()[0].rstrip(".,;:")
+
+
+def classify_exit(state: ContainerState, log_lines: Sequence[str], *, emulated: bool = True) -> str:
+    """One line on why a container stopped, naming the known emulation hazards."""
+    text = "\n".join(log_lines)
+    if state.oom_killed:
+        return "OOM killed (memory limit reached)"
+    if "exec format error" in text or "exec format error" in state.error:
+        return "exec format error (the binary is not for this CPU and no emulator ran it)"
+    level = cpu_level_missing(text)
+    if level is not None:
+        if emulated:
+            return f"emulator too old: CPU does not support {level} ({EMULATOR_FIX})"
+        return f"this host's CPU does not support {level}, which the image requires"
+    if "uncaught target signal" in text:
+        return "the emulator crashed (qemu: uncaught target signal)"
+    last = one_line(text) if text.strip() else ""
+    code = state.exit_code
+    return f"exited with code {code}" + (f": {last}" if last else "")

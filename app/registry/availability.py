@@ -1,0 +1,81 @@
+"""`ecoready images`: every component's image on every arch, asked of the registries at
+once, without starting a container. One row per (component, arch): those pairs are the
+"references" the registry budget is counted against (see bench/registry.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+
+from ecoready.domain.errors import RegistryError
+from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Verdict
+from ecoready.matrix.load import Matrix
+from ecoready.registry.client import RegistryClient
+
+
+def pairs(
+    matrix: Matrix, only: Sequence[str] | None = None, arches: Sequence[str] | None = None
+) -> list[tuple[str, str]]:
+    """(component id, arch) in matrix order; a component's own arches narrow the matrix's."""
+    out = []
+    for component in matrix.components:
+        if only and component.id not in only:
+            continue
+        for arch in component.arches or matrix.arches:
+            if not arches or arch in arches:
+                out.append((component.id, arch))
+    return out
+
+
+async def check_images(
+    matrix: Matrix,
+    client: RegistryClient,
+    *,
+    only: Sequence[str] | None = None,
+    arches: Sequence[str] | None = None,
+) -> ImagesReport:
+    started = time.monotonic()
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    wanted = pairs(matrix, only, arches)
+
+    unchecked: dict[str, tuple[int, str]] = {}
+
+    async def one(component_id: str, arch: str) -> ImageCheck:
+        component = matrix.component(component_id)
+        try:
+            found = await client.resolve(component.image, arch)
+        except RegistryError as exc:
+            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=f"error: {exc}")
+            count, _ = unchecked.get(exc.registry, (0, ""))
+            unchecked[exc.registry] = (count + 1, exc.reason)
+        return ImageCheck(component.id, component.name, arch, found)
+
+    checks = await asyncio.gather(*(one(c, a) for c, a in wanted))
+    return ImagesReport(
+        matrix=matrix.path,
+        checked_at=at,
+        seconds=round(time.monotonic() - started, 3),
+        checks=tuple(checks),
+        registries=client.statuses(),
+        notes=tuple(registry_notes(unchecked, "image")),
+    )
+
+
+def registry_notes(unchecked: Mapping[str, tuple[int, str]], what: str = "cell") -> list[str]:
+    """One line per registry that could not be asked (the run's report says so once, not
+    once per cell): `registry docker.io: unreachable (ConnectError: …): 12 cells not checked`."""
+    return [
+        f"registry {registry}: {reason}: {count} {what}{'s' if count != 1 else ''} not checked"
+        for registry, (count, reason) in sorted(unchecked.items())
+    ]
+
+
+def exit_code(report: ImagesReport) -> int:
+    """0 every pair available; 3 a registry could not be asked; 1 otherwise."""
+    verdicts = [c.availability.verdict for c in report.checks]
+    if Verdict.ERROR in verdicts:
+        return 3
+    return 0 if all(v is Verdict.AVAILABLE for v in verdicts) else 1

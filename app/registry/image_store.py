@@ -1,0 +1,69 @@
+"""Images of a run: resolved in their registry, pulled once per host and arch, verified.
+
+Pulls go by per-arch digest (`repo@sha256:…`), never by tag: pulling a second platform of
+a tag retags it, and parallel cells of two arches would then run each other's image. An
+arch found under a vendor's suffixed tag (`10.11-aarch64`) is pulled by that tag's digest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from ecoready.domain.errors import ImageUnavailable, RegistryError
+from ecoready.domain.model import ImageInfo, Verdict
+from ecoready.engine.docker_host import DockerHost
+from ecoready.registry.client import RegistryClient
+
+
+@dataclass
+class ImageStore:
+    host: DockerHost
+    registry: RegistryClient
+    # registry -> (image checks it failed, the last reason): one note per registry at the end
+    unchecked: dict[str, tuple[int, str]] = field(default_factory=dict)
+    _pending: dict[tuple[str, str], asyncio.Future[ImageInfo]] = field(default_factory=dict)
+
+    async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
+        """The image pulled for `arch`. `for_cell=False` (the platform survey): a registry
+        failure is not counted among the cells it left unchecked."""
+        try:
+            return await self._ensure(reference, arch)
+        except RegistryError as exc:
+            if for_cell:
+                count, _ = self.unchecked.get(exc.registry, (0, ""))
+                self.unchecked[exc.registry] = (count + 1, exc.reason)
+            raise
+
+    async def _ensure(self, reference: str, arch: str) -> ImageInfo:
+        key = (reference, arch)
+        future = self._pending.get(key)
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            self._pending[key] = future
+            try:
+                future.set_result(await self._fetch(reference, arch))
+            except BaseException as exc:
+                self._pending.pop(key, None)  # a later cell may try again (e.g. after a blip)
+                future.set_exception(exc)
+                future.exception()
+                raise
+        return await asyncio.shield(future)
+
+    async def _fetch(self, reference: str, arch: str) -> ImageInfo:
+        found = await self.registry.resolve(reference, arch)
+        if found.verdict is not Verdict.AVAILABLE:  # mislabelled: a failure, not "missing"
+            raise ImageUnavailable(found.detail, missing=found.verdict is Verdict.MISSING)
+        image_id = await self.host.pull(found.pull_reference, f"linux/{arch}")
+        _, actual = await self.host.image_platform(image_id)
+        if actual != arch:
+            raise ImageUnavailable(f"mislabelled: pulled for {arch}, the image says {actual}", missing=False)
+        return ImageInfo(
+            reference=reference,
+            arch=arch,
+            digest=found.digest,
+            index_digest=found.index_digest,
+            size=found.size,
+            found_as=found.found_as,
+            image_id=image_id,
+        )

@@ -1,0 +1,124 @@
+"""The readiness grid as plain text (pure): the headless run's closing summary and the
+README's picture of it. Rows are components grouped by category, columns architectures.
+Text from containers and report files is made inert: this goes to terminals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ecoready.domain.model import Category, CellResult, Report, Status
+from ecoready.domain.text import inert
+from ecoready.report.images_table import registry_line
+from ecoready.report.present import EMULATED_MARK, cell_text, platform_text
+
+
+def grid_rows(report: Report) -> list[tuple[Category, str, str, dict[str, CellResult]]]:
+    """(category, component id, name, {arch: cell}) in category order, then matrix order."""
+    rows: dict[str, tuple[Category, str, str, dict[str, CellResult]]] = {}
+    for cell in report.cells.values():
+        row = rows.setdefault(cell.component, (cell.category, cell.component, cell.name, {}))
+        row[3][cell.arch] = cell
+    order = {c: i for i, c in enumerate(Category)}
+    return sorted(rows.values(), key=lambda r: order[r[0]])
+
+
+def arches_of(report: Report) -> Sequence[str]:
+    seen = list(report.arches)
+    for cell in report.cells.values():
+        if cell.arch not in seen:
+            seen.append(cell.arch)
+    return seen
+
+
+def hosts_by_arch(report: Report) -> dict[str, str]:
+    """arch -> the host that ran its cells, when the run used several hosts and each arch
+    ran on one of them (empty otherwise: one host says nothing, mixed columns are marked
+    per cell)."""
+    used = {c.host for c in report.cells.values() if c.host}
+    if len(used) < 2:
+        return {}
+    by_arch: dict[str, set[str]] = {}
+    for cell in report.cells.values():
+        if cell.host:
+            by_arch.setdefault(cell.arch, set()).add(cell.host)
+    return {arch: next(iter(hosts)) for arch, hosts in by_arch.items() if len(hosts) == 1}
+
+
+def column_title(report: Report, arch: str) -> str:
+    """`arm64` or, when several hosts ran, `arm64 @ graviton`."""
+    host = hosts_by_arch(report).get(arch)
+    return f"{arch} @ {host}" if host else arch
+
+
+def host_mark(report: Report, cell: CellResult) -> str:
+    """` @host` after a cell whose column mixes hosts (else nothing)."""
+    several = len({c.host for c in report.cells.values() if c.host}) > 1
+    return f" @{cell.host}" if several and cell.host and cell.arch not in hosts_by_arch(report) else ""
+
+
+def render_grid(report: Report, width: int = 30) -> str:
+    arches = arches_of(report)
+    rows = grid_rows(report)
+    name_w = max([len("component"), *(len(r[1]) + 2 for r in rows), *(len(p.host) + 2 for p in report.platforms)]) + 2
+    header = "component".ljust(name_w) + "".join(_one_line(column_title(report, a)).ljust(width) for a in arches)
+    lines = [header.rstrip(), "-" * len(header.rstrip())]
+    category = None
+    for cat, cid, _name, cells in rows:
+        if cat is not category:
+            lines.append(f"[{cat.value}]")
+            category = cat
+        text = "".join(
+            (_one_line(cell_text(cells[a], width - 2) + host_mark(report, cells[a])) if a in cells else "").ljust(width)
+            for a in arches
+        )
+        lines.append((f"  {_one_line(cid)}".ljust(name_w) + text).rstrip())
+    if report.platforms:  # platform fitness: a row per host, what a container of each arch saw
+        lines.append("[platform]")
+        order = [h.name for h in report.hosts]
+        hosts = sorted(
+            dict.fromkeys(p.host for p in report.platforms),
+            key=lambda h: (h not in order, order.index(h) if h in order else 0),
+        )
+        for host in hosts:
+            seen = {p.arch: p for p in report.platforms if p.host == host}
+            text = "".join(
+                (_one_line(platform_text(seen[a], width - 2)) if a in seen else "").ljust(width) for a in arches
+            )
+            lines.append((f"  {_one_line(host)}".ljust(name_w) + text).rstrip())
+    return "\n".join(lines)
+
+
+def render_summary(report: Report) -> str:
+    cells = list(report.cells.values())
+    counts: dict[Status, int] = {}
+    for cell in cells:
+        counts[cell.status] = counts.get(cell.status, 0) + 1
+    parts = [f"{n} {s.value}" for s, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
+    lines = [
+        render_grid(report),
+        "",
+        f"{len(cells)} cells: "
+        + ", ".join(parts)
+        + (f"   ({EMULATED_MARK} = emulated)" if any(c.emulated for c in cells) else ""),
+    ]
+    several = len({c.host for c in cells if c.host}) > 1
+    failing = [c for c in cells if c.status not in (Status.READY, Status.SKIPPED, Status.PENDING)]
+    for cell in failing:
+        detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # "missing: missing: …" reads badly
+        where = f" on {cell.host}" if several and cell.host else ""
+        lines.append(_one_line(f"  {cell.id}{where}: {cell.status.value}: {detail}"))
+    if several:
+        for host in report.hosts:
+            ran = sum(1 for c in cells if c.host == host.name)
+            state = f": {host.error}" if host.error else ""
+            lines.append(_one_line(f"host {host.name}: {ran} cell(s){state}"))
+    for note in report.notes:
+        lines.append(_one_line(f"note: {note}"))
+    for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
+        if status.limit is not None or status.remaining is not None:
+            lines.append(_one_line(registry_line(status)))
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return inert(text, 0).replace("\n", " ")

@@ -1,0 +1,149 @@
+"""The run's Docker hosts: connect every [[hosts]] entry at once (each under a deadline),
+learn what each serves, and give each its own context (DockerHost, ImageStore) so pulls,
+labels, sweeps and cleanup happen per host.
+
+What a host serves: its native arch (from the engine), plus the arches it can emulate
+when `emulate = true` (the default) or when `arches` lists them. Emulators on this
+machine's kernel (the local engine, any unix:// socket) are read from binfmt_misc; on a
+tcp:// or ssh:// host a short-lived container of the arch is asked through the engine
+(app/survey.py), and the arch is served only when that container runs as that arch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from ecoready.domain.errors import EcoreadyError
+from ecoready.domain.model import Host, HostFacts, PlatformFitness
+from ecoready.domain.text import one_line
+from ecoready.engine.docker_host import DockerHost
+from ecoready.probe_api.context import RunContext
+from ecoready.run.survey import survey
+
+LOCAL = Host(name="local")
+
+
+@dataclass
+class Engine:
+    """One [[hosts]] entry as this run found it."""
+
+    spec: Host
+    host: DockerHost | None = None
+    facts: HostFacts | None = None
+    error: str = ""  # why it could not be reached
+    notes: list[str] = field(default_factory=list)
+    # platform fitness learned while checking its emulators (emitted once the run starts)
+    surveyed: dict[str, PlatformFitness] = field(default_factory=dict)
+
+
+def host_specs(hosts: Sequence[Host]) -> tuple[Host, ...]:
+    """The matrix's hosts; none means the local engine (DOCKER_HOST or the default socket)."""
+    return tuple(hosts) or (LOCAL,)
+
+
+async def connect_all(specs: Sequence[Host]) -> list[Engine]:
+    """Connect to every host at once; one that cannot be reached keeps its reason."""
+
+    async def one(spec: Host) -> Engine:
+        try:
+            host = await DockerHost.connect(spec.name, spec.docker, tls=spec.tls)
+        except EcoreadyError as exc:
+            return Engine(spec, error=one_line(str(exc), 300))
+        return Engine(spec, host=host)
+
+    return list(await asyncio.gather(*(one(spec) for spec in specs)))
+
+
+def unreachable_facts(engine: Engine) -> HostFacts:
+    """What the plan knows of a host it could not reach: what [[hosts]] says it serves."""
+    spec = engine.spec
+    return HostFacts(
+        name=spec.name,
+        native_arch="",
+        serves=spec.arches,
+        price_per_hour=spec.price_per_hour,
+        cpu_ghz=spec.cpu_ghz,
+        docker=spec.docker,
+        error=f"unreachable: {engine.error}",
+    )
+
+
+def emulation_wanted(spec: Host, native: str, wanted: Sequence[str]) -> list[str]:
+    """The arches to emulate on a host: those `arches` lists besides the native one, or
+    (no list) every wanted arch but the native one when `emulate` is on."""
+    if spec.arches:
+        return [a for a in spec.arches if a != native and a in wanted]
+    return [a for a in wanted if a != native] if spec.emulate else []
+
+
+async def learn_facts(
+    engines: Sequence[Engine],
+    runs: Mapping[str, RunContext],
+    wanted: Sequence[str],
+    local_emulators: Callable[[], Mapping[str, str]],
+    survey_images: Callable[[str], Sequence[str]],
+    kinds: Callable[[str], Iterable[str]],
+) -> None:
+    """Set `facts` on every reachable engine: the engine's own view, what it emulates, and
+    what it serves. Remote emulators are verified by a survey container (in parallel)."""
+
+    async def one(engine: Engine) -> None:
+        assert engine.host is not None and engine.facts is not None
+        facts = engine.facts
+        spec, native = engine.spec, facts.native_arch
+        candidates = emulation_wanted(spec, native, wanted)
+        emulators: dict[str, str] = {}
+        if engine.host.local_kernel:
+            found = local_emulators()
+            for arch in candidates:
+                if arch in found:
+                    emulators[arch] = found[arch]
+                elif arch in spec.arches:
+                    engine.notes.append(
+                        f"host {spec.name} lists {arch}, but no usable emulator for it is registered "
+                        "(`ecoready doctor` says why)"
+                    )
+        else:
+            others_native = {e.facts.native_arch for e in engines if e is not engine and e.facts and not e.error}
+            checks = [a for a in candidates if a in spec.arches or a not in others_native]
+            results = await asyncio.gather(
+                *(survey(runs[spec.name], a, emulated=True, images=survey_images(a), kinds=kinds(a)) for a in checks)
+            )
+            for arch, fitness in zip(checks, results, strict=True):
+                engine.surveyed[arch] = fitness
+                if not fitness.error:
+                    emulators[arch] = "checked with a container of the arch through the engine"
+                elif arch in spec.arches or "exec format error" in fitness.error:
+                    engine.notes.append(f"host {spec.name} cannot serve {arch}: {fitness.error}")
+        native_served = not spec.arches or native in spec.arches
+        serves = ((native,) if native_served else ()) + tuple(emulators)
+        engine.facts = replace(
+            facts,
+            emulated_arches=tuple(emulators),
+            emulators=emulators,
+            serves=serves,
+            price_per_hour=spec.price_per_hour,
+            cpu_ghz=spec.cpu_ghz,
+            docker=spec.docker,
+        )
+
+    # the engines' own views first: a remote host need not prove it emulates an arch that
+    # another host runs natively
+    await asyncio.gather(*(_engine_view(e) for e in engines if e.host is not None))
+    await asyncio.gather(*(one(e) for e in engines if e.host is not None))
+
+
+async def _engine_view(engine: Engine) -> None:
+    assert engine.host is not None
+    try:
+        engine.facts = await engine.host.facts({})
+    except EcoreadyError as exc:  # it answered the ping, then stopped answering
+        engine.error = one_line(str(exc), 300)
+        await engine.host.close()
+        engine.host = None
+
+
+async def close_all(engines: Iterable[Engine]) -> None:
+    await asyncio.gather(*(e.host.close() for e in engines if e.host is not None), return_exceptions=True)

@@ -1,0 +1,421 @@
+"""Command line: parse the arguments, check them, and hand each verb to its front end
+(`ui/headless.py`, `ui/tui/`, `ui/queries.py`, `ui/ops.py`). Nothing here runs or prints
+a result itself. Heavy modules (asyncio, docker, httpx, Textual, Rich) are imported by the
+verbs that need them, so `--help` and `validate` stay fast (bench/startup.py).
+
+Exit codes: 0 all requested cells ready; 1 some not ready; 2 usage or config error;
+3 environment error (docker unreachable, no emulator and no host for an arch, a registry
+that could not be asked); 130/143 when interrupted by SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ecoready import __version__
+from ecoready.domain.errors import ConfigError, EcoreadyError, UsageError
+from ecoready.report import OPTIONS
+from ecoready.ui.console import eprint
+
+if TYPE_CHECKING:  # only for annotations: the verbs import what they use
+    from ecoready.matrix.load import Matrix
+    from ecoready.run.session import RunOptions
+    from ecoready.ui.headless import CheckRequest
+
+DEFAULT_MATRIX = "matrix.toml"
+WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
+
+
+def _csv(text: str) -> list[str]:
+    items = [p.strip() for p in text.split(",") if p.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return items
+
+
+def _arches(text: str) -> list[str]:
+    from ecoready.domain.model import normalize_arch
+
+    out = []
+    for item in _csv(text):
+        arch = normalize_arch(item)
+        if arch is None:
+            raise argparse.ArgumentTypeError(f"unknown architecture {item!r} (amd64, arm64, ppc64le, s390x)")
+        out.append(arch)
+    return out
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 1 <= value <= 256:
+        raise argparse.ArgumentTypeError("must be between 1 and 256")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ecoready",
+        description="Which parts of your MySQL-ecosystem stack are ready on arm64 and amd64, checked for real. "
+        "Without a verb: the interactive grid on ./matrix.toml.",
+    )
+    parser.add_argument("--version", action="version", version=f"ecoready {__version__}")
+    parser.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    parser.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
+    parser.set_defaults(func=cmd_tui)
+    verbs = parser.add_subparsers(title="verbs", metavar="VERB")
+
+    run = verbs.add_parser(
+        "run",
+        help="run the matrix (the TUI, or --headless for scripts and CI)",
+        description="Run every cell of the matrix: image, start, smoke (and bench).",
+    )
+    run.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    run.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, report files")
+    _add_outputs(run)
+    _add_selection(run)
+    run.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
+    run.set_defaults(func=cmd_run)
+
+    check = verbs.add_parser(
+        "check",
+        help="run headless, store the report, diff it with the previous one, tell a webhook",
+        description="The scheduled readiness check: run the matrix headless, store the report in the history "
+        "folder, print what changed since the previous stored report, and POST the change to a webhook. "
+        "Exit 1 when readiness regressed, 3 when the tool or infrastructure failed a cell, else 0.",
+    )
+    _add_check_options(check)
+    check.add_argument(
+        "--report",
+        metavar="REPORT.json",
+        help="judge this saved report instead of running the matrix (e.g. the merge of two native runners' reports)",
+    )
+    check.set_defaults(func=cmd_check)
+
+    watch = verbs.add_parser(
+        "watch",
+        help="run the check on an interval until stopped",
+        description="Repeat `ecoready check` every DURATION (start to start) until stopped; a failed check is "
+        "reported and the next one runs on time.",
+    )
+    watch.add_argument("--every", required=True, metavar="DURATION", help="e.g. 6h, 30m, 1h30m, 90s")
+    watch.add_argument("--runs", type=_positive_int, metavar="N", help="stop after N checks (default: never)")
+    _add_check_options(watch)
+    watch.set_defaults(func=cmd_watch)
+
+    report = verbs.add_parser(
+        "report",
+        help="re-render a saved report (or --merge several) as JSON, Markdown, HTML, JUnit",
+        description="Read saved JSON reports and write them in other formats. Without an output option, print "
+        "the grid. Several reports (e.g. from a native arm64 and a native amd64 runner) need --merge.",
+    )
+    report.add_argument("reports", nargs="+", metavar="REPORT.json", help="saved report(s); '-' = stdin")
+    report.add_argument("--merge", action="store_true", help="merge the reports into one")
+    _add_outputs(report)
+    report.set_defaults(func=cmd_report)
+
+    diff = verbs.add_parser(
+        "diff",
+        help="what changed between two saved reports (exit 1 on a regression)",
+        description="Print the cells that changed status, new or lost arches and cells, and bench changes "
+        "beyond noise (more than twice the coefficient of variation). Exit 1 when anything regressed.",
+    )
+    diff.add_argument("old", metavar="OLD.json")
+    diff.add_argument("new", metavar="NEW.json")
+    diff.add_argument("--json", metavar="PATH", help="also write the structured diff here ('-' = stdout)")
+    diff.set_defaults(func=cmd_diff)
+    images = verbs.add_parser(
+        "images",
+        help="is each image published for each arch? (registries only, no containers)",
+        description="Ask the registries whether every component's image is published for every arch, "
+        "without pulling or starting anything. Exit 0 all available, 1 some missing or mislabelled, "
+        "3 a registry could not be asked.",
+    )
+    images.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    images.add_argument("--json", metavar="PATH", help="write the JSON here ('-' = stdout, then no table)")
+    images.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
+    images.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
+    images.set_defaults(func=cmd_images)
+
+    validate = verbs.add_parser(
+        "validate",
+        help="check matrix files; errors as file:line:col",
+        description="Validate matrix files without running anything.",
+    )
+    validate.add_argument("files", nargs="*", metavar="FILE", help=f"default: ./{DEFAULT_MATRIX}")
+    validate.set_defaults(func=cmd_validate)
+
+    cleanup = verbs.add_parser(
+        "cleanup",
+        help="remove containers, networks and volumes ecoready left",
+        description="Remove resources of ecoready runs whose process is gone, on the local engine or on every "
+        "[[hosts]] engine of a matrix. Exit 3 when an engine could not be reached.",
+    )
+    cleanup.add_argument("--all", action="store_true", help="also those of runs that still look alive")
+    cleanup.add_argument(
+        "--matrix", "-m", default=None, help="clean every [[hosts]] engine of this matrix (default: the local engine)"
+    )
+    cleanup.set_defaults(func=cmd_cleanup)
+
+    doctor = verbs.add_parser(
+        "doctor",
+        help="is the engine reachable, which emulators, which CPU",
+        description="Check the environment ecoready runs in.",
+    )
+    doctor.set_defaults(func=cmd_doctor)
+
+    lab = verbs.add_parser(
+        "lab",
+        help="the offline lab: build|up|down|status",
+        description="Build and serve the lab's images from Debian packages.",
+    )
+    lab_verbs = lab.add_subparsers(title="lab verbs", metavar="ACTION", required=True)
+    lab_build = lab_verbs.add_parser(
+        "build",
+        help="build base and component images, publish them",
+        description="Build (only what changed) and publish to the local registry.",
+    )
+    lab_build.add_argument("--arch", type=_arches, metavar="ARCH,...", help="default: amd64,arm64")
+    lab_build.add_argument(
+        "--only", type=_csv, metavar="NAME,...", help="only these images ('gaps': the deliberate availability gaps)"
+    )
+    lab_build.set_defaults(func=cmd_lab_build)
+    lab_up = lab_verbs.add_parser("up", help="start the local registry", description="Start the lab registry.")
+    lab_up.set_defaults(func=cmd_lab_up)
+    lab_down = lab_verbs.add_parser("down", help="stop the local registry", description="Stop the lab registry.")
+    lab_down.set_defaults(func=cmd_lab_down)
+    lab_status = lab_verbs.add_parser(
+        "status", help="what is built and served", description="Show the lab's images and registry."
+    )
+    lab_status.set_defaults(func=cmd_lab_status)
+    return parser
+
+
+def _add_outputs(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("report files ('-' = stdout, for one of them)")
+    group.add_argument("--json", metavar="PATH", help="the JSON report (docs/report-schema.json)")
+    group.add_argument("--md", metavar="PATH", help="Markdown: the grid, what failed, benchmarks")
+    group.add_argument("--html", metavar="PATH", help="one self-contained HTML file")
+    group.add_argument("--junit", metavar="PATH", help="JUnit XML: one testcase per cell")
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
+    parser.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
+    parser.add_argument("--profile", choices=["smoke", "quick", "full"], help="benchmark depth (default: the matrix's)")
+    parser.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="cells at once on each host (default: [[hosts]] concurrency, else from CPUs)",
+    )
+
+
+def _add_check_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    parser.add_argument(
+        "--history",
+        metavar="DIR",
+        help="where reports are stored (default: $XDG_DATA_HOME/ecoready/history or ~/.local/share/ecoready/history)",
+    )
+    parser.add_argument(
+        "--webhook",
+        metavar="URL",
+        help=f"POST what changed here (Slack-compatible); default: ${WEBHOOK_ENV}, which keeps the URL out of ps",
+    )
+    _add_selection(parser)
+    _add_outputs(parser)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except ConfigError as exc:
+        eprint(str(exc))
+        return exc.exit_code
+    except EcoreadyError as exc:
+        eprint(f"ecoready: error: {exc}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        eprint("ecoready: interrupted")
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+def _matrix_path(args: argparse.Namespace) -> str:
+    return str(args.matrix or DEFAULT_MATRIX)
+
+
+def _load(args: argparse.Namespace) -> Matrix:
+    from ecoready.matrix.load import load
+
+    return load(_matrix_path(args))
+
+
+def outputs(args: argparse.Namespace) -> dict[str, str]:
+    """format -> path for the report files asked for; at most one may be stdout."""
+    chosen = {fmt: getattr(args, fmt) for fmt in OPTIONS if getattr(args, fmt, None)}
+    if sum(1 for path in chosen.values() if path == "-") > 1:
+        raise UsageError("only one report can go to stdout ('-')")
+    return chosen
+
+
+def only_known(only: Sequence[str] | None, matrix: Matrix) -> None:
+    """`--only` names components of the matrix, for every verb that takes it."""
+    unknown = [i for i in only or () if i not in {c.id for c in matrix.components}]
+    if unknown:
+        raise UsageError(f"--only names unknown component(s) of {matrix.path}: {', '.join(unknown)}")
+
+
+def run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
+    """The run's options, checked against the matrix: the same for the TUI and headless."""
+    from ecoready.domain.model import Profile
+    from ecoready.run.session import RunOptions
+
+    only = getattr(args, "only", None)
+    only_known(only, matrix)
+    history = getattr(args, "history", None)
+    return RunOptions(
+        only=only,
+        arches=getattr(args, "arch", None),
+        profile=Profile(args.profile) if getattr(args, "profile", None) else None,
+        concurrency=getattr(args, "concurrency", None),
+        history=Path(history).expanduser() if history else None,
+    )
+
+
+# -- verbs -------------------------------------------------------------------------------
+def cmd_validate(args: argparse.Namespace) -> int:
+    from ecoready.ui.queries import validate
+
+    return validate(args.files or [DEFAULT_MATRIX])
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    matrix = _load(args)
+    options = run_options(args, matrix)
+    from ecoready.ui.tui.app import run_app
+
+    return run_app(matrix, options, theme=getattr(args, "theme", None))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if not args.headless:
+        return cmd_tui(args)
+    matrix = _load(args)
+    chosen = outputs(args)
+    options = run_options(args, matrix)
+    from ecoready.ui.headless import run
+
+    return run(matrix, options, chosen)
+
+
+def _check_request(args: argparse.Namespace) -> CheckRequest:
+    from ecoready.judge import history
+    from ecoready.ui.headless import CheckRequest
+
+    saved = getattr(args, "report", None)
+    if saved and (args.only or args.arch or args.profile or args.concurrency or args.matrix):
+        raise UsageError("--report: a saved report is judged as it is: drop --matrix and the run options")
+    return CheckRequest(
+        history=Path(args.history).expanduser() if args.history else history.default_dir(),
+        webhook=args.webhook or os.environ.get(WEBHOOK_ENV) or None,
+        webhook_option="--webhook" if args.webhook else WEBHOOK_ENV,
+        outputs=outputs(args),
+        saved=saved,
+        matrix_path=_matrix_path(args),
+        options=None if saved else run_options(args, _load(args)),
+    )
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ecoready.ui.headless import check_once
+
+    return check_once(_check_request(args))
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from ecoready.judge.check import parse_duration
+    from ecoready.ui.headless import check_once, watch
+
+    every = parse_duration(args.every)
+    # the request is made anew each round: a watch picks up edits of the matrix
+    return watch(every, args.runs, lambda: check_once(_check_request(args)))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ecoready.ui.queries import report
+
+    return report(args.reports, args.merge, outputs(args))
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ecoready.ui.queries import diff
+
+    return diff(args.old, args.new, args.json)
+
+
+def cmd_images(args: argparse.Namespace) -> int:
+    matrix = _load(args)
+    only_known(args.only, matrix)
+    from ecoready.ui.queries import images
+
+    return images(matrix, args.json, args.only, args.arch)
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from ecoready.domain.model import Host
+    from ecoready.ui.ops import cleanup
+
+    hosts: tuple[Host, ...] = (Host(name="local"),)
+    if args.matrix:
+        from ecoready.run.hosts import host_specs
+
+        hosts = host_specs(_load(args).hosts)
+    return cleanup(hosts, everything=args.all, per_host=bool(args.matrix))
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from ecoready.ui.ops import doctor
+
+    return doctor()
+
+
+def cmd_lab_build(args: argparse.Namespace) -> int:
+    from ecoready.ui.ops import lab_build
+
+    return lab_build(args.arch, args.only)
+
+
+def cmd_lab_up(args: argparse.Namespace) -> int:
+    from ecoready.ui.ops import lab_up
+
+    return lab_up()
+
+
+def cmd_lab_down(args: argparse.Namespace) -> int:
+    from ecoready.ui.ops import lab_down
+
+    return lab_down()
+
+
+def cmd_lab_status(args: argparse.Namespace) -> int:
+    from ecoready.ui.ops import lab_status
+
+    return lab_status()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    sys.exit(main())

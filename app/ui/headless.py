@@ -1,0 +1,182 @@
+"""The headless front end: a run with progress on stderr and report files, and the
+scheduled check (`check`, `watch`) built on it.
+
+Reports are written even when the run is stopped (the report then says it was
+interrupted); the exit code is 128 + the signal's number when a signal stopped it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ecoready.domain.errors import EcoreadyError, ReportError, UsageError
+from ecoready.domain.events import Event
+from ecoready.domain.model import Report
+from ecoready.domain.state import empty_report, reduce
+from ecoready.report import renderer
+from ecoready.report.files import write_output
+from ecoready.run.session import RunOptions, Session, exit_code
+from ecoready.ui.console import eprint
+from ecoready.ui.progress import make_progress
+
+if TYPE_CHECKING:
+    from ecoready.matrix.load import Matrix
+    from ecoready.run.eventlog import EventLog
+
+WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def write_reports(report: Report, outputs: Mapping[str, str]) -> None:
+    """Each asked-for format (`json`, `md`, `html`, `junit`) to its path (`-`: stdout)."""
+    for fmt, path in outputs.items():
+        write_output(path, renderer(fmt)(report))
+
+
+def run(matrix: Matrix, options: RunOptions, outputs: Mapping[str, str]) -> int:
+    """`ecoready run --headless`: the exit code."""
+    _report, code = asyncio.run(run_headless(matrix, options, outputs))
+    return code
+
+
+async def run_headless(matrix: Matrix, options: RunOptions, outputs: Mapping[str, str]) -> tuple[Report, int]:
+    """Run the matrix with progress on stderr; write `outputs` even when the run is stopped.
+    Returns the report and the exit code (128 + signal number when stopped by a signal)."""
+    report = empty_report()
+    progress = make_progress(sys.stderr)
+
+    event_log = open_event_log()
+
+    def emit(event: Event) -> None:
+        nonlocal report
+        report = reduce(report, event)
+        if event_log is not None:
+            event_log.write(event)
+        progress.update(event, report)
+
+    session = Session(matrix, options, emit)
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    received: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        progress.note(f"ecoready: {signal.Signals(signum).name}: stopping, cleaning up...")
+        if task is not None:
+            task.cancel()
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        try:
+            await session.open()
+            await session.run()
+        except asyncio.CancelledError:
+            if not received:
+                raise
+        finally:
+            await asyncio.shield(session.close())
+            for sig in STOP_SIGNALS:
+                loop.remove_signal_handler(sig)
+            progress.stop(report)
+    finally:
+        if report.run_id and outputs:
+            write_reports(report, outputs)
+    if received:
+        return report, 128 + received[0]
+    return report, exit_code([c.status for c in report.cells.values()])
+
+
+def open_event_log() -> EventLog | None:
+    """`ECOREADY_EVENT_LOG=PATH`: append every event of the run as a JSON line."""
+    from ecoready.run.eventlog import EventLog
+
+    path = os.environ.get("ECOREADY_EVENT_LOG")
+    if not path:
+        return None
+    try:
+        return EventLog(open(path, "a", encoding="utf-8"))
+    except OSError as exc:
+        raise EcoreadyError(f"ECOREADY_EVENT_LOG={path}: {exc.strerror}") from None
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """One scheduled check as the command line asked for it."""
+
+    history: Path
+    webhook: str | None
+    webhook_option: str  # how the URL was given, for error messages
+    outputs: Mapping[str, str]
+    saved: str | None = None  # judge this saved report instead of running
+    matrix_path: str = ""
+    options: RunOptions | None = None  # None with `saved`
+
+
+def check_once(request: CheckRequest) -> int:
+    """One scheduled check (`check`, and each round of `watch`): run (or read), store,
+    diff against the previous stored report, tell the webhook; the check's exit code."""
+    from ecoready.judge import history
+    from ecoready.judge.check import check_report
+    from ecoready.judge.webhook import url_problem
+
+    history.prepare(request.history)
+    problem = url_problem(request.webhook) if request.webhook else None
+    if problem:
+        raise UsageError(f"{request.webhook_option}: {problem}")
+    if request.saved:
+        from ecoready.report.load import load_report
+
+        report = load_report(request.saved)
+        if report.interrupted or report.finished_at is None:
+            raise ReportError(f"{request.saved}: the run did not finish: not a report to compare others with")
+        write_reports(report, request.outputs)
+    else:
+        from ecoready.matrix.load import load
+
+        assert request.options is not None
+        matrix = load(request.matrix_path)  # read every time: a watch picks up edits
+        ran, code = asyncio.run(run_headless(matrix, request.options, request.outputs))
+        if code >= 128 or ran.interrupted or not ran.run_id:
+            eprint("ecoready: check stopped before the end: report not stored in the history")
+            return code
+        report = ran
+    outcome = check_report(report, request.history, request.webhook, eprint)
+    # stdout carries the change, unless a report was asked for on stdout
+    stream = sys.stderr if "-" in request.outputs.values() else sys.stdout
+    stream.write(outcome.text)
+    stream.flush()
+    eprint(f"ecoready: stored {outcome.stored}" + (" and told the webhook" if outcome.posted else ""))
+    return outcome.code
+
+
+def watch(every: float, runs: int | None, check: Callable[[], int]) -> int:
+    """`ecoready watch`: `check()` every `every` seconds until stopped (or `runs` times)."""
+    from ecoready.judge.check import describe, watch_loop
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    def between_checks() -> None:
+        # a run installs its own handlers and resets them when it ends: between checks,
+        # SIGTERM/SIGHUP just end the watch (SIGINT is KeyboardInterrupt already)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, stop)
+
+    def check_once_then_reset() -> int:
+        try:
+            return check()
+        finally:
+            between_checks()
+
+    between_checks()
+    eprint(f"ecoready: watch: a check every {describe(every)}" + (f", {runs} times" if runs else ""))
+    return watch_loop(check_once_then_reset, every, eprint, runs=runs, sleep=time.sleep)

@@ -1,0 +1,120 @@
+"""Headless progress on stderr: a Rich live display on a terminal, plain lines otherwise.
+stdout is never touched, so `--json -` pipes cleanly."""
+
+from __future__ import annotations
+
+import time
+from typing import IO, Protocol
+
+from ecoready.domain.events import CellFinished, CellStarted, Event, RunNote, RunStarted, StageStarted
+from ecoready.domain.model import Report
+from ecoready.report.present import EMULATED_MARK, GLYPH
+from ecoready.report.summary import render_summary
+
+
+class Progress(Protocol):
+    def update(self, event: Event, report: Report) -> None: ...
+    def note(self, text: str) -> None: ...
+    def stop(self, report: Report) -> None: ...
+
+
+def _done(report: Report) -> int:
+    return sum(1 for c in report.cells.values() if c.status.finished)
+
+
+class PlainProgress:
+    """One line per finished cell (and per note): readable in CI logs."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.started = time.monotonic()
+
+    def _print(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def start(self, report: Report) -> None:
+        self.started = time.monotonic()
+        hosts = ", ".join(
+            f"{h.name} ({h.native_arch}"
+            + (f", emulating {'/'.join(h.emulated_arches)}" if h.emulated_arches else "")
+            + ")"
+            for h in report.hosts
+        )
+        self._print(f"ecoready: run {report.run_id[:8]}: {len(report.cells)} cells on {hosts or 'local'}")
+
+    def update(self, event: Event, report: Report) -> None:
+        if isinstance(event, RunStarted):
+            self.start(report)
+        elif isinstance(event, CellFinished):
+            cell = report.cells[event.cell_id]
+            mark = f" {EMULATED_MARK}emulated" if cell.emulated else ""
+            detail = f": {cell.detail}" if cell.detail else ""
+            self._print(
+                f"[{_done(report):>3}/{len(report.cells)}] {GLYPH[cell.status]} {cell.id}{mark} "
+                f"{cell.status.value} {cell.seconds:.1f}s{detail}"
+            )
+        elif isinstance(event, RunNote):
+            self._print(f"ecoready: note: {event.text}")
+
+    def note(self, text: str) -> None:
+        self._print(text)
+
+    def stop(self, report: Report) -> None:
+        if report.cells:
+            self._print("")
+            self._print(render_summary(report))
+            self._print(f"ecoready: {time.monotonic() - self.started:.1f}s")
+
+
+class RichProgress(PlainProgress):
+    """A live bar with the cells under way, above the plain lines."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__(stream)
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(file=stream, stderr=True, highlight=False)
+        self.bar = Progress(
+            TextColumn("[bold]cells"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=self.console,
+            transient=True,
+        )
+        self.task = self.bar.add_task("", total=1)
+        self.running: dict[str, str] = {}
+
+    def _print(self, text: str) -> None:
+        from rich.text import Text
+
+        self.console.print(Text(text))  # Text: cell details are never parsed as markup
+
+    def start(self, report: Report) -> None:
+        super().start(report)
+        self.bar.update(self.task, total=len(report.cells), completed=0)
+        self.bar.start()
+
+    def update(self, event: Event, report: Report) -> None:
+        if isinstance(event, CellStarted):
+            self.running[event.cell_id] = "start"
+        elif isinstance(event, StageStarted):
+            self.running[event.cell_id] = event.stage.value
+        elif isinstance(event, CellFinished):
+            self.running.pop(event.cell_id, None)
+        super().update(event, report)
+        shown = ", ".join(f"{k} {v}" for k, v in list(self.running.items())[:3])
+        self.bar.update(self.task, completed=_done(report), description=shown)
+
+    def stop(self, report: Report) -> None:
+        self.bar.stop()
+        super().stop(report)
+
+
+def make_progress(stream: IO[str]) -> Progress:
+    if stream.isatty():
+        return RichProgress(stream)
+    return PlainProgress(stream)

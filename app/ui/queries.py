@@ -1,0 +1,86 @@
+"""The verbs that look something up and print it: `validate` (matrix files), `images`
+(registries only), `report` (re-render saved reports), `diff` (two saved reports).
+Results go to stdout, diagnostics to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+
+from ecoready.domain.errors import ConfigError
+from ecoready.matrix.load import Matrix, load
+from ecoready.ui.console import eprint
+
+
+def validate(files: Sequence[str]) -> int:
+    """Every problem of every file as `file:line:col: message`; 2 when any has one."""
+    failed = 0
+    for file in files:
+        try:
+            matrix = load(file)
+        except ConfigError as exc:
+            eprint(str(exc))
+            failed += 1
+            continue
+        eprint(f"{file}: ok ({len(matrix.components)} components, arches {', '.join(matrix.arches)})")
+    return 2 if failed else 0
+
+
+def images(matrix: Matrix, json_path: str | None, only: Sequence[str] | None, arches: Sequence[str] | None) -> int:
+    """Is each component's image published for each arch? A table (and/or JSON)."""
+    import asyncio
+
+    async def work() -> int:
+        from ecoready.registry.availability import check_images, exit_code
+        from ecoready.registry.client import RegistryClient
+        from ecoready.report.files import write_output
+        from ecoready.report.images_table import render_json, render_table
+
+        async with RegistryClient(mirror=matrix.registry.mirror, insecure=matrix.registry.insecure) as client:
+            report = await check_images(matrix, client, only=only, arches=arches)
+        if json_path:
+            write_output(json_path, render_json(report))
+        if json_path != "-":
+            sys.stdout.write(render_table(report))
+            sys.stdout.flush()
+        for note in report.notes:
+            eprint(f"ecoready: note: {note}")
+        return exit_code(report)
+
+    return asyncio.run(work())
+
+
+def report(paths: Sequence[str], merge: bool, outputs: Mapping[str, str]) -> int:
+    """Re-render saved reports (merged with `merge`); without outputs, print the grid."""
+    from ecoready.report.load import load_report
+    from ecoready.report.merge import merge as merge_reports
+    from ecoready.report.summary import render_summary
+    from ecoready.ui.headless import write_reports
+
+    if len(paths) > 1 and not merge:
+        eprint("ecoready: error: several reports given: add --merge to merge them into one")
+        return 2
+    loaded = [(path, load_report(path)) for path in paths]
+    result = merge_reports(loaded) if merge else loaded[0][1]
+    if not outputs:
+        print(render_summary(result))
+        return 0
+    write_reports(result, outputs)
+    return 0
+
+
+def diff(old: str, new: str, json_path: str | None) -> int:
+    """What changed between two saved reports; 1 when anything regressed."""
+    from ecoready.judge.diff import diff as diff_reports
+    from ecoready.judge.diff import diff_dict, diff_text
+    from ecoready.report.files import write_output
+    from ecoready.report.load import load_report
+
+    change = diff_reports(load_report(old), load_report(new))
+    stream = sys.stderr if json_path == "-" else sys.stdout
+    stream.write(diff_text(change))
+    stream.flush()
+    if json_path:
+        write_output(json_path, json.dumps(diff_dict(change), indent=2, ensure_ascii=False))
+    return 1 if change.regressed else 0

@@ -1,0 +1,496 @@
+"""The interactive readiness grid (Textual).
+
+The run is a worker in the app's own event loop; every event is folded with the same
+`state.reduce` the headless path uses. Changed cells are collected and written to the
+grid in one batch per tick, by stable row (component) and column (arch) keys. The session
+stays open after the run so cells can be re-run with the same run id; `q` stops what runs,
+closes the session (which sweeps everything labelled with the run id) and says so meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from rich.style import Style
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.events import Resize
+from textual.widgets import DataTable, Footer, Input
+from textual.worker import Worker, WorkerState
+
+from ecoready.domain.errors import EcoreadyError
+from ecoready.domain.events import CellFinished, CellStarted, Event, RegistryObserved, RunNote, RunStarted
+from ecoready.domain.model import CellResult, Report, Status
+from ecoready.domain.state import empty_report, reduce
+from ecoready.domain.text import inert, one_line
+from ecoready.matrix.load import Matrix
+from ecoready.report.cost import Comparison, compare
+from ecoready.run.session import RunOptions, Session, exit_code
+from ecoready.ui.tui.compare import CompareScreen
+from ecoready.ui.tui.detail import DetailScreen
+from ecoready.ui.tui.export import Exported, ExportScreen
+from ecoready.ui.tui.filters import FilterScreen, RowFilter, apply_choice
+from ecoready.ui.tui.grid import COMPARE, COMPONENT, ReadinessGrid, visible_rows
+from ecoready.ui.tui.header import RunHeader
+from ecoready.ui.tui.help import HelpScreen
+from ecoready.ui.tui.look import Motion, palette
+from ecoready.ui.tui.statusbar import ProgressLine, ProgressState
+
+FLUSH_SECONDS = 0.1
+INTERRUPTED = 130  # the exit code when q stops a run under way, as Ctrl-C does headless
+# Each spinner step redraws the whole visible table (DataTable renders all or nothing):
+# 8 steps/s cost a third of a core at 160x48, 2 steps/s under a tenth.
+SPIN_PER_SECOND = 2
+THEMES = {"dark": "textual-dark", "light": "textual-light"}
+
+
+class RunSession(Protocol):
+    """What the app needs from a run: `app.session.Session`, or a recorded stream in tests."""
+
+    run_id: str
+
+    async def open(self) -> object: ...
+    async def run(self) -> None: ...
+    async def rerun(self, cell_ids: Iterable[str]) -> None: ...
+    async def close(self) -> None: ...
+
+
+SessionFactory = Callable[[Matrix, RunOptions, Callable[[Event], None]], RunSession]
+
+
+class SearchBox(Input):
+    BINDINGS = [
+        Binding("enter", "submit", "Keep filter", key_display="⏎"),
+        Binding("escape", "cancel_search", "Clear search"),
+    ]
+
+    def action_cancel_search(self) -> None:
+        self.value = ""
+        self.post_message(self.Submitted(self, ""))
+
+
+class EcoreadyApp(App[int]):
+    TITLE = "ecoready"
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("r", "rerun", "Rerun"),
+        Binding("R", "rerun_all", "Rerun all"),
+        Binding("f", "filter", "Filter"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("e", "export", "Export"),
+        Binding("c", "compare", "Compare"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("t", "toggle_theme", "Theme", show=False),
+        Binding("q", "quit_clean", "Quit"),
+        Binding("ctrl+c", "quit_clean", "Quit", show=False, priority=True),
+        Binding("ctrl+q", "quit_clean", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        matrix: Matrix,
+        options: RunOptions,
+        session_factory: SessionFactory = Session,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        spin: bool = True,
+        theme: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.matrix = matrix
+        self.options = options
+        self.session_factory = session_factory
+        self.clock = clock
+        self.spin = spin
+        self.theme = THEMES.get(theme or os.environ.get("ECOREADY_THEME", "dark"), THEMES["dark"])
+        self.report: Report = empty_report()
+        self.session: RunSession | None = None
+        self.session_open = False
+        self.row_filter = RowFilter()
+        self.progress = ProgressState(clock)
+        self.comparison = Comparison((), ())
+        self.events_seen = 0
+        self._dirty: set[str] = set()
+        self._cells_running: dict[str, float] = {}  # cell id -> clock at its CellStarted
+        # Cells of a re-run still waiting for a slot: drawn as pending, not as their old result
+        # (the runner says CellStarted only once a slot is free).
+        self._queued: set[str] = set()
+        self._rebuild = False
+        self._header_dirty = False
+        self._rows_built = False
+        self._built_width = 0
+        self._frame: int | None = None
+        self._notice = ""
+        self._error = ""
+        self._failure_code: int | None = None  # the exit code when the run itself failed
+        self._quitting = False
+        self._session_closed = False
+
+    def compose(self) -> ComposeResult:
+        # Kept by reference: `query_one` looks at the screen in front, which may be a view.
+        self.header = RunHeader(id="run-header")
+        self.grid = ReadinessGrid()
+        self.search_box = SearchBox(
+            placeholder="search components (enter keeps the filter, esc clears it)", id="search"
+        )
+        self.progress_line = ProgressLine(id="progress")
+        yield self.header
+        yield self.grid
+        yield self.search_box
+        yield self.progress_line
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.header.show(self.report, self.matrix.title, self.size.width)
+        self.set_interval(FLUSH_SECONDS, self.flush)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(sig, self.call_later, self.quit_clean, 128 + sig)
+            except (NotImplementedError, RuntimeError):  # not the main thread (tests)
+                pass
+        self.grid.focus()
+        self.run_matrix()
+
+    # Actions that make sense on the screen in front; the others are hidden from the footer.
+    SCREEN_ACTIONS: dict[type, frozenset[str]] = {
+        DetailScreen: frozenset({"rerun", "export", "compare", "help", "toggle_theme", "quit_clean"}),
+        CompareScreen: frozenset({"export", "help", "toggle_theme", "quit_clean"}),
+    }
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in {b.action for b in self.BINDINGS if isinstance(b, Binding)}:
+            return True
+        if len(self.screen_stack) <= 1:
+            # typing a search: letters are text, not commands (ctrl+c still quits)
+            return action == "quit_clean" if self.focused is self.search_box else True
+        allowed = self.SCREEN_ACTIONS.get(type(self.screen), frozenset({"quit_clean"}))
+        return action in allowed
+
+    # -- the run --------------------------------------------------------------------------
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def run_matrix(self) -> None:
+        self.session = self.session_factory(self.matrix, self.options, self.handle_run_event)
+        await self.session.open()
+        self.session_open = True
+        await self.session.run()
+
+    def handle_run_event(self, event: Event) -> None:
+        """Fold one event into the report and remember which cell changed (no drawing)."""
+        self.events_seen += 1
+        self.report = reduce(self.report, event)
+        if isinstance(event, RunStarted):
+            self._rebuild = True
+            self._dirty.clear()
+            self._cells_running.clear()
+            self._queued.clear()
+            self.progress.start(self.report.cells, "run")
+        elif isinstance(event, RunNote):
+            self.notify(inert(event.text), title="note", markup=False)  # text from the run: never markup
+        elif isinstance(event, RegistryObserved):
+            self._header_dirty = True
+        elif hasattr(event, "cell_id"):
+            cell_id: str = event.cell_id
+            self._dirty.add(cell_id)
+            if isinstance(event, CellStarted):
+                self._cells_running[cell_id] = self.clock()
+                self._queued.discard(cell_id)
+            elif isinstance(event, CellFinished):
+                self._cells_running.pop(cell_id, None)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group not in ("run", "rerun"):
+            return
+        if self._queued and not any(w.group == "rerun" and w.is_running for w in self.workers):
+            self._dirty |= self._queued  # stopped before their turn: their last result stands
+            self._queued.clear()
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self._error = one_line(f"{event.worker.group} failed: {error}", 300)
+            if event.worker.group == "run":  # e.g. the engine does not answer: exit 3, as headless
+                self._failure_code = error.exit_code if isinstance(error, EcoreadyError) else 3
+                self.header.show(self.report, self.matrix.title, self.size.width, failed=True)
+            self.notify(
+                inert(str(error)), title=f"{event.worker.group} failed", severity="error", timeout=10, markup=False
+            )
+        self.flush()
+
+    # -- drawing --------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write what changed since the last tick, in one batch."""
+        if not self.grid.is_attached:  # shutting down
+            return
+        if self.report.cells:
+            motion = self._motion()
+            frame = motion.frame if motion else None
+            if self._rebuild or not self._rows_built:
+                self._build()
+            elif self._dirty or (self._cells_running and frame != self._frame):
+                self._apply(motion)
+            self._frame = frame
+        if self._header_dirty:
+            self._header_dirty = False
+            self.header.show(self.report, self.matrix.title, self.size.width)
+        self._show_progress()
+
+    @property
+    def view(self) -> Report:
+        """The report as drawn: the folded report, with queued re-run cells as pending."""
+        if not self._queued:
+            return self.report
+        cells = dict(self.report.cells)
+        for cid in self._queued:
+            if cid in cells:
+                cells[cid] = replace(cells[cid], status=Status.PENDING, stage=None, detail="")
+        return replace(self.report, cells=cells)
+
+    def _motion(self) -> Motion | None:
+        if not self.spin:
+            return None
+        now = self.clock()
+        return Motion(int(now * SPIN_PER_SECOND), now, self._cells_running)
+
+    def _build(self) -> None:
+        view = self.view
+        self.comparison = compare(self.report)
+        width = self.size.width
+        with self.batch_update():
+            self.grid.rebuild(
+                view,
+                self.row_filter,
+                palette(self.current_theme, self.no_color),
+                self.comparison,
+                width,
+                self._motion(),
+            )
+            self.header.show(self.report, self.matrix.title, self.size.width)
+        self._rows_built, self._rebuild, self._built_width = True, False, width
+        self._dirty.clear()
+        self._refresh_views(set(self.report.cells))
+
+    def _apply(self, motion: Motion | None) -> None:
+        dirty, self._dirty = self._dirty, set()
+        grid, view = self.grid, self.view
+        if self.row_filter.status is not None:  # statuses change: rows may come or go
+            wanted = [row[1] for row in visible_rows(view, self.row_filter)]
+            if wanted != grid.shown:
+                self._build()
+                return
+        changed = dirty | set(self._cells_running)
+        cells = [view.cells[cid] for cid in changed if cid in view.cells]
+        finished = [c for c in cells if c.id in dirty and (c.status.finished or c.bench is not None)]
+        with self.batch_update():
+            grid.update_cells(cells, palette(self.current_theme, self.no_color), motion)
+            if finished:
+                self.comparison = compare(self.report)
+                grid.update_compare(self.report, self.comparison, {c.component for c in finished})
+        self._refresh_views(dirty)
+
+    def _refresh_views(self, dirty: set[str]) -> None:
+        screen = self.screen
+        if isinstance(screen, DetailScreen) and screen.cell_id in dirty and screen.cell_id in self.report.cells:
+            screen.show(self.report.cells[screen.cell_id])
+        elif isinstance(screen, CompareScreen) and dirty:
+            screen.show(self.report)
+
+    def _show_progress(self) -> None:
+        line = self.progress_line
+        if self._error and not self._notice:
+            line.show(Text(self._error, style=Style(bold=True, reverse=True)))
+        elif not self.report.cells and not self._notice:
+            line.show(Text("starting the run…", style=Style(dim=True)))
+        else:
+            line.show(self.progress.text(self.view, self._notice, self.row_filter.describe()))
+
+    def on_resize(self, event: Resize) -> None:
+        if self._rows_built and event.size.width != self._built_width:
+            self._rebuild = True
+
+    def cell_text(self, component: str, arch: str) -> str:
+        """The text a cell shows now (for tests and screen readers)."""
+        return self.grid.text_at(component, arch)
+
+    @property
+    def rows_built(self) -> bool:
+        return self._rows_built
+
+    # -- selection ------------------------------------------------------------------------
+    def selected_cells(self) -> list[CellResult]:
+        """The cell under the cursor; on the component column, the cells of its row."""
+        component, column = self.grid.selection()
+        if component is None:
+            return []
+        cells = [c for c in self.report.cells.values() if c.component == component]
+        if column in (COMPONENT, COMPARE, None):
+            return cells
+        return [c for c in cells if c.arch == column]
+
+    @on(DataTable.CellSelected, "#grid")
+    def open_selected(self, event: DataTable.CellSelected) -> None:
+        _, column = self.grid.selection()
+        if column == COMPARE:
+            self.action_compare()
+            return
+        cells = self.selected_cells()
+        if not cells:
+            self.notify("choose a component's cell (this row is a category heading)")
+            return
+        self.push_screen(DetailScreen(cells[0]))
+
+    # -- actions --------------------------------------------------------------------------
+    def rerun_cells(self, cell_ids: Iterable[str]) -> None:
+        """Start a re-run of these cells in the open session (those that are not busy)."""
+        if self._quitting:
+            return
+        if self.session is None or not self.session_open:
+            self.notify("nothing to re-run yet: the run has not started", severity="warning")
+            return
+        ids = [cid for cid in cell_ids if cid in self.report.cells]
+        ready = [cid for cid in ids if self.report.cells[cid].status.finished]
+        if not ready:
+            self.notify("already running or waiting for its turn", severity="warning")
+            return
+        self.progress.start(ready, "re-run")
+        self._queued.update(ready)  # waiting for a slot until the runner starts them
+        self._dirty.update(ready)
+        self.run_worker(self.session.rerun(ready), group="rerun", exit_on_error=False)
+        self.notify(f"re-running {', '.join(ready) if len(ready) <= 3 else f'{len(ready)} cells'}", markup=False)
+
+    def action_rerun(self) -> None:
+        screen = self.screen
+        if isinstance(screen, DetailScreen):
+            self.rerun_cells([screen.cell_id])
+            return
+        cells = self.selected_cells()
+        if not cells:
+            self.notify("choose a component's cell to re-run", severity="warning")
+            return
+        self.rerun_cells(c.id for c in cells)
+
+    def action_rerun_all(self) -> None:
+        busy = any(not c.status.finished for c in self.report.cells.values())
+        if busy or any(w.group == "run" and w.is_running for w in self.workers):
+            self.notify("cells are still running: R re-runs everything once nothing runs", severity="warning")
+            return
+        self.rerun_cells(list(self.report.cells))
+
+    def action_filter(self) -> None:
+        def chosen(choice: str | None) -> None:
+            if choice is not None:
+                self.row_filter = apply_choice(self.row_filter, choice)
+                self._build()
+                self._show_progress()
+
+        self.push_screen(FilterScreen(self.report, self.row_filter), chosen)
+
+    def action_search(self) -> None:
+        search = self.search_box
+        search.add_class("shown")
+        search.focus()
+
+    @on(Input.Changed, "#search")
+    def search_changed(self, event: Input.Changed) -> None:
+        self.row_filter = RowFilter(self.row_filter.category, self.row_filter.status, event.value.strip())
+        if self._rows_built:
+            self._build()
+        self._show_progress()
+
+    @on(Input.Submitted, "#search")
+    def search_done(self, event: Input.Submitted) -> None:
+        search = self.search_box
+        if not search.value:
+            search.remove_class("shown")
+        self.grid.focus()
+
+    def action_export(self) -> None:
+        if not self.report.run_id:
+            self.notify("nothing to export yet: the run has not started", severity="warning")
+            return
+
+        def done(result: Exported | None) -> None:
+            if result is not None:
+                self.notify(inert(f"wrote {result.path} ({result.format})"), title="exported", markup=False)
+
+        self.push_screen(ExportScreen(self.report), done)
+
+    def action_compare(self) -> None:
+        if not isinstance(self.screen, CompareScreen):
+            self.push_screen(CompareScreen(self.report))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = THEMES["light"] if self.current_theme.dark else THEMES["dark"]
+        self._rebuild = True
+        self.flush()
+
+    def action_quit_clean(self) -> None:
+        self.quit_clean()
+
+    def quit_clean(self, signal_code: int | None = None) -> None:
+        """Stop what runs, remove what the run started (saying so meanwhile), then exit:
+        128+signal after SIGTERM/SIGHUP, 130 when a run was stopped (as after Ctrl-C in
+        the headless path), else the run's own code (0 ready, 1 not ready, 3 error)."""
+        if self._quitting:
+            return
+        self._quitting = True
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        running = [w for w in self.workers if w.group in ("run", "rerun") and w.is_running]
+        self._notice = "stopping the run and removing its containers…" if running else "removing the run's leftovers…"
+        self._show_progress()
+        # cells left unfinished (or a run not yet planned) were interrupted; a run that only
+        # has its final cleanup left ends with its own code
+        cut_short = bool(running) and (
+            not self.report.cells or any(not c.status.finished for c in self.view.cells.values())
+        )
+        self._quit_after_cleanup(running, signal_code or (INTERRUPTED if cut_short else None))
+
+    @work(group="quit", exit_on_error=False)
+    async def _quit_after_cleanup(self, running: list[Worker[None]], code: int | None) -> None:
+        # A worker, not the action itself: the screen keeps drawing the notice meanwhile.
+        for worker in running:
+            worker.cancel()
+        for worker in running:
+            try:
+                await worker.wait()
+            except Exception:  # noqa: S110 - cancelled or failed: either way it ended
+                pass
+        await self._close_session()
+        statuses = [c.status for c in self.report.cells.values()]
+        if code is None:
+            code = self._failure_code or (exit_code(statuses) if statuses else 0)
+        self.exit(code, return_code=code)
+
+    async def _close_session(self) -> None:
+        if self._session_closed or self.session is None:
+            return
+        self._session_closed = True
+        try:
+            await self.session.close()
+        except Exception as exc:
+            self.notify(inert(f"cleanup failed: {exc}"), severity="error", markup=False)
+
+    async def on_unmount(self) -> None:
+        await self._close_session()  # whatever ended the app, the run's resources go
+
+
+def run_app(matrix: Matrix, options: RunOptions, theme: str | None = None) -> int:
+    app = EcoreadyApp(matrix, options, theme=theme)
+    code = app.run()
+    return code if isinstance(code, int) else 0
+
+
+__all__ = ["EcoreadyApp", "RunSession", "Status", "run_app"]
