@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecoready.lab.build import LAB_DIR
+from ecoready.lab.recipes import LAB_DIR
 from ecoready.matrix.load import load
 from ecoready.registry.availability import pairs
 

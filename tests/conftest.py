@@ -62,7 +62,8 @@ def cell_containers(label: str, *, running: bool = False) -> list[str]:
 @pytest.fixture(scope="session")
 def lab() -> Path:
     """The lab is built and its registry serves: else fail with the command that fixes it."""
-    from ecoready.lab.build import IMAGES, REGISTRY, image_tag, registry_running
+    from ecoready.lab.local_registry import registry_running
+    from ecoready.lab.recipes import IMAGES, REGISTRY, image_tag
 
     if subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode != 0:
         pytest.fail("the docker engine does not answer: run `make test` (it starts it) or `make setup`")
@@ -81,9 +82,9 @@ def lab() -> Path:
 @pytest.fixture(scope="session")
 def lab_gaps(lab: Path) -> Path:
     """The lab with its deliberate availability gaps published (`ecoready lab build` does it)."""
-    from ecoready.lab.build import REGISTRY
     from ecoready.lab.gaps import gap_status
     from ecoready.lab.oci_writer import RegistryWriter
+    from ecoready.lab.recipes import REGISTRY
 
     writer = RegistryWriter(f"http://{REGISTRY}", timeout=10)
     try:

@@ -18,10 +18,8 @@ builds only COPY the artifacts; the builder's recipe is part of the image's reci
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -34,125 +32,32 @@ from pathlib import Path
 
 from ecoready.domain.errors import EnvironmentProblem
 from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
-from ecoready.engine.docker_host import DockerHost, this_owner
+from ecoready.engine.docker_host import DockerHost
+from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import emulators, host_arch
 from ecoready.lab.gaps import GAPS, gap_status, publish_gaps
+from ecoready.lab.local_registry import registry_running, registry_up
 from ecoready.lab.oci_writer import IndexEntry, RegistryWriter
-
-LAB_DIR = Path(os.environ.get("ECOREADY_LAB_DIR", "/var/lib/ecoready/lab"))
-REGISTRY = os.environ.get("ECOREADY_LAB_REGISTRY", "127.0.0.1:5000")
-LOCAL_PREFIX = "ecoready-lab"
-RECIPE_LABEL = "ecoready.lab.recipe"
-ARCHES = ("amd64", "arm64")
-# How long one build may take; arm64 builds run under qemu.
-BUILD_TIMEOUT = {"amd64": 900.0, "arm64": 3600.0}
+from ecoready.lab.recipes import (
+    ARCHES,
+    BUILD_TIMEOUT,
+    IMAGES,
+    LAB_DIR,
+    RECIPE_LABEL,
+    REGISTRY,
+    Builder,
+    LabImage,
+    base_tag,
+    builder_named,
+    builder_tag,
+    containers_dir,
+    context_hash,
+    debian_mirror,
+    image_tag,
+    recipe_hash,
+)
 
 Log = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class LabImage:
-    name: str  # repository name in the lab registry: lab/<name>
-    tag: str
-    context: str  # directory under containers/
-    suite: str  # Debian suite of its base
-    build_args: tuple[tuple[str, str], ...] = ()
-    arches: tuple[str, ...] = ARCHES
-    # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
-    aliases: tuple[tuple[str, str], ...] = ()
-    builder: str | None = None  # a BUILDERS name: its /out becomes out/ in the build context
-
-    @property
-    def key(self) -> str:
-        return f"{self.name}:{self.tag}"
-
-
-@dataclass(frozen=True)
-class Builder:
-    """An image built for the host's own arch (never emulated, never published) whose
-    `output` directory holds artifacts for every arch."""
-
-    name: str
-    context: str  # directory under containers/
-    suite: str
-    output: str = "/out"
-    build_args: tuple[tuple[str, str], ...] = ()
-
-
-IMAGES: tuple[LabImage, ...] = (
-    LabImage("mariadb", "10.11", "mariadb", "bookworm"),
-    LabImage("mariadb", "11.8", "mariadb", "trixie"),
-    LabImage(
-        "tools",
-        "bookworm",
-        "tools",
-        "bookworm",
-        aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
-    ),
-    LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
-)
-
-BUILDERS: tuple[Builder, ...] = (
-    Builder("connectors-builder", "connectors/builder", "bookworm", build_args=(("ARCHES", " ".join(ARCHES)),)),
-)
-
-
-def containers_dir() -> Path:
-    path = Path(os.environ.get("ECOREADY_CONTAINERS", Path(__file__).resolve().parents[2] / "containers"))
-    if not (path / "base" / "Dockerfile").is_file():
-        raise EnvironmentProblem(
-            f"the lab needs ecoready's source checkout: {path}/base/Dockerfile not found "
-            "(set ECOREADY_CONTAINERS to the checkout's containers/ directory)"
-        )
-    return path
-
-
-def debian_mirror() -> str:
-    """The machine's own Debian mirror (users' sites have their own)."""
-    if os.environ.get("ECOREADY_DEBIAN_MIRROR"):
-        return os.environ["ECOREADY_DEBIAN_MIRROR"]
-    candidates: list[str] = []
-    for path in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
-        candidates += re.findall(r"^URIs:\s*(\S+)", path.read_text(errors="replace"), re.M)
-    sources = Path("/etc/apt/sources.list")
-    if sources.is_file():
-        candidates += re.findall(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)", sources.read_text(errors="replace"), re.M)
-    for uri in candidates:
-        if "security" not in uri and uri.startswith(("http://", "https://")):
-            return uri
-    return "http://deb.debian.org/debian"
-
-
-def _hash(*parts: str | bytes) -> str:
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part.encode() if isinstance(part, str) else part)
-        digest.update(b"\0")
-    return digest.hexdigest()[:24]
-
-
-def context_hash(path: Path) -> str:
-    files = sorted(p for p in path.rglob("*") if p.is_file())
-    return _hash(*(f"{p.relative_to(path)}:{oct(p.stat().st_mode & 0o777)}".encode() + p.read_bytes() for p in files))
-
-
-def base_tag(suite: str, arch: str) -> str:
-    return f"{LOCAL_PREFIX}/base:{suite}-{arch}"
-
-
-def image_tag(image: LabImage, arch: str) -> str:
-    return f"{LOCAL_PREFIX}/{image.name}:{image.tag}-{arch}"
-
-
-def builder_tag(builder: Builder, arch: str) -> str:
-    return f"{LOCAL_PREFIX}/{builder.name}:{builder.suite}-{arch}"
-
-
-def builder_named(name: str) -> Builder:
-    for builder in BUILDERS:
-        if builder.name == name:
-            return builder
-    raise KeyError(name)
 
 
 # Written into every rootfs: no services start during builds, no recommends, no docs.
@@ -180,7 +85,7 @@ class Lab:
     def base_recipe(self, suite: str, arch: str) -> str:
         dockerfile = (containers_dir() / "base" / "Dockerfile").read_bytes()
         files = "".join(f"{k}{v}" for k, v in sorted(_ROOTFS_FILES.items()))
-        return _hash("base-v1", suite, arch, self.mirror, "minbase", dockerfile, files)
+        return recipe_hash("base-v1", suite, arch, self.mirror, "minbase", dockerfile, files)
 
     async def base(self, suite: str, arch: str) -> str:
         # a builder started early and an arch track may ask for the same base at once
@@ -190,7 +95,7 @@ class Lab:
     async def _base(self, suite: str, arch: str) -> str:
         tag = base_tag(suite, arch)
         recipe = self.base_recipe(suite, arch)
-        labels = await self.host.image_labels(tag)
+        labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
             return tag
         self._need_emulator(arch)
@@ -215,7 +120,7 @@ class Lab:
         await asyncio.to_thread(_tar_rootfs, rootfs, work / "rootfs.tar")
         shutil.rmtree(rootfs)
         shutil.copy(containers_dir() / "base" / "Dockerfile", work / "Dockerfile")
-        await self.host.build(
+        await self.host.images.build(
             str(work),
             tag,
             f"linux/{arch}",
@@ -241,14 +146,14 @@ class Lab:
     # -- component images ------------------------------------------------------------
     async def image(self, image: LabImage, arch: str) -> str:
         base = await self.base(image.suite, arch)
-        base_labels = await self.host.image_labels(base) or {}
+        base_labels = await self.host.images.image_labels(base) or {}
         context = containers_dir() / image.context
         recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
         buildargs = {"BASE": base, **dict(image.build_args)}
         if image.builder is not None:
             buildargs["ARCH"] = arch  # picks this arch's artifacts from out/
         tag = image_tag(image, arch)
-        labels = await self.host.image_labels(tag)
+        labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
             return tag
         if image.builder is not None:
@@ -258,7 +163,7 @@ class Lab:
         self.log(f"lab: building {image.key} for {arch}{hint}")
         logfile = self._logfile(f"{image.name}-{image.tag}-{arch}")
         try:
-            await self.host.build(
+            await self.host.images.build(
                 str(context),
                 tag,
                 f"linux/{arch}",
@@ -283,12 +188,12 @@ class Lab:
         ]
         if image.builder is not None:
             parts.append(self.builder_recipe(builder_named(image.builder)))
-        return _hash(*parts)
+        return recipe_hash(*parts)
 
     # -- builders: artifacts compiled natively for every arch --------------------------
     def builder_recipe(self, builder: Builder) -> str:
         """Computed without building anything: the base's recipe is a pure function too."""
-        return _hash(
+        return recipe_hash(
             "builder-v1",
             self.base_recipe(builder.suite, host_arch()),
             context_hash(containers_dir() / builder.context),
@@ -301,14 +206,14 @@ class Lab:
         base = await self.base(builder.suite, arch)
         recipe = self.builder_recipe(builder)
         tag = builder_tag(builder, arch)
-        labels = await self.host.image_labels(tag)
+        labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
             return tag
         started = time.monotonic()
         self.log(f"lab: building the builder {builder.name} ({arch}, native)")
         logfile = self._logfile(f"{builder.name}-{arch}")
         try:
-            await self.host.build(
+            await self.host.images.build(
                 str(containers_dir() / builder.context),
                 tag,
                 f"linux/{arch}",
@@ -345,7 +250,7 @@ class Lab:
             if image.builder is None:
                 continue
             for arch in (a for a in arches if a in image.arches):
-                labels = await self.host.image_labels(image_tag(image, arch))
+                labels = await self.host.images.image_labels(image_tag(image, arch))
                 expected = self.image_recipe(image, self.base_recipe(image.suite, arch))
                 if labels is None or labels.get(RECIPE_LABEL) != expected:
                     self._context_task(image, builder_named(image.builder))
@@ -362,7 +267,7 @@ class Lab:
             LABEL_OWNER_START: owner.start,
             LABEL_ROLE: "lab-copy-out",
         }
-        archive = await self.host.copy_from_image(tag, builder.output, labels=labels)
+        archive = await self.host.images.copy_from_image(tag, builder.output, labels=labels)
         source = containers_dir() / image.context
         target = self.lab_dir / "work" / f"context-{image.name}-{image.tag}"
         nested = (containers_dir() / builder.context).resolve()
@@ -413,8 +318,8 @@ class Lab:
                 current = writer.manifest(f"{arch}/{image.name}", image.tag)
                 if current is None or current.json.get("config", {}).get("digest") != image_id:
                     self.log(f"lab: pushing {arch}/{image.key}")
-                    await self.host.tag(local, repo, image.tag)
-                    await self.host.push(repo, image.tag)
+                    await self.host.images.tag(local, repo, image.tag)
+                    await self.host.images.push(repo, image.tag)
                 entries.append((arch, f"{arch}/{image.name}"))
             for name, tag in ((image.name, image.tag), *image.aliases):
                 index = [
@@ -431,10 +336,10 @@ class Lab:
             writer.close()
 
     async def _image_id(self, reference: str) -> str:
-        labels = await self.host.image_labels(reference)
+        labels = await self.host.images.image_labels(reference)
         if labels is None:
             raise EnvironmentProblem(f"{reference} is not built: run `ecoready lab build`")
-        return await self.host.image_id(reference)
+        return await self.host.images.image_id(reference)
 
     # -- the whole lab ------------------------------------------------------------------
     async def build(self, arches: Sequence[str] = ARCHES, only: Sequence[str] | None = None) -> None:
@@ -524,77 +429,6 @@ async def _run_logged(cmd: Sequence[str], logfile: Path, *, timeout: float, what
         raise EnvironmentProblem(f"{what} failed (exit {code}): {' | '.join(tail)[-300:]}; log: {logfile}")
 
 
-# -- the local registry process ---------------------------------------------------------
-def _registry_paths(lab_dir: Path = LAB_DIR) -> tuple[Path, Path, Path, Path]:
-    base = lab_dir / "registry"
-    return base / "config.yml", base / "data", base / "registry.pid", base / "registry.log"
-
-
-def registry_running() -> bool:
-    writer = RegistryWriter(f"http://{REGISTRY}", timeout=3)
-    try:
-        return writer.ping()
-    finally:
-        writer.close()
-
-
-def registry_up(log: Log) -> None:
-    """Start Debian's docker-registry on 127.0.0.1 (idempotent)."""
-    if registry_running():
-        return
-    binary = shutil.which("docker-registry")
-    if binary is None:
-        raise EnvironmentProblem("docker-registry is not installed: run `make setup` (apt-get install docker-registry)")
-    config, data, pidfile, logfile = _registry_paths()
-    data.mkdir(parents=True, exist_ok=True)
-    config.write_text(
-        "version: 0.1\n"
-        "log:\n  level: info\n  formatter: text\n"
-        f"storage:\n  filesystem:\n    rootdirectory: {data}\n  delete:\n    enabled: true\n"
-        f"http:\n  addr: {REGISTRY}\n"
-    )
-    with logfile.open("ab") as out:
-        proc = subprocess.Popen(
-            [binary, "serve", str(config)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    pidfile.write_text(str(proc.pid))
-    for _ in range(100):
-        if registry_running():
-            log(f"lab: registry listening on {REGISTRY} (pid {proc.pid})")
-            return
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    tail = logfile.read_text(errors="replace").splitlines()[-3:]
-    raise EnvironmentProblem(f"the lab registry did not start on {REGISTRY}: {' | '.join(tail)[-300:]}")
-
-
-def registry_down(log: Log) -> bool:
-    _, _, pidfile, _ = _registry_paths()
-    try:
-        pid = int(pidfile.read_text())
-    except (OSError, ValueError):
-        return False
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pidfile.unlink(missing_ok=True)
-        return False
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    pidfile.unlink(missing_ok=True)
-    log(f"lab: registry stopped (pid {pid})")
-    return True
-
-
 async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
     """What `ecoready lab status` prints, and whether the lab is complete."""
     lines = []
@@ -617,7 +451,7 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
     try:
         for image in IMAGES:
             for arch in image.arches:
-                labels = await host.image_labels(image_tag(image, arch))
+                labels = await host.images.image_labels(image_tag(image, arch))
                 built = "built" if labels is not None else "not built"
                 pushed = ""
                 if writer is not None:

@@ -48,7 +48,8 @@ from ecoready.probe_api.secrets import Secret, Secrets
 from ecoready.probe_api.sql import Row, SqlTarget, client_command, option_file, parse_error, parse_xml
 
 if TYPE_CHECKING:
-    from ecoready.engine.docker_host import DockerHost, OwnerInfo
+    from ecoready.engine.docker_host import DockerHost
+    from ecoready.engine.owners import OwnerInfo
     from ecoready.matrix.bench_settings import BenchSettings
     from ecoready.plan.cells import CellPlan
     from ecoready.registry.image_store import ImageStore

@@ -54,8 +54,8 @@ class ImageStore:
         found = await self.registry.resolve(reference, arch)
         if found.verdict is not Verdict.AVAILABLE:  # mislabelled: a failure, not "missing"
             raise ImageUnavailable(found.detail, missing=found.verdict is Verdict.MISSING)
-        image_id = await self.host.pull(found.pull_reference, f"linux/{arch}")
-        _, actual = await self.host.image_platform(image_id)
+        image_id = await self.host.images.pull(found.pull_reference, f"linux/{arch}")
+        _, actual = await self.host.images.image_platform(image_id)
         if actual != arch:
             raise ImageUnavailable(f"mislabelled: pulled for {arch}, the image says {actual}", missing=False)
         return ImageInfo(

@@ -19,7 +19,7 @@ from ecoready.domain.events import Event, PlatformObserved, RegistryObserved, Ru
 from ecoready.domain.model import Component, Profile, Status
 from ecoready.domain.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 from ecoready.engine.aio import to_the_end
-from ecoready.engine.docker_host import DockerHost, this_owner
+from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import emulators
 from ecoready.judge.history import default_dir as default_history_dir
 from ecoready.matrix.load import Matrix
@@ -83,9 +83,7 @@ class Session:
         self.emit = emit
         self.run_id = uuid.uuid4().hex
         self.secrets = Secrets()
-        self.host: DockerHost | None = None  # the first reachable host (the default context's)
         self.registry: RegistryClient | None = None
-        self.images: ImageStore | None = None
         self.plan: Plan | None = None
         self.runner: Runner | None = None
         self.engines: list[Engine] = []
@@ -134,7 +132,6 @@ class Session:
             raise EnvironmentProblem(self._none_reachable())
         first_name = next(iter(self.runs))  # the default context: the first host that answered
         first = self.runs[first_name]
-        self.host, self.images = first.host, first.images
         facts = [e.facts if e.facts is not None and not e.error else unreachable_facts(e) for e in self.engines]
         self.plan = make_plan(
             self.matrix, facts, only=self.options.only, arches=self.options.arches, profile=self.options.profile

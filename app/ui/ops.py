@@ -97,7 +97,8 @@ def doctor() -> int:
 def lab_build(arches: Sequence[str] | None, only: Sequence[str] | None) -> int:
     async def work() -> int:
         from ecoready.engine.docker_host import DockerHost
-        from ecoready.lab.build import ARCHES, Lab
+        from ecoready.lab.build import Lab
+        from ecoready.lab.recipes import ARCHES
 
         host = await DockerHost.connect()
         try:
@@ -110,7 +111,8 @@ def lab_build(arches: Sequence[str] | None, only: Sequence[str] | None) -> int:
 
 
 def lab_up() -> int:
-    from ecoready.lab.build import REGISTRY, registry_up
+    from ecoready.lab.local_registry import registry_up
+    from ecoready.lab.recipes import REGISTRY
 
     registry_up(eprint)
     eprint(f"lab: registry up on {REGISTRY}")
@@ -118,7 +120,7 @@ def lab_up() -> int:
 
 
 def lab_down() -> int:
-    from ecoready.lab.build import registry_down
+    from ecoready.lab.local_registry import registry_down
 
     if not registry_down(eprint):
         eprint("lab: registry was not running")

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from ecoready.engine.docker_host import DockerHost
-from ecoready.lab.build import ARCHES, IMAGES, Lab
+from ecoready.lab.build import Lab
+from ecoready.lab.recipes import ARCHES, IMAGES
 from tests.conftest import docker_labelled
 
 pytestmark = pytest.mark.docker

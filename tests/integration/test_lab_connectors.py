@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ecoready.domain.specs import ExecResult
-from ecoready.lab.build import IMAGES, image_tag
+from ecoready.lab.recipes import IMAGES, image_tag
 from ecoready.matrix.kinds import CONNECTOR_LANGUAGES
 from ecoready.probes.connector import CHECKS, KILL_GRACE, LIMITED_RUN, parse_lines, unreported
 from tests.conftest import ecoready

@@ -9,8 +9,6 @@ images' real formats (each test cites its source). An exec nobody answers fails 
 
 from __future__ import annotations
 
-from ecoready.run.runner import load_probe
-
 import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -21,11 +19,12 @@ from xml.sax.saxutils import escape, quoteattr
 from ecoready.domain.events import Event
 from ecoready.domain.model import Category, Component, ImageInfo, Profile
 from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, SweepResult
-from ecoready.engine.docker_host import OwnerInfo
+from ecoready.engine.owners import OwnerInfo
 from ecoready.matrix.load import Matrix
 from ecoready.plan.cells import CellPlan, Plan, budgets_for
 from ecoready.probe_api.context import ProbeContext, RunContext
 from ecoready.probe_api.secrets import Secrets
+from ecoready.run.runner import load_probe
 
 
 @dataclass

@@ -13,7 +13,8 @@ import pytest
 
 from ecoready.domain.errors import ConfigError, EnvironmentProblem
 from ecoready.domain.specs import ExecResult
-from ecoready.lab.build import IMAGES, builder_named, extract_tar
+from ecoready.lab.build import extract_tar
+from ecoready.lab.recipes import IMAGES, builder_named
 from ecoready.matrix.kinds import CONNECTOR_LANGUAGES, KINDS
 from ecoready.matrix.load import parse
 from ecoready.probes.connector import CHECKS, PASSWORD_PATH, PROGRAMS, parse_lines, smoke_argv, unreported

@@ -32,9 +32,9 @@ LAYERS: tuple[frozenset[str], ...] = (
 ONLY_IN: dict[str, tuple[str, ...]] = {
     "textual": ("ecoready.ui.tui",),
     "rich": ("ecoready.ui.tui", "ecoready.ui.progress"),
-    "docker": ("ecoready.engine.docker_host",),
-    "requests": ("ecoready.engine.docker_host",),
-    "urllib3": ("ecoready.engine.docker_host",),
+    "docker": ("ecoready.engine",),
+    "requests": ("ecoready.engine.sdk",),
+    "urllib3": ("ecoready.engine.sdk",),
     "httpx": ("ecoready.registry", "ecoready.judge.webhook", "ecoready.lab"),
 }
 

@@ -11,11 +11,11 @@ import pytest
 
 from ecoready.domain.model import Category, CellResult, RegistryStatus, Stage, Status
 from ecoready.domain.state import fold
+from ecoready.report import available
 from ecoready.report.cost import compare
 from ecoready.report.present import EMULATED_MARK
 from ecoready.ui.tui.bars import bar, bar_chart
 from ecoready.ui.tui.detail import detail_renderable, plain
-from ecoready.report import available
 from ecoready.ui.tui.export import export_report
 from ecoready.ui.tui.filters import PROBLEMS, RowFilter, apply_choice, filter_choices
 from ecoready.ui.tui.header import header_text, registry_status, short_emulator

@@ -1,0 +1,194 @@
+"""Images on one engine: pulled by digest (with an idle watchdog), inspected, and for the
+lab built, tagged, pushed and read from."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import docker.auth
+import docker.errors
+
+from ecoready.domain.errors import EngineError, PullStalled
+from ecoready.domain.model import normalize_arch
+from ecoready.engine.sdk import Sdk
+
+# A pull with no progress message for this long has stalled (env: seconds).
+PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
+
+
+class EngineImages:
+    """The image calls of one engine (`DockerHost.images`)."""
+
+    def __init__(self, sdk: Sdk) -> None:
+        self._sdk = sdk
+
+    # -- images ----------------------------------------------------------------------
+    async def pull(
+        self,
+        reference: str,
+        platform: str,
+        *,
+        idle_timeout: float = PULL_IDLE_TIMEOUT,
+        on_progress: Callable[[str], None] | None = None,
+    ) -> str:
+        """Pull `reference` (repo@digest or repo:tag) for `platform`; return the image id.
+
+        An idle watchdog ends a pull that sends no progress message for `idle_timeout`
+        seconds as PullStalled: docker-py reads pull streams with the socket timeout off, so
+        the watchdog shuts the stream's socket down to free the reading thread.
+        """
+        repo, _, digest = reference.partition("@")
+        tag = digest or None
+        if not digest:
+            repo, tag = _split_tag(reference)
+        # docker-py's private request helpers, which types-docker does not declare
+        api: Any = self._sdk.streams.api
+        last = [time.monotonic()]
+        sockets: list[Any] = []
+
+        def work() -> str:
+            params = {"tag": tag, "fromImage": repo, "platform": platform}
+            headers = {}
+            registry, _ = docker.auth.resolve_repository_name(repo)
+            auth_header = docker.auth.get_config_header(api, registry)
+            if auth_header:
+                headers["X-Registry-Auth"] = auth_header
+            # docker-py's own pull, step by step, to get hold of the stream's socket
+            response = api._post(api._url("/images/create"), params=params, headers=headers, stream=True, timeout=None)
+            api._raise_for_status(response)
+            sockets.append(api._get_raw_response_socket(response))
+            try:
+                for message in api._stream_helper(response, decode=True):
+                    last[0] = time.monotonic()
+                    if "error" in message:
+                        raise docker.errors.APIError(str(message.get("error")))
+                    if on_progress and message.get("status"):
+                        on_progress(str(message["status"]))
+            finally:
+                response.close()
+            return str(self._sdk.control.images.get(reference).id)
+
+        future = self._sdk.submit(work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({future}, timeout=min(1.0, idle_timeout / 4))
+                if done:
+                    return await self._sdk.wait(future, None)
+                if time.monotonic() - last[0] > idle_timeout:
+                    _shutdown(sockets)
+                    raise PullStalled(f"pull stalled: no progress for {idle_timeout:.0f} s")
+        except asyncio.CancelledError:
+            _shutdown(sockets)
+            raise
+
+    async def image_platform(self, image: str) -> tuple[str, str]:
+        """(os, arch) recorded in a local image."""
+
+        def read() -> tuple[str, str]:
+            attrs = self._sdk.control.images.get(image).attrs
+            return str(attrs.get("Os", "")), normalize_arch(str(attrs.get("Architecture", ""))) or ""
+
+        return await self._sdk.call(read)
+
+    async def image_labels(self, reference: str) -> dict[str, str] | None:
+        """Labels of a local image, or None when the host does not have it."""
+
+        def read() -> dict[str, str] | None:
+            try:
+                attrs = self._sdk.control.images.get(reference).attrs
+            except docker.errors.ImageNotFound:
+                return None
+            return dict((attrs.get("Config") or {}).get("Labels") or {})
+
+        return await self._sdk.call(read)
+
+    async def image_id(self, reference: str) -> str:
+        return await self._sdk.call(lambda: str(self._sdk.control.images.get(reference).id))
+
+    async def build(
+        self,
+        context: str,
+        tag: str,
+        platform: str,
+        *,
+        buildargs: Mapping[str, str],
+        labels: Mapping[str, str],
+        log: Callable[[str], None],
+        timeout: float,
+    ) -> str:
+        """`docker build` (classic builder) for a platform; the image id. Output goes to `log`."""
+
+        def work() -> str:
+            image_id = ""
+            for message in self._sdk.streams.api.build(
+                path=context,
+                tag=tag,
+                platform=platform,
+                buildargs=dict(buildargs),
+                labels=dict(labels),
+                rm=True,
+                forcerm=True,
+                decode=True,
+                pull=False,
+            ):
+                if "stream" in message:
+                    log(str(message["stream"]))
+                if "error" in message:
+                    raise EngineError(f"build of {tag} failed: {str(message['error']).strip()[:300]}")
+                aux = message.get("aux") or {}
+                if "ID" in aux:
+                    image_id = str(aux["ID"])
+            return image_id or str(self._sdk.control.images.get(tag).id)
+
+        return await self._sdk.call(work, timeout=timeout)
+
+    async def copy_from_image(self, image: str, path: str, *, labels: Mapping[str, str], timeout: float = 300) -> bytes:
+        """A tar archive of `path` inside `image`, read from a container that is created but
+        never started (no network, no process), and removed before this returns."""
+
+        def work() -> bytes:
+            created = self._sdk.control.api.create_container(
+                image=image,
+                command=["/nonexistent"],  # never runs: the container is never started
+                labels=dict(labels),
+                host_config=self._sdk.control.api.create_host_config(network_mode="none"),
+            )
+            container_id = str(created["Id"])
+            try:
+                stream, _stat = self._sdk.streams.api.get_archive(container_id, path)
+                return b"".join(stream)
+            finally:
+                self._sdk.control.api.remove_container(container_id, force=True, v=True)
+
+        return await self._sdk.call(work, timeout=timeout)
+
+    async def tag(self, image: str, repository: str, tag: str) -> None:
+        await self._sdk.call(lambda: self._sdk.control.api.tag(image, repository, tag, force=True))
+
+    async def push(self, repository: str, tag: str, *, timeout: float = 1800) -> None:
+        def work() -> None:
+            for message in self._sdk.streams.api.push(repository, tag=tag, stream=True, decode=True):
+                if "error" in message:
+                    raise EngineError(f"push of {repository}:{tag} failed: {str(message['error'])[:300]}")
+
+        await self._sdk.call(work, timeout=timeout)
+
+
+def _split_tag(reference: str) -> tuple[str, str]:
+    name, _, tag = reference.rpartition(":")
+    if not name or "/" in tag:
+        return reference, "latest"
+    return name, tag
+
+
+def _shutdown(sockets: Iterable[Any]) -> None:
+    """Unblock a thread reading a stream: shutdown (not close) wakes a blocked recv."""
+    for sock in sockets:
+        with contextlib.suppress(OSError, AttributeError):
+            sock.shutdown(socket.SHUT_RDWR)

@@ -1,0 +1,43 @@
+"""Who owns what ecoready created: this process (host name, pid and start time, against
+pid reuse), and whether the owner of a labelled resource still runs."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+
+from ecoready.engine.proc import process_start
+
+
+@dataclass(frozen=True)
+class OwnerInfo:
+    hostname: str
+    pid: int
+    start: str
+
+
+def this_owner() -> OwnerInfo:
+    pid = os.getpid()
+    return OwnerInfo(socket.gethostname(), pid, process_start(pid))
+
+
+def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
+    """Whether the process that owns a resource still runs. Owners on other machines are
+    assumed alive: we cannot tell, and must never remove a live run's resources."""
+    host, _, pid_text = owner.rpartition(":")
+    if host != me.hostname:
+        return True
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if pid == me.pid:
+        return start in ("", me.start)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not start or process_start(pid) == start

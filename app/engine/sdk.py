@@ -1,0 +1,257 @@
+"""The docker SDK's clients for one engine, and every call made through them: on a bounded
+pool of daemon threads, under a deadline, with the SDK's errors turned into ecoready's.
+
+Two clients per engine: `control` with a short socket timeout for control calls, and
+`streams` without one for long execs, log reads, pulls and builds (their deadline is
+asyncio's). Pings have a client and threads of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import docker
+import docker.constants
+import docker.errors
+import docker.tls
+import requests.exceptions
+import urllib3.exceptions
+
+from ecoready.domain.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem
+from ecoready.domain.model import TlsFiles
+from ecoready.engine.threads import DaemonThreadPool
+
+T = TypeVar("T")
+
+CONNECT_TIMEOUT = 8.0
+CONTROL_TIMEOUT = 30.0
+# ssh:// hosts: sshd allows 10 sessions per connection by default (MaxSessions), and every
+# call in flight holds one; fewer worker threads keep each SDK client under that.
+SSH_WORKERS = 8
+
+
+class Sdk:
+    """The SDK clients of one engine. Create with `await Sdk.connect(...)`."""
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        control: docker.DockerClient,
+        streams: docker.DockerClient,
+        pool: DaemonThreadPool,
+        tls: TlsFiles | None = None,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.tls = tls
+        self.control = control
+        self.streams = streams
+        self._pool = pool
+        # pings get threads of their own: whether the engine answers must not wait behind
+        # calls stuck in it (that is when the answer matters)
+        self._ping_pool = DaemonThreadPool(2, f"docker-{name}-ping")
+        self._ping_client: docker.DockerClient | None = None
+
+    @classmethod
+    async def connect(
+        cls,
+        name: str,
+        url: str,
+        *,
+        tls: TlsFiles | None,
+        max_workers: int,
+        timeout: float,
+        prepare: Callable[[], T],
+    ) -> tuple[Sdk, T]:
+        """Connect or raise EnvironmentProblem within `timeout` seconds, on every transport:
+        docker-py's ssh transport (paramiko) has no connect timeout of its own, so the
+        attempt runs on a daemon thread under asyncio's deadline and is abandoned after it.
+        `prepare` runs on that thread once the engine answered, within the same deadline."""
+        if url.startswith("ssh://"):
+            max_workers = min(max_workers, SSH_WORKERS)
+        pool = DaemonThreadPool(max_workers, f"docker-{name}")
+
+        def make() -> tuple[docker.DockerClient, docker.DockerClient, T]:
+            control = _client(url, CONTROL_TIMEOUT, tls)
+            control.ping()
+            prepared = prepare()
+            return control, _client(url, None, tls), prepared
+
+        loop = asyncio.get_running_loop()
+        where = url or os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
+        try:
+            _check_tls_files(tls)
+            control, streams, prepared = await asyncio.wait_for(loop.run_in_executor(pool, make), timeout)
+        except asyncio.TimeoutError:
+            pool.shutdown(wait=False)
+            raise EnvironmentProblem(f"docker engine at {where} did not answer within {timeout:.0f} s") from None
+        except EnvironmentProblem:
+            pool.shutdown(wait=False)
+            raise
+        except Exception as exc:
+            pool.shutdown(wait=False)
+            reason = _connect_reason(exc)
+            fix = "start it, e.g. `make setup` or `dockerd &`" if local_kernel(url) else "see docs/hosts.md"
+            raise EnvironmentProblem(f"docker engine at {where} is unreachable: {reason[:200]} ({fix})") from None
+        return cls(name, url, control, streams, pool, tls), prepared
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Close the SDK clients (best effort, bounded: closing an ssh:// connection to a
+        host that vanished can block) and let the worker threads go."""
+
+        def close_all() -> None:
+            for client in (self.control, self.streams, self._ping_client):
+                if client is None:
+                    continue
+                try:
+                    client.close()
+                except Exception:  # noqa: S110 - closing is best effort
+                    pass
+
+        try:
+            await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(self._pool, close_all), timeout)
+        except (asyncio.TimeoutError, RuntimeError):
+            pass
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._ping_pool.shutdown(wait=False, cancel_futures=True)
+
+    def submit(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        """Start `fn` on the pool; await it with `wait` (its deadline, its errors)."""
+        return asyncio.get_running_loop().run_in_executor(self._pool, fn)
+
+    async def call(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
+        """`fn` (SDK calls) on the pool under `timeout`; DeadlineExceeded after it."""
+        return await self.wait(self.submit(fn), timeout)
+
+    async def wait(self, future: asyncio.Future[T], timeout: float | None) -> T:
+        try:
+            if timeout is None:
+                return await future
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise DeadlineExceeded(f"docker call did not return within {timeout:.0f} s") from None
+        except docker.errors.APIError as exc:
+            if _unavailable(exc):
+                raise DockerUnavailable("docker daemon unavailable") from None
+            raise EngineError(_explain(exc)) from None
+        except (
+            requests.exceptions.RequestException,
+            urllib3.exceptions.HTTPError,
+            docker.errors.DockerException,
+            OSError,
+        ) as exc:
+            if _unavailable(exc):
+                raise DockerUnavailable("docker daemon unavailable") from None
+            raise EngineError(f"{type(exc).__name__}: {str(exc)[:300]}") from None
+
+    async def ping(self, timeout: float = 5.0) -> bool:
+        """Whether the engine answers a new connection now. Not over a kept-alive one: a
+        dockerd shutting down has closed its socket but still answers on open connections
+        while it stops its containers (seconds), and it is gone for everything else."""
+
+        def fresh_ping() -> bool:
+            if self._ping_client is None:
+                self._ping_client = _client(self.url, CONTROL_TIMEOUT, self.tls)
+            else:
+                self._ping_client.api.close()  # drop pooled connections: the next one is new
+            return bool(self._ping_client.ping())
+
+        if self.url.startswith("ssh://"):  # a new ssh connection: handshake and authentication too
+            timeout = max(timeout, CONNECT_TIMEOUT)
+        try:
+            future: asyncio.Future[bool] = asyncio.get_running_loop().run_in_executor(self._ping_pool, fresh_ping)
+            answered: bool = await self.wait(future, timeout)
+        except Exception:
+            return False
+        return answered
+
+
+def local_kernel(url: str) -> bool:
+    """Whether an engine address is on this machine's kernel (binfmt emulators read here apply)."""
+    where = url or os.environ.get("DOCKER_HOST", "")
+    return not where or where.startswith("unix://")
+
+
+def socket_path(url: str) -> str:
+    where = url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    return where.removeprefix("unix://")
+
+
+def _unavailable(exc: BaseException) -> bool:
+    if isinstance(exc, (requests.exceptions.ConnectionError, ConnectionError, FileNotFoundError, EOFError)):
+        return True
+    if type(exc).__module__.split(".")[0] == "paramiko":  # ssh:// transport: channel or session refused
+        return True
+    if isinstance(exc, urllib3.exceptions.ProtocolError):  # a stream cut off: the engine went away
+        return True
+    text = str(exc)
+    return (
+        "Connection aborted" in text or "Connection broken" in text or "Error while fetching server API version" in text
+    )
+
+
+def _client(url: str, timeout: float | None, tls: TlsFiles | None = None) -> docker.DockerClient:
+    kwargs: dict[str, Any] = {"version": "auto"}
+    if timeout is not None:
+        kwargs["timeout"] = timeout
+    else:
+        kwargs["timeout"] = 24 * 3600  # no socket timeout for long streams: asyncio bounds them
+    if not url:
+        return docker.from_env(**kwargs)
+    if url.startswith("ssh://"):
+        # paramiko rather than the ssh binary: one connection per client, host keys checked
+        # against ~/.ssh/known_hosts (unknown keys refused), ~/.ssh/config honoured
+        return docker.DockerClient(base_url=url, use_ssh_client=False, max_pool_size=SSH_WORKERS, **kwargs)
+    if tls is not None:
+        config = docker.tls.TLSConfig(client_cert=(tls.cert, tls.key), ca_cert=tls.ca, verify=True)
+        # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE replace the host's own CA when a
+        # request does not name one (psf/requests#3829), and version="auto" asks the engine
+        # inside the constructor: start from a fixed version, stop trusting the environment,
+        # then negotiate as "auto" would
+        fixed = {**kwargs, "version": docker.constants.DEFAULT_DOCKER_API_VERSION}
+        client = docker.DockerClient(base_url=url, tls=config, **fixed)
+        client.api.trust_env = False
+        setattr(client.api, "_version", str(client.api.version(api_version=False)["ApiVersion"]))  # noqa: B010
+        return client
+    return docker.DockerClient(base_url=url, **kwargs)
+
+
+# What matters in the SDK's nested connection errors ("Error while fetching server API
+# version: HTTPSConnectionPool(...): Max retries exceeded ... (Caused by SSLError(...")
+_REASONS = (
+    "[SSL",
+    "Connection refused",
+    "No such file or directory",
+    "Permission denied",
+    "Name or service not known",
+    "timed out",
+    "not found in known_hosts",
+    "Authentication failed",
+    "Unable to connect",
+)
+
+
+def _connect_reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    for marker in _REASONS:
+        at = text.find(marker)
+        if at >= 0:
+            return text[at : at + 160].rstrip("')\" ")
+    return text[:200]
+
+
+def _check_tls_files(tls: TlsFiles | None) -> None:
+    if tls is None:
+        return
+    for what, path in (("CA certificate", tls.ca), ("client certificate", tls.cert), ("client key", tls.key)):
+        if not os.path.isfile(path):
+            raise EnvironmentProblem(f"TLS {what} {path} does not exist (see [[hosts]] tls_* in docs/matrix.md)")
+
+
+def _explain(exc: docker.errors.APIError) -> str:
+    text = str(getattr(exc, "explanation", "") or exc)
+    return text.splitlines()[0][:300] if text else type(exc).__name__

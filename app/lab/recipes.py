@@ -1,0 +1,134 @@
+"""What the lab builds and how an image's recipe is known: the images (one Dockerfile
+context under containers/ each, a Debian suite, arches), the builders that compile for
+every arch natively, their tags, and the recipe hashes that decide what is rebuilt."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ecoready.domain.errors import EnvironmentProblem
+
+LAB_DIR = Path(os.environ.get("ECOREADY_LAB_DIR", "/var/lib/ecoready/lab"))
+
+REGISTRY = os.environ.get("ECOREADY_LAB_REGISTRY", "127.0.0.1:5000")
+
+LOCAL_PREFIX = "ecoready-lab"
+
+RECIPE_LABEL = "ecoready.lab.recipe"
+
+ARCHES = ("amd64", "arm64")
+
+# How long one build may take; arm64 builds run under qemu.
+BUILD_TIMEOUT = {"amd64": 900.0, "arm64": 3600.0}
+
+
+@dataclass(frozen=True)
+class LabImage:
+    name: str  # repository name in the lab registry: lab/<name>
+    tag: str
+    context: str  # directory under containers/
+    suite: str  # Debian suite of its base
+    build_args: tuple[tuple[str, str], ...] = ()
+    arches: tuple[str, ...] = ARCHES
+    # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
+    aliases: tuple[tuple[str, str], ...] = ()
+    builder: str | None = None  # a BUILDERS name: its /out becomes out/ in the build context
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}:{self.tag}"
+
+
+@dataclass(frozen=True)
+class Builder:
+    """An image built for the host's own arch (never emulated, never published) whose
+    `output` directory holds artifacts for every arch."""
+
+    name: str
+    context: str  # directory under containers/
+    suite: str
+    output: str = "/out"
+    build_args: tuple[tuple[str, str], ...] = ()
+
+
+IMAGES: tuple[LabImage, ...] = (
+    LabImage("mariadb", "10.11", "mariadb", "bookworm"),
+    LabImage("mariadb", "11.8", "mariadb", "trixie"),
+    LabImage(
+        "tools",
+        "bookworm",
+        "tools",
+        "bookworm",
+        aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
+    ),
+    LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
+)
+
+
+BUILDERS: tuple[Builder, ...] = (
+    Builder("connectors-builder", "connectors/builder", "bookworm", build_args=(("ARCHES", " ".join(ARCHES)),)),
+)
+
+
+def containers_dir() -> Path:
+    path = Path(os.environ.get("ECOREADY_CONTAINERS", Path(__file__).resolve().parents[2] / "containers"))
+    if not (path / "base" / "Dockerfile").is_file():
+        raise EnvironmentProblem(
+            f"the lab needs ecoready's source checkout: {path}/base/Dockerfile not found "
+            "(set ECOREADY_CONTAINERS to the checkout's containers/ directory)"
+        )
+    return path
+
+
+def debian_mirror() -> str:
+    """The machine's own Debian mirror (users' sites have their own)."""
+    if os.environ.get("ECOREADY_DEBIAN_MIRROR"):
+        return os.environ["ECOREADY_DEBIAN_MIRROR"]
+    candidates: list[str] = []
+    for path in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        candidates += re.findall(r"^URIs:\s*(\S+)", path.read_text(errors="replace"), re.M)
+    sources = Path("/etc/apt/sources.list")
+    if sources.is_file():
+        candidates += re.findall(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)", sources.read_text(errors="replace"), re.M)
+    for uri in candidates:
+        if "security" not in uri and uri.startswith(("http://", "https://")):
+            return uri
+    return "http://deb.debian.org/debian"
+
+
+def recipe_hash(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() if isinstance(part, str) else part)
+        digest.update(b"\0")
+    return digest.hexdigest()[:24]
+
+
+def context_hash(path: Path) -> str:
+    files = sorted(f for f in path.rglob("*") if f.is_file())
+    return recipe_hash(
+        *(f"{p.relative_to(path)}:{oct(p.stat().st_mode & 0o777)}".encode() + p.read_bytes() for p in files)
+    )
+
+
+def base_tag(suite: str, arch: str) -> str:
+    return f"{LOCAL_PREFIX}/base:{suite}-{arch}"
+
+
+def image_tag(image: LabImage, arch: str) -> str:
+    return f"{LOCAL_PREFIX}/{image.name}:{image.tag}-{arch}"
+
+
+def builder_tag(builder: Builder, arch: str) -> str:
+    return f"{LOCAL_PREFIX}/{builder.name}:{builder.suite}-{arch}"
+
+
+def builder_named(name: str) -> Builder:
+    for builder in BUILDERS:
+        if builder.name == name:
+            return builder
+    raise KeyError(name)
