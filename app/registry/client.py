@@ -24,23 +24,17 @@ are tried. Anything that stops the registry from answering is a `RegistryError`
 from __future__ import annotations
 
 import asyncio
-import base64
-import ipaddress
 import json
 import re
-import ssl
-import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import replace
+from typing import Any
 
 import httpx
 
-from ecoready import __version__
-from ecoready.domain.errors import CredentialError, RegistryError
+from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import Availability, RegistryStatus, Verdict
 from ecoready.registry.cache import DiskCache, default_dir, digest_of, matches
-from ecoready.registry.credentials import DockerCredentials, Login
 from ecoready.registry.manifests import (
     ACCEPT,
     ImageRef,
@@ -52,33 +46,22 @@ from ecoready.registry.manifests import (
     parse_reference,
     pick_entry,
 )
+from ecoready.registry.transport import (
+    DEFAULT_TIMEOUT,
+    REQUEST_DEADLINE,
+    Credentials,
+    RegistryTransport,
+    Reply,
+    single_flight,
+)
 
-# httpx would default every phase to 5 s; registries can be slow to send a big index.
-DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=20.0, write=10.0, pool=10.0)
-REQUEST_DEADLINE = 45.0  # one request, however slowly the server trickles its answer
-MAX_BODY = 4 << 20  # distribution refuses bigger manifests; a config blob is far smaller
-PER_REGISTRY = 6  # requests at once to one registry
-DOWN_FOR = 30.0  # seconds a registry that failed is not asked again (its cells fail fast)
-RETRY_PAUSE = 0.5
 # The tags vendors publish per arch when their index lacks it, in the order tried.
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"arm64": ("aarch64", "arm64"), "amd64": ("amd64", "x86_64")}
 _DIGEST = re.compile(r"^sha(256|512):[0-9a-f]{64,128}$")
 
-T = TypeVar("T")
-
 
 class _Absent(Exception):
     """404 for a digest: not an error of the registry, and not worth remembering."""
-
-
-@dataclass(frozen=True)
-class _Reply:
-    status: int
-    headers: httpx.Headers
-    body: bytes
-
-
-Credentials = Callable[[str], "Login | None"]
 
 
 class RegistryClient:
@@ -97,26 +80,17 @@ class RegistryClient:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.mirror = mirror
-        self.insecure = insecure
-        self.timeout = timeout
-        self.deadline = deadline
-        self.credentials: Credentials = credentials or DockerCredentials()
         self.cache: DiskCache | None = DiskCache(default_dir()) if cache is True else (cache or None)
-        self.on_status = on_status
-        self.transport = transport
-        self.requests = 0  # HTTP requests made, tokens included
-        self._client: httpx.AsyncClient | None = None
-        self._status: dict[str, RegistryStatus] = {}
+        self.http = RegistryTransport(
+            insecure=insecure,
+            timeout=timeout,
+            deadline=deadline,
+            credentials=credentials,
+            on_status=on_status,
+            transport=transport,
+        )
         self._tags: dict[Hashable, asyncio.Future[Manifest | None]] = {}
         self._bodies: dict[Hashable, asyncio.Future[bytes]] = {}
-        self._tokens: dict[tuple[str, str], str] = {}
-        self._token_flights: dict[Hashable, asyncio.Future[str]] = {}
-        self._basic: dict[str, str] = {}
-        self._challenges: dict[str, dict[str, str]] = {}  # host -> its Bearer challenge
-        self._logins: dict[str, Login | None] = {}
-        self._contacts: dict[str, asyncio.Future[None]] = {}
-        self._slots: dict[str, asyncio.Semaphore] = {}
-        self._down: dict[str, tuple[float, str]] = {}
 
     async def __aenter__(self) -> RegistryClient:
         return self
@@ -126,263 +100,13 @@ class RegistryClient:
 
     async def aclose(self) -> None:
         pending: list[asyncio.Future[Any]] = [*self._tags.values(), *self._bodies.values()]
-        for future in [*pending, *self._token_flights.values()]:
+        for future in pending:
             future.cancel()
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self.http.aclose()
 
     def statuses(self) -> tuple[RegistryStatus, ...]:
         """Every registry asked so far, in order of first contact."""
-        return tuple(self._status.values())
-
-    # -- status ---------------------------------------------------------------------
-    def _update(self, registry: str, **changes: Any) -> None:
-        old = self._status.get(registry)
-        new = replace(old or RegistryStatus(registry), **changes)
-        self._status[registry] = new
-        if self.on_status is not None and (old is None or replace(old, requests=new.requests) != new):
-            self.on_status(new)  # a change worth showing: first contact, rate limit, failure
-
-    def _count(self, registry: str) -> None:
-        self.requests += 1
-        old = self._status.get(registry)
-        self._update(registry, requests=(old.requests if old else 0) + 1)
-
-    def _note_rate_limit(self, registry: str, headers: httpx.Headers) -> None:
-        if "ratelimit-limit" not in headers and "ratelimit-remaining" not in headers:
-            return
-        limit, window = parse_rate_limit(headers.get("ratelimit-limit", ""))
-        remaining, _ = parse_rate_limit(headers.get("ratelimit-remaining", ""))
-        seen = self._status.get(registry)
-        if remaining is not None and seen is not None and seen.remaining is not None:
-            remaining = min(remaining, seen.remaining)  # answers of concurrent requests arrive in any order
-        source = headers.get("docker-ratelimit-source", "")
-        self._update(
-            registry, limit=limit, remaining=remaining, window_s=window, source=_source_kind(source) if source else ""
-        )
-
-    # -- HTTP -----------------------------------------------------------------------
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            limits = httpx.Limits(max_connections=4 * PER_REGISTRY, max_keepalive_connections=2 * PER_REGISTRY)
-            self._client = httpx.AsyncClient(
-                timeout=self.timeout,
-                transport=self.transport or _Transports(limits),
-                follow_redirects=True,  # blobs live behind CDNs; httpx drops Authorization off-origin
-                trust_env=False,
-                headers={"User-Agent": f"ecoready/{__version__}"},
-            )
-        return self._client
-
-    def _scheme(self, host: str) -> str:
-        """Plain HTTP for loopback and the matrix's `insecure` list, HTTPS for the rest."""
-        bare = host[1 : host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
-        if host in self.insecure or _loopback(bare):
-            return "http"
-        return "https"
-
-    async def _send(
-        self,
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        registry: str,
-        host: str,
-        params: Mapping[str, str] | None = None,
-    ) -> _Reply:
-        """One exchange under the registry's concurrency limit and a whole-request deadline;
-        one retry for a connection the server dropped and for 502/503/504."""
-        slot = self._slots.setdefault(host, asyncio.Semaphore(PER_REGISTRY))
-        async with slot:
-            for attempt in (1, 2):
-                self._count(registry)
-                exchange = self._exchange(method, url, headers, params, registry)
-                try:
-                    reply = await asyncio.wait_for(exchange, self.deadline)
-                except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
-                    raise self._went_down(host, registry, f"no answer in time ({_timeout_kind(exc, self)})") from None
-                except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                    if attempt == 1:
-                        continue  # typically a kept-alive connection the server had just closed
-                    raise self._went_down(host, registry, _unreachable(exc)) from None
-                except httpx.HTTPError as exc:
-                    raise self._went_down(host, registry, _unreachable(exc)) from None
-                if reply.status in (502, 503, 504) and attempt == 1:
-                    await asyncio.sleep(RETRY_PAUSE)
-                    continue
-                return reply
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _exchange(
-        self, method: str, url: str, headers: Mapping[str, str], params: Mapping[str, str] | None, registry: str
-    ) -> _Reply:
-        client = self._http()
-        request = client.build_request(method, url, headers=dict(headers), params=params)
-        response = await client.send(request, stream=True)
-        try:
-            chunks: list[bytes] = []
-            size = 0
-            if method != "HEAD":
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BODY:
-                        raise RegistryError(registry, f"answer larger than {MAX_BODY >> 20} MiB for {url}")
-                    chunks.append(chunk)
-            return _Reply(response.status_code, response.headers, b"".join(chunks))
-        finally:
-            await response.aclose()
-
-    def _went_down(self, host: str, registry: str, reason: str) -> RegistryError:
-        self._down[host] = (time.monotonic(), reason)
-        return RegistryError(registry, reason)
-
-    def _fail_fast(self, host: str, registry: str) -> None:
-        down = self._down.get(host)
-        if down is not None and time.monotonic() - down[0] < DOWN_FOR:
-            raise RegistryError(registry, down[1])
-
-    async def _first_contact(self, host: str) -> bool:
-        """True for the first request to `host`; the others wait until it has been answered."""
-        gate = self._contacts.get(host)
-        if gate is None:
-            self._contacts[host] = asyncio.get_running_loop().create_future()
-            return True
-        if not gate.done():
-            await asyncio.shield(gate)
-        return False
-
-    # -- requests with auth -----------------------------------------------------------
-    async def _request(self, ref: ImageRef, method: str, path: str, accept: str = ACCEPT) -> _Reply:
-        """A request to the registry's API for `ref`'s repository, authenticated as its
-        challenge asks; 404 is returned, every other failure raised as RegistryError."""
-        host, registry = ref.api_host, ref.registry
-        url = f"{self._scheme(host)}://{host}/v2/{ref.repository}/{path}"
-        scope = f"repository:{ref.repository}:pull"
-        first = await self._first_contact(host)
-        try:
-            self._fail_fast(host, registry)
-            headers = {"Accept": accept}
-            sent = await self._known_auth(ref, scope)
-            if sent:
-                headers["Authorization"] = sent
-            reply = await self._send(method, url, headers, registry, host)
-            if reply.status == 401:
-                challenge = reply.headers.get("www-authenticate", "")
-                headers["Authorization"] = await self._authorize(ref, challenge, scope, rejected=sent)
-                reply = await self._send(method, url, headers, registry, host)
-                if reply.status == 401:
-                    raise RegistryError(registry, self._denied(ref))
-            self._note_rate_limit(registry, reply.headers)
-            _check_status(reply, ref)
-            return reply
-        except RegistryError as exc:
-            self._update(exc.registry, error=exc.reason)
-            raise
-        finally:
-            if first:
-                gate = self._contacts[host]
-                if not gate.done():
-                    gate.set_result(None)
-
-    async def _known_auth(self, ref: ImageRef, scope: str) -> str | None:
-        host = ref.api_host
-        if host in self._basic:
-            return self._basic[host]
-        if (host, scope) in self._tokens:
-            return self._tokens[(host, scope)]
-        challenge = self._challenges.get(host)
-        if challenge is not None:  # the registry wants tokens: get this scope's before asking
-            return await self._token(ref, challenge, scope)
-        return None
-
-    async def _login(self, registry: str) -> Login | None:
-        if registry not in self._logins:
-            try:
-                self._logins[registry] = await asyncio.to_thread(self.credentials, registry)
-            except CredentialError as exc:
-                raise RegistryError(registry, str(exc)) from None
-        return self._logins[registry]
-
-    async def _authorize(self, ref: ImageRef, header: str, scope: str, *, rejected: str | None) -> str:
-        scheme, params = parse_challenge(header)
-        registry, host = ref.registry, ref.api_host
-        if scheme == "basic":
-            login = await self._login(registry)
-            if login is None:
-                raise RegistryError(registry, "asks for a login (Basic auth) and no credentials are configured for it")
-            value = "Basic " + base64.b64encode(f"{login.username}:{login.secret}".encode()).decode()
-            if value == rejected:
-                raise RegistryError(registry, self._denied(ref))
-            self._basic[host] = value
-            return value
-        if scheme != "bearer" or not params.get("realm"):
-            raise RegistryError(registry, f"unsupported authentication challenge {scheme or '(none)'}")
-        # kept to ask other repositories' tokens up front; its scope was this request's
-        self._challenges[host] = {k: v for k, v in params.items() if k not in ("scope", "error")}
-        if rejected is not None and self._tokens.get((host, scope)) == rejected:
-            del self._tokens[(host, scope)]  # expired (or too narrow): ask for a fresh one
-        return await self._token(ref, params, scope)
-
-    async def _token(self, ref: ImageRef, challenge: Mapping[str, str], scope: str) -> str:
-        key = (ref.api_host, scope)
-        if key in self._tokens:
-            return self._tokens[key]
-        return await self._once(self._token_flights, key, lambda: self._fetch_token(ref, challenge, scope))
-
-    async def _fetch_token(self, ref: ImageRef, challenge: Mapping[str, str], scope: str) -> str:
-        registry = ref.registry
-        realm = httpx.URL(challenge["realm"])
-        login = await self._login(registry)
-        headers = {"Accept": "application/json"}
-        if login is not None:
-            if realm.scheme != "https" and self._scheme(ref.api_host) == "https" and not _loopback(realm.host):
-                raise RegistryError(registry, f"refusing to send credentials over plain HTTP to {realm.host}")
-            headers["Authorization"] = "Basic " + base64.b64encode(f"{login.username}:{login.secret}".encode()).decode()
-        params = {"service": challenge.get("service", ""), "scope": challenge.get("scope") or scope}
-        url = realm.copy_merge_params({k: v for k, v in params.items() if v})  # keeps the realm's own query
-        reply = await self._send("GET", str(url), headers, registry, realm.netloc.decode("ascii"))
-        if reply.status in (401, 403):
-            who = f"the credentials for {registry} were not accepted" if login else "anonymous access was refused"
-            raise RegistryError(registry, f"token refused by {realm.host} (HTTP {reply.status}): {who}")
-        if reply.status != 200:
-            raise RegistryError(registry, f"token service {realm.host} answered HTTP {reply.status}")
-        try:
-            data = json.loads(reply.body)
-            token = data.get("token") or data.get("access_token")
-        except (ValueError, AttributeError):
-            token = None
-        if not token or not isinstance(token, str):
-            raise RegistryError(registry, f"token service {realm.host} sent no token")
-        value = f"Bearer {token}"
-        self._tokens[(ref.api_host, scope)] = value
-        return value
-
-    def _denied(self, ref: ImageRef) -> str:
-        if self._logins.get(ref.registry) is not None:
-            return f"the credentials for {ref.registry} were not accepted for {ref.repository} (HTTP 401)"
-        return (
-            f"access to {ref.repository} refused (HTTP 401): it does not exist, or it needs credentials "
-            f"and none are configured for {ref.registry}"
-        )
-
-    # -- single flight ------------------------------------------------------------------
-    async def _once(
-        self, table: dict[Hashable, asyncio.Future[T]], key: Hashable, make: Callable[[], Awaitable[T]]
-    ) -> T:
-        """One computation per key and run; concurrent callers share it. Failures are not
-        remembered (a later caller asks again), successes are."""
-        future = table.get(key)
-        if future is None:
-            future = asyncio.ensure_future(make())
-            table[key] = future
-
-            def settle(done: asyncio.Future[T]) -> None:
-                if done.cancelled() or done.exception() is not None:
-                    table.pop(key, None)
-
-            future.add_done_callback(settle)
-        return await asyncio.shield(future)
+        return self.http.statuses()
 
     # -- manifests and blobs ----------------------------------------------------------
     async def lookup(self, ref: ImageRef, *, probe: bool = False) -> Manifest | None:
@@ -394,14 +118,14 @@ class RegistryClient:
             except _Absent:
                 return None
         key = (ref.api_host, ref.repository, ref.tag or "latest")
-        return await self._once(self._tags, key, lambda: self._lookup_tag(ref, probe))
+        return await single_flight(self._tags, key, lambda: self._lookup_tag(ref, probe))
 
     async def _lookup_tag(self, ref: ImageRef, probe: bool) -> Manifest | None:
         tag = ref.tag or "latest"
         key = f"{ref.api_host}/{ref.repository}:{tag}"
         hint = self.cache.tag(key) if self.cache else None
         if probe or (hint and self.cache and self.cache.has(hint)):
-            reply = await self._request(ref, "HEAD", f"manifests/{tag}")
+            reply = await self.http.request(ref, "HEAD", f"manifests/{tag}")
             if reply.status == 404:
                 return None
             digest = reply.headers.get("docker-content-digest", "")
@@ -413,7 +137,7 @@ class RegistryClient:
                 if self.cache:
                     self.cache.remember(key, digest)
                 return _parse_manifest(ref, _media(reply), digest, body)
-        reply = await self._request(ref, "GET", f"manifests/{tag}")
+        reply = await self.http.request(ref, "GET", f"manifests/{tag}")
         if reply.status == 404:
             return None
         claimed = reply.headers.get("docker-content-digest", "")
@@ -437,14 +161,14 @@ class RegistryClient:
     async def _body(self, ref: ImageRef, kind: str, digest: str) -> bytes:
         """A manifest or blob by digest: from this run, from disk, or GET (checked against
         the digest, so one fetched through any repository serves them all)."""
-        return await self._once(self._bodies, digest, lambda: self._fetch_body(ref, kind, digest))
+        return await single_flight(self._bodies, digest, lambda: self._fetch_body(ref, kind, digest))
 
     async def _fetch_body(self, ref: ImageRef, kind: str, digest: str) -> bytes:
         if self.cache:
             kept = self.cache.get(digest)
             if kept is not None:
                 return kept
-        reply = await self._request(ref, "GET", f"{kind}/{digest}", ACCEPT if kind == "manifests" else "*/*")
+        reply = await self.http.request(ref, "GET", f"{kind}/{digest}", ACCEPT if kind == "manifests" else "*/*")
         if reply.status == 404:
             raise _Absent(digest)
         if matches(digest, reply.body) is False:
@@ -545,71 +269,7 @@ class RegistryClient:
         )
 
 
-class _Transports(httpx.AsyncBaseTransport):
-    """Plain HTTP and HTTPS in separate pools. The HTTPS one, with the system's trust store
-    (as docker uses), is made when a registry is first asked over HTTPS: loading a trust
-    store costs more than a whole answer of a local registry."""
-
-    def __init__(self, limits: httpx.Limits) -> None:
-        self.limits = limits
-        self._plain: httpx.AsyncHTTPTransport | None = None
-        self._tls: httpx.AsyncHTTPTransport | None = None
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.scheme == "https":
-            if self._tls is None:
-                self._tls = httpx.AsyncHTTPTransport(verify=ssl.create_default_context(), limits=self.limits)
-            return await self._tls.handle_async_request(request)
-        if self._plain is None:
-            # only http:// URLs come here; a context that trusts no one keeps it that way
-            self._plain = httpx.AsyncHTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), limits=self.limits)
-        return await self._plain.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        for transport in (self._plain, self._tls):
-            if transport is not None:
-                await transport.aclose()
-
-
-_PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^,\s]*))')
-
-
-def parse_challenge(header: str) -> tuple[str, dict[str, str]]:
-    """`Bearer realm="…",service="…",scope="…"` -> ("bearer", {...})."""
-    scheme, _, rest = header.strip().partition(" ")
-    params = {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3) for m in _PARAM.finditer(rest)}
-    return scheme.lower(), params
-
-
-def parse_rate_limit(value: str) -> tuple[int | None, int | None]:
-    """Docker Hub's `100;w=21600` -> (100, 21600)."""
-    count, _, rest = value.partition(";")
-    window = re.search(r"w=(\d+)", rest)
-    try:
-        number = int(count.strip())
-    except ValueError:
-        number = None
-    return number, int(window.group(1)) if window else None
-
-
-def _source_kind(source: str) -> str:
-    """Docker Hub counts anonymous pulls by IP and others by account; say which, never the
-    value itself (an address or an account id has no place in a shared report)."""
-    try:
-        ipaddress.ip_address(source.strip())
-        return "ip"
-    except ValueError:
-        return "account"
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
-def _media(reply: _Reply) -> str:
+def _media(reply: Reply) -> str:
     return str(reply.headers.get("content-type", "")).split(";")[0].strip()
 
 
@@ -621,37 +281,3 @@ def _parse_manifest(ref: ImageRef, media: str, digest: str, body: bytes) -> Mani
     if not isinstance(data, dict):
         raise RegistryError(ref.registry, f"the manifest of {ref} is not a JSON object")
     return Manifest(media or str(data.get("mediaType", "")), digest, data)
-
-
-def _check_status(reply: _Reply, ref: ImageRef) -> None:
-    status = reply.status
-    if status < 300 or status == 404:
-        return
-    if status == 429:
-        raise RegistryError(ref.registry, "rate limit reached (HTTP 429)")
-    if status == 403:
-        raise RegistryError(ref.registry, f"access to {ref.repository} denied (HTTP 403)")
-    if status >= 500:
-        raise RegistryError(ref.registry, f"server error (HTTP {status})")
-    raise RegistryError(ref.registry, f"answered HTTP {status} for {ref}")
-
-
-def _timeout_kind(exc: BaseException, client: RegistryClient) -> str:
-    if isinstance(exc, httpx.ConnectTimeout):
-        return f"connect timeout, {client.timeout.connect:g} s"
-    if isinstance(exc, httpx.ReadTimeout):
-        return f"read timeout, {client.timeout.read:g} s"
-    if isinstance(exc, httpx.PoolTimeout):
-        return f"pool timeout, {client.timeout.pool:g} s"
-    if isinstance(exc, httpx.WriteTimeout):
-        return f"write timeout, {client.timeout.write:g} s"
-    return f"over {client.deadline:g} s"
-
-
-def _unreachable(exc: Exception) -> str:
-    return f"unreachable ({type(exc).__name__}: {_short(exc)})"
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return text[:160]
