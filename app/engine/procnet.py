@@ -15,9 +15,18 @@ or VM-backed engine, another pid namespace) or the process is gone; callers then
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 LISTEN = "0A"  # the TCP state column of a listening socket in /proc/net/tcp{,6}
+# Seconds between looks at a container's TCP socket count (microseconds each), and at most
+# between reads of its socket table (10 ms of kernel time for both tables). A new listener
+# changes the count, so the table is read at once then; the timed read only catches a
+# listener that opened as another socket closed.
+PORT_POLL = 0.2
+FULL_LOOK = 10.0
 
 
 def _process(pid: int, container_id: str, proc: Path) -> Path | None:
@@ -75,3 +84,23 @@ def _listens(table: str, port: int) -> bool:
         if len(fields) > 3 and fields[3] == LISTEN and fields[1].rsplit(":", 1)[-1].upper() == wanted:
             return True
     return False
+
+
+async def until_listening(pid: int, container_id: str, port: int, still_waiting: Callable[[], None]) -> None:
+    """Return once something listens on `port` in the container, or as soon as /proc cannot
+    tell (a remote engine; the process gone: the caller's attempt then fails and says why).
+    The socket table is read (a few ms of kernel time, off the event loop) when the count
+    of TCP sockets changed, and at least every FULL_LOOK seconds; `still_waiting` is
+    called after each look that found nothing."""
+    seen: int | None = None
+    looked = 0.0
+    while True:
+        count = tcp_in_use(pid, container_id)
+        if count is None:
+            return
+        if count != seen or time.monotonic() - looked >= FULL_LOOK:
+            if await asyncio.to_thread(listening, pid, container_id, port) is not False:
+                return
+            seen, looked = count, time.monotonic()
+        still_waiting()
+        await asyncio.sleep(PORT_POLL)

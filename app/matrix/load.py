@@ -7,26 +7,17 @@ errors come from `tomlpos`, because tomllib forgets where keys were.
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
-from ecoready.domain.model import Category, Component, Host, Profile, TlsFiles, normalize_arch
-from ecoready.matrix.bench_settings import (
-    ACCESS_PATTERNS,
-    KNOBS,
-    MAX_THREADS,
-    WORKLOADS,
-    BenchOverrides,
-    SysbenchConfig,
-)
-from ecoready.matrix.kinds import KINDS, ProbeKind
-from ecoready.matrix.tomlpos import Positions, locate
+from ecoready.domain.model import Profile
+from ecoready.matrix.checker import Checker
+from ecoready.matrix.document import Matrix
+from ecoready.matrix.sections import TOP_KEYS, components_section, hosts_section, registry_section, sysbench_section
+from ecoready.matrix.tomlpos import locate
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,156 +25,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 MAX_MATRIX_BYTES = 1 << 20  # tomllib's docs advise bounding untrusted input
-_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
-
-
-@dataclass(frozen=True)
-class RegistrySettings:
-    mirror: str | None = None
-    insecure: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Matrix:
-    path: str
-    title: str
-    arches: tuple[str, ...]
-    profile: Profile
-    components: tuple[Component, ...]
-    hosts: tuple[Host, ...] = ()
-    concurrency: int | None = None
-    registry: RegistrySettings = field(default_factory=RegistrySettings)
-    sysbench: SysbenchConfig = field(default_factory=SysbenchConfig)
-
-    def component(self, component_id: str) -> Component:
-        for c in self.components:
-            if c.id == component_id:
-                return c
-        raise KeyError(component_id)
-
-
-class _Checker:
-    """Collects problems with positions while walking the parsed document."""
-
-    def __init__(self, file: str, positions: Positions) -> None:
-        self.file = file
-        self.pos = positions
-        self.problems: list[Problem] = []
-
-    def add(self, path: Sequence[str | int], message: str, *, at_value: bool = True) -> None:
-        line, col = self.pos.of_value(path) if at_value else self.pos.of_key(path)
-        self.problems.append(Problem(self.file, line, col, message))
-
-    def keys(self, table: Mapping[str, Any], path: tuple[str | int, ...], allowed: Sequence[str]) -> None:
-        for key in table:
-            if key not in allowed:
-                hint = difflib.get_close_matches(key, allowed, n=1)
-                more = f" (did you mean '{hint[0]}'?)" if hint else f" (allowed: {', '.join(allowed)})"
-                self.add((*path, key), f"unknown key '{_dotted(path, key)}'{more}", at_value=False)
-
-    def typed(
-        self,
-        table: Mapping[str, Any],
-        path: tuple[str | int, ...],
-        key: str,
-        kind: type | tuple[type, ...],
-        *,
-        required: bool = False,
-        check: Callable[[Any], str | None] | None = None,
-    ) -> Any:
-        """table[key] when present and of the right type (bool never passes for a number)."""
-        where = (*path, key)
-        if key not in table:
-            if required:
-                self.add(path, f"missing required key '{_dotted(path, key)}'", at_value=False)
-            return None
-        value = table[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
-        if not ok:
-            want = " or ".join(_type_name(k) for k in kinds)
-            self.add(where, f"'{_dotted(path, key)}' must be {want}, not {_type_name(type(value))}")
-            return None
-        if check is not None:
-            message = check(value)
-            if message:
-                self.add(where, f"'{_dotted(path, key)}' {message}")
-                return None
-        return value
-
-    def arch_list(self, table: Mapping[str, Any], path: tuple[str | int, ...], key: str) -> tuple[str, ...] | None:
-        raw = self.typed(table, path, key, list)
-        if raw is None:
-            return None
-        arches: list[str] = []
-        for i, item in enumerate(raw):
-            name = normalize_arch(item) if isinstance(item, str) else None
-            if name is None:
-                self.add(
-                    (*path, key, i),
-                    f"'{_dotted(path, key)}' has an unknown architecture {item!r} "
-                    "(known: amd64, arm64, ppc64le, s390x)",
-                )
-            elif name in arches:
-                self.add((*path, key, i), f"'{_dotted(path, key)}' lists {name} twice")
-            else:
-                arches.append(name)
-        return tuple(arches)
-
-
-def _dotted(path: Sequence[str | int], key: str) -> str:
-    out = ""
-    for seg in path:
-        out += f"[{seg}]" if isinstance(seg, int) else (f".{seg}" if out else seg)
-    return f"{out}.{key}" if out else key
-
-
-def _type_name(kind: type) -> str:
-    return {
-        str: "a string",
-        int: "an integer",
-        float: "a number",
-        bool: "true or false",
-        list: "an array",
-        dict: "a table",
-    }.get(kind, kind.__name__)
-
-
-def _positive(value: float) -> str | None:
-    return None if value > 0 else "must be greater than 0"
-
-
-def _non_negative(value: float) -> str | None:
-    return None if value >= 0 else "must not be negative"
-
-
-def _non_empty(value: str) -> str | None:
-    return None if value.strip() else "must not be empty"
-
-
-TOP_KEYS = ("title", "arches", "profile", "concurrency", "registry", "sysbench", "hosts", "components")
-HOST_KEYS = (
-    "name",
-    "docker",
-    "arches",
-    "emulate",
-    "price_per_hour",
-    "cpu_ghz",
-    "concurrency",
-    "tls_dir",
-    "tls_ca",
-    "tls_cert",
-    "tls_key",
-)
-TLS_FILES = ("tls_ca", "tls_cert", "tls_key")
-# DOCKER_CERT_PATH's file names, as the docker CLI reads them from a tls_dir
-TLS_DIR_FILES = {"tls_ca": "ca.pem", "tls_cert": "cert.pem", "tls_key": "key.pem"}
-_ENGINE_URL = re.compile(r"^(unix|npipe)://.+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
-COMPONENT_KEYS = ("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options")
-REGISTRY_KEYS = ("mirror", "insecure")
-SYSBENCH_PROFILE_TABLES = ("quick", "full", "emulated")
-SYSBENCH_KEYS = ("image", *KNOBS, *SYSBENCH_PROFILE_TABLES)
 
 
 def read_text(path: Path) -> str:
@@ -232,7 +74,7 @@ def parse(text: str, file: str = "matrix.toml") -> Matrix:
         raise ConfigError([_syntax_problem(file, text, exc)]) from None
     except (RecursionError, ValueError) as exc:  # pathological nesting
         raise ConfigError([Problem(file, 1, 1, f"cannot parse: {type(exc).__name__}")]) from None
-    checker = _Checker(file, locate(text))
+    checker = Checker(file, locate(text))
     matrix = _validate(data, checker, file)
     if checker.problems or matrix is None:
         problems = sorted(set(checker.problems), key=lambda p: (p.line, p.col, p.message))
@@ -255,7 +97,7 @@ def _syntax_problem(file: str, text: str, exc: Exception) -> Problem:
     return Problem(file, int(line), int(col or 1), f"TOML syntax error: {message}")
 
 
-def _validate(data: dict[str, Any], c: _Checker, file: str) -> Matrix | None:
+def _validate(data: dict[str, Any], c: Checker, file: str) -> Matrix | None:
     c.keys(data, (), TOP_KEYS)
     title = c.typed(data, (), "title", str) or Path(file).stem
     arches = c.arch_list(data, (), "arches")
@@ -271,10 +113,10 @@ def _validate(data: dict[str, Any], c: _Checker, file: str) -> Matrix | None:
     concurrency = c.typed(
         data, (), "concurrency", int, check=lambda v: None if 1 <= v <= 256 else "must be between 1 and 256"
     )
-    registry = _registry(data, c)
-    sysbench = _sysbench(data, c)
-    hosts = _hosts(data, c, Path(file).parent)
-    components = _components(data, c)
+    registry = registry_section(data, c)
+    sysbench = sysbench_section(data, c)
+    hosts = hosts_section(data, c, Path(file).parent)
+    components = components_section(data, c)
     if c.problems:
         return None
     return Matrix(
@@ -288,292 +130,3 @@ def _validate(data: dict[str, Any], c: _Checker, file: str) -> Matrix | None:
         registry=registry,
         sysbench=sysbench,
     )
-
-
-def _sysbench(data: dict[str, Any], c: _Checker) -> SysbenchConfig:
-    """`[sysbench]`: knobs for every profile, and `[sysbench.quick|full|emulated]` tables
-    with the same knobs for one of them."""
-    raw = c.typed(data, (), "sysbench", dict)
-    if raw is None:
-        return SysbenchConfig()
-    path: tuple[str | int, ...] = ("sysbench",)
-    c.keys(raw, path, SYSBENCH_KEYS)
-    image = c.typed(raw, path, "image", str, check=_image_check)
-    tables: dict[str, BenchOverrides] = {}
-    for name in SYSBENCH_PROFILE_TABLES:
-        sub = c.typed(raw, path, name, dict)
-        if sub is not None:
-            c.keys(sub, (*path, name), KNOBS)
-            tables[name] = _bench_knobs(sub, (*path, name), c)
-    return SysbenchConfig(
-        image=image or SysbenchConfig.image,
-        common=_bench_knobs(raw, path, c),
-        **tables,
-    )
-
-
-def _bench_knobs(raw: Mapping[str, Any], path: tuple[str | int, ...], c: _Checker) -> BenchOverrides:
-    def names(key: str, known: Sequence[str]) -> tuple[str, ...] | None:
-        items = c.typed(raw, path, key, list)
-        if items is None:
-            return None
-        if not items:
-            c.add((*path, key), f"'{_dotted(path, key)}' must list at least one of {', '.join(known)}")
-        out: list[str] = []
-        for i, item in enumerate(items):
-            if not isinstance(item, str) or item not in known:
-                hint = difflib.get_close_matches(item, known, n=1) if isinstance(item, str) else []
-                more = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(known)})"
-                c.add((*path, key, i), f"'{_dotted(path, key)}' has an unknown entry {item!r}{more}")
-            elif item in out:
-                c.add((*path, key, i), f"'{_dotted(path, key)}' lists {item} twice")
-            else:
-                out.append(item)
-        return tuple(out)
-
-    threads: tuple[int, ...] | None = None
-    raw_threads = c.typed(raw, path, "threads", list)
-    if raw_threads is not None:
-        if not raw_threads:
-            c.add((*path, "threads"), f"'{_dotted(path, 'threads')}' must list at least one thread count")
-        good: list[int] = []
-        for i, item in enumerate(raw_threads):
-            if isinstance(item, bool) or not isinstance(item, int) or not 1 <= item <= MAX_THREADS:
-                message = f"'{_dotted(path, 'threads')}' entries must be whole numbers 1..{MAX_THREADS}"
-                c.add((*path, "threads", i), message)
-            elif item in good:
-                c.add((*path, "threads", i), f"'{_dotted(path, 'threads')}' lists {item} twice")
-            else:
-                good.append(item)
-        threads = tuple(good)
-
-    def between(low: float, high: float, *, open_ends: bool = False) -> Callable[[Any], str | None]:
-        def check(value: float) -> str | None:
-            ok = low < value < high if open_ends else low <= value <= high
-            if ok:
-                return None
-            return f"must be between {low:g} and {high:g}" + (" (exclusive)" if open_ends else "")
-
-        return check
-
-    zipf = c.typed(raw, path, "zipf_exp", (int, float), check=between(0, 1, open_ends=True))
-    return BenchOverrides(
-        workloads=names("workloads", WORKLOADS),
-        access=names("access", ACCESS_PATTERNS),
-        threads=threads,
-        time=c.typed(raw, path, "time", int, check=between(1, 86_400)),
-        warmup=c.typed(raw, path, "warmup", int, check=between(0, 86_400)),
-        repeats=c.typed(raw, path, "repeats", int, check=between(1, 100)),
-        tables=c.typed(raw, path, "tables", int, check=between(1, 1000)),
-        table_size=c.typed(raw, path, "table_size", int, check=between(1, 1_000_000_000)),
-        zipf_exp=None if zipf is None else float(zipf),
-    )
-
-
-def _registry(data: dict[str, Any], c: _Checker) -> RegistrySettings:
-    raw = c.typed(data, (), "registry", dict)
-    if raw is None:
-        return RegistrySettings()
-    path = ("registry",)
-    c.keys(raw, path, REGISTRY_KEYS)
-    mirror = c.typed(raw, path, "mirror", str, check=_non_empty)
-    insecure = c.typed(raw, path, "insecure", list) or []
-    for i, item in enumerate(insecure):
-        if not isinstance(item, str):
-            c.add((*path, "insecure", i), "'registry.insecure' must list registry host names")
-    return RegistrySettings(mirror=mirror, insecure=tuple(str(x) for x in insecure))
-
-
-def _hosts(data: dict[str, Any], c: _Checker, base: Path) -> list[Host]:
-    raw = c.typed(data, (), "hosts", list)
-    hosts: list[Host] = []
-    seen: set[str] = set()
-    for i, item in enumerate(raw or []):
-        path: tuple[str | int, ...] = ("hosts", i)
-        if not isinstance(item, dict):
-            c.add(path, "each entry of 'hosts' must be a table ([[hosts]])")
-            continue
-        c.keys(item, path, HOST_KEYS)
-        name = c.typed(item, path, "name", str, required=True, check=_non_empty)
-        if name in seen:
-            c.add((*path, "name"), f"host name {name!r} is used twice")
-        seen.add(name or "")
-        docker = c.typed(item, path, "docker", str) or ""
-        if docker and not _ENGINE_URL.match(docker):
-            c.add(
-                (*path, "docker"),
-                f"'hosts[{i}].docker' must be unix:///path, tcp://host:port or ssh://[user@]host[:port]",
-            )
-        arches = c.arch_list(item, path, "arches") or ()
-        emulate = c.typed(item, path, "emulate", bool)
-        price = c.typed(item, path, "price_per_hour", (int, float), check=_non_negative)
-        ghz = c.typed(item, path, "cpu_ghz", (int, float), check=_positive)
-        concurrency = c.typed(
-            item, path, "concurrency", int, check=lambda v: None if 1 <= v <= 256 else "must be between 1 and 256"
-        )
-        hosts.append(
-            Host(
-                name=name or "",
-                docker=docker,
-                arches=arches,
-                emulate=True if emulate is None else emulate,
-                price_per_hour=None if price is None else float(price),
-                cpu_ghz=None if ghz is None else float(ghz),
-                tls=_tls(item, path, docker, base, c),
-                concurrency=concurrency,
-            )
-        )
-    return hosts
-
-
-def _tls(item: Mapping[str, Any], path: tuple[str | int, ...], docker: str, base: Path, c: _Checker) -> TlsFiles | None:
-    """Client certificates: `tls_dir` (ca.pem, cert.pem, key.pem, as DOCKER_CERT_PATH) or
-    the three files one by one. Relative paths start at the matrix file's folder. Whether
-    the files exist is checked when connecting: they may live only where the run happens."""
-    given = [key for key in ("tls_dir", *TLS_FILES) if key in item]
-    if not given:
-        return None
-    values = {key: c.typed(item, path, key, str, check=_non_empty) for key in given}
-    if not docker.startswith("tcp://"):
-        c.add((*path, given[0]), f"'{_dotted(path, given[0])}' needs docker = \"tcp://host:port\"", at_value=False)
-        return None
-    if "tls_dir" in given and len(given) > 1:
-        c.add((*path, given[1]), f"'{_dotted(path, given[1])}': give tls_dir or the three tls_* files, not both")
-        return None
-    if "tls_dir" not in given and len(given) < len(TLS_FILES):
-        lacking = ", ".join(k for k in TLS_FILES if k not in given)
-        c.add((*path, given[0]), f"'{_dotted(path, given[0])}' needs {lacking} too (or one tls_dir)", at_value=False)
-        return None
-    if any(v is None for v in values.values()):
-        return None
-
-    def where(text: str) -> str:
-        p = Path(text).expanduser()
-        return str(p if p.is_absolute() else (base / p))
-
-    if "tls_dir" in values:
-        folder = Path(where(str(values["tls_dir"])))
-        return TlsFiles(*(str(folder / TLS_DIR_FILES[k]) for k in TLS_FILES))
-    return TlsFiles(*(where(str(values[k])) for k in TLS_FILES))
-
-
-def _components(data: dict[str, Any], c: _Checker) -> list[Component]:
-    raw = c.typed(data, (), "components", list, required=True)
-    if raw is not None and not raw:
-        c.add(("components",), "the matrix has no components ([[components]])")
-    components: list[Component] = []
-    index: dict[str, int] = {}
-    for i, item in enumerate(raw or []):
-        path: tuple[str | int, ...] = ("components", i)
-        if not isinstance(item, dict):
-            c.add(path, "each entry of 'components' must be a table ([[components]])")
-            continue
-        c.keys(item, path, COMPONENT_KEYS)
-        cid = c.typed(
-            item,
-            path,
-            "id",
-            str,
-            required=True,
-            check=lambda v: None if _ID.match(v) else "must be lowercase letters, digits, '.', '_' or '-' (at most 63)",
-        )
-        if cid is not None and cid in index:
-            c.add((*path, "id"), f"component id {cid!r} is used twice (first at components[{index[cid]}])")
-        elif cid is not None:
-            index[cid] = i
-        category_name = c.typed(item, path, "category", str, required=True)
-        category = None
-        if category_name is not None:
-            try:
-                category = Category(category_name)
-            except ValueError:
-                names = [k.value for k in Category]
-                hint = difflib.get_close_matches(category_name, names, n=1)
-                more = f" (did you mean '{hint[0]}'?)" if hint else f" (one of {', '.join(names)})"
-                c.add((*path, "category"), f"unknown category {category_name!r}{more}")
-        probe = c.typed(item, path, "probe", str, required=True)
-        if probe is not None and probe not in KINDS:
-            hint = difflib.get_close_matches(probe, list(KINDS), n=1)
-            more = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(KINDS))})"
-            c.add((*path, "probe"), f"unknown probe kind {probe!r}{more}")
-        image = c.typed(item, path, "image", str, required=True, check=_image_check)
-        name = c.typed(item, path, "name", str, check=_non_empty) or cid or ""
-        backend = c.typed(item, path, "backend", str)
-        arches = c.arch_list(item, path, "arches") or ()
-        timeout = c.typed(item, path, "timeout", (int, float), check=_positive)
-        options = c.typed(item, path, "options", dict) or {}
-        if probe in KINDS:
-            kind = KINDS[probe]
-            _options(options, (*path, "options"), kind, c)
-            if kind.needs_backend and backend is None:
-                c.add(
-                    path,
-                    f"component {cid!r}: probe '{probe}' needs a 'backend' (a server component id)",
-                    at_value=False,
-                )
-        if cid is None or category is None or probe not in KINDS or image is None:
-            continue
-        components.append(
-            Component(
-                id=cid,
-                name=name,
-                category=category,
-                probe=probe,
-                image=image,
-                backend=backend,
-                arches=arches,
-                timeout_s=None if timeout is None else float(timeout),
-                options=options,
-            )
-        )
-    _backends(raw or [], components, c)
-    return components
-
-
-def _image_check(ref: str) -> str | None:
-    if not ref.strip() or any(ch.isspace() for ch in ref):
-        return "must be an image reference like registry/name:tag"
-    if ref != ref.strip() or ref.endswith((":", "@")):
-        return "must be an image reference like registry/name:tag"
-    return None
-
-
-def _options(options: Mapping[str, Any], path: tuple[str | int, ...], kind: ProbeKind, c: _Checker) -> None:
-    c.keys(options, path, list(kind.options))
-    for key, value_type in kind.options.items():
-        value = c.typed(options, path, key, value_type, required=key in kind.required)
-        allowed = kind.choices.get(key)
-        if allowed and isinstance(value, str) and value not in allowed:
-            hint = difflib.get_close_matches(value, allowed, n=1)
-            more = f" (did you mean '{hint[0]}'?)" if hint else f" (one of {', '.join(allowed)})"
-            c.add((*path, key), f"unknown {key} {value!r} for probe '{kind.name}'{more}")
-
-
-def _backends(raw: list[Any], components: list[Component], c: _Checker) -> None:
-    by_id = {comp.id: comp for comp in components}
-    positions = {item.get("id"): i for i, item in enumerate(raw) if isinstance(item, dict)}
-    for comp in components:
-        if comp.backend is None:
-            continue
-        path: tuple[str | int, ...] = ("components", positions.get(comp.id, 0), "backend")
-        target = by_id.get(comp.backend)
-        if target is None:
-            hint = difflib.get_close_matches(comp.backend, list(by_id), n=1)
-            more = f" (did you mean '{hint[0]}'?)" if hint else ""
-            c.add(path, f"backend {comp.backend!r} of {comp.id!r} is not a component of this matrix{more}")
-        elif not KINDS[target.probe].serves_sql and target.id != comp.id:
-            c.add(
-                path,
-                f"backend {comp.backend!r} of {comp.id!r} has probe '{target.probe}', which cannot serve as a backend",
-            )
-    # cycles: follow backend links from each component
-    for comp in components:
-        seen = [comp.id]
-        cur = comp
-        while cur.backend is not None and cur.backend in by_id:
-            if cur.backend in seen:
-                path = ("components", positions.get(comp.id, 0), "backend")
-                c.add(path, "backend cycle: " + " -> ".join([*seen, cur.backend]))
-                break
-            seen.append(cur.backend)
-            cur = by_id[cur.backend]

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from ecoready.domain.model import Component, HostFacts, Profile, Stage
 from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
+from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
-from ecoready.matrix.load import Matrix
 
 # Emulated cells cost several times the CPU and wall time of native ones (qemu-user:
 # 4x for server start-up here, 11x for sysbench); budgets scale by this factor.

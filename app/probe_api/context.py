@@ -12,8 +12,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from ecoready.domain.errors import (
     BackendFailed,
@@ -26,90 +26,29 @@ from ecoready.domain.errors import (
     SqlError,
     StageFailed,
 )
-from ecoready.domain.events import BenchReported, CheckReported, Event
+from ecoready.domain.events import BenchReported, CheckReported
 from ecoready.domain.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Stage
 from ecoready.domain.specs import (
-    LABEL_CELL,
-    LABEL_CREATED,
-    LABEL_OWNER,
-    LABEL_OWNER_START,
-    LABEL_ROLE,
-    LABEL_RUN,
     ContainerSpec,
     ContainerState,
     ExecResult,
     SecretFile,
 )
 from ecoready.domain.text import one_line
-from ecoready.engine.procnet import listening, tcp_in_use
+from ecoready.engine.procnet import until_listening
 from ecoready.probe_api.exits import classify_exit, cpu_level_missing
 from ecoready.probe_api.handles import Container, Endpoint
-from ecoready.probe_api.secrets import Secret, Secrets
+from ecoready.probe_api.run_context import RunContext, resource_labels
+from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, client_command, option_file, parse_error, parse_xml
 
 if TYPE_CHECKING:
-    from ecoready.engine.docker_host import DockerHost
-    from ecoready.engine.owners import OwnerInfo
     from ecoready.matrix.bench_settings import BenchSettings
     from ecoready.plan.cells import CellPlan
-    from ecoready.registry.image_store import ImageStore
 
 SECRETS_DIR = "/run/ecoready"
 CLIENT_FILES = f"{SECRETS_DIR}/client-"  # option files of sql(), by user and password
 DEFAULT_EXEC_TIMEOUT = 60.0
-# Seconds between looks at a container's TCP socket count in /proc (microseconds each),
-# and at most between reads of its socket table (10 ms of kernel time for both tables:
-# app/procnet.py). A new listener changes the count, so the table is read at once then;
-# the timed read only catches a listener that opened as another socket closed.
-PORT_POLL = 0.2
-FULL_LOOK = 10.0
-
-
-class BackendProbe(Protocol):
-    """What the context needs of the probe that serves a cell's backend."""
-
-    endpoint: Endpoint | None
-
-    async def start(self) -> None: ...
-
-
-# kind -> the class of that kind's probe; the run (which may import ecoready.probes) gives it
-ProbeLoader = Callable[[str], Callable[["ProbeContext"], BackendProbe]]
-
-
-def _no_probes(kind: str) -> Callable[[ProbeContext], BackendProbe]:
-    raise InfraError(f"no probe loader in this run: cannot start a {kind} backend")
-
-
-@dataclass
-class RunContext:
-    """What all cells of one run share."""
-
-    run_id: str
-    host: DockerHost
-    owner: OwnerInfo
-    secrets: Secrets
-    images: ImageStore
-    emit: Callable[[Event], None]
-    emulation_factor: float = 1.0
-    extra_labels: Mapping[str, str] = field(default_factory=dict)
-    hosts: Mapping[str, HostFacts] = field(default_factory=dict)  # by name: what the plan learned
-    # The SQL client's path in each image id, found once per run: finding it is an exec.
-    client_paths: dict[str, str] = field(default_factory=dict)
-    load_probe: ProbeLoader = _no_probes
-
-
-def resource_labels(run: RunContext, cell_id: str, role: str) -> dict[str, str]:
-    """The labels of everything a run creates (in the create call), for sweeps by run and owner."""
-    return {
-        **run.extra_labels,
-        LABEL_RUN: run.run_id,
-        LABEL_OWNER: f"{run.owner.hostname}:{run.owner.pid}",
-        LABEL_OWNER_START: run.owner.start,
-        LABEL_CELL: cell_id,
-        LABEL_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        LABEL_ROLE: role,
-    }
 
 
 @dataclass
@@ -459,7 +398,7 @@ class ProbeContext:
 
         `port`: the attempt needs a TCP listener on this port of `port_of` (default
         `container`). While /proc shows nothing listening there, no attempt can succeed, so
-        none is run: each is an exec, which costs far more than the look (app/procnet.py).
+        none is run: each is an exec, which costs far more than the look (engine/procnet.py).
         """
         started = time.monotonic()
         delay = 0.2
@@ -473,7 +412,8 @@ class ProbeContext:
                 if port is not None:
                     target = port_of or container
                     pid = state.pid if target is container else (await self.state(target)).pid
-                    await self._until_listening(target, pid, port, what)
+                    waiting = f"waiting for {what}; nothing listens on port {port} in {target.role} yet"
+                    await until_listening(pid, target.id, port, partial(setattr, self, "waiting_for", waiting))
                 try:
                     await attempt()
                     self.waiting_for = ""
@@ -486,24 +426,6 @@ class ProbeContext:
                     self.waiting_for = f"waiting for {what}; last: {one_line(self.redact(str(exc)), 160)}"
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 2.0)
-
-    async def _until_listening(self, target: Container, pid: int, port: int, what: str) -> None:
-        """Return once something listens on `port` in `target`, or as soon as /proc cannot
-        tell (a remote engine; the process gone: the attempt then fails and says why).
-        The socket table is read (a few ms of kernel time, off the event loop) when the
-        count of TCP sockets changed, and at least every FULL_LOOK seconds."""
-        seen: int | None = None
-        looked = 0.0
-        while True:
-            count = tcp_in_use(pid, target.id)
-            if count is None:
-                return
-            if count != seen or time.monotonic() - looked >= FULL_LOOK:
-                if await asyncio.to_thread(listening, pid, target.id, port) is not False:
-                    return
-                seen, looked = count, time.monotonic()
-            self.waiting_for = f"waiting for {what}; nothing listens on port {port} in {target.role} yet"
-            await asyncio.sleep(PORT_POLL)
 
     async def check(self, name: str, fn: Callable[[], Awaitable[str | None]]) -> bool:
         """Run one named check; report pass/fail/timeout with its detail. Infrastructure

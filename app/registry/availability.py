@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Verdict
-from ecoready.matrix.load import Matrix
+from ecoready.matrix.document import Matrix
 from ecoready.registry.client import RegistryClient
 
 

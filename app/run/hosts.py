@@ -19,7 +19,7 @@ from ecoready.domain.errors import EcoreadyError
 from ecoready.domain.model import Host, HostFacts, PlatformFitness
 from ecoready.domain.text import one_line
 from ecoready.engine.docker_host import DockerHost
-from ecoready.probe_api.context import RunContext
+from ecoready.probe_api.run_context import RunContext
 from ecoready.run.survey import survey
 
 LOCAL = Host(name="local")

@@ -50,9 +50,10 @@ from ecoready.engine.aio import to_the_end
 from ecoready.matrix.kinds import KINDS
 from ecoready.plan.cells import CellPlan, Plan
 from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_first
-from ecoready.probe_api.context import ProbeContext, RunContext
+from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
+from ecoready.probe_api.run_context import RunContext
 
 log = logging.getLogger("ecoready.runner")
 

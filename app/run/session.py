@@ -22,10 +22,10 @@ from ecoready.engine.aio import to_the_end
 from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import emulators
 from ecoready.judge.history import default_dir as default_history_dir
-from ecoready.matrix.load import Matrix
+from ecoready.matrix.document import Matrix
 from ecoready.plan.cells import EMULATION_FACTOR, Plan, make_plan
 from ecoready.plan.schedule import history_seconds
-from ecoready.probe_api.context import RunContext
+from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
 from ecoready.registry.availability import registry_notes
 from ecoready.registry.client import RegistryClient

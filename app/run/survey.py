@@ -20,7 +20,7 @@ from ecoready.domain.model import PlatformFitness
 from ecoready.domain.specs import ContainerSpec
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
-from ecoready.probe_api.context import RunContext, resource_labels
+from ecoready.probe_api.run_context import RunContext, resource_labels
 from ecoready.run.fitness import SURVEY_SCRIPT, failed, fitness_from_survey
 
 SURVEY_SECONDS = 60.0  # native; scaled by the emulation factor for emulated arches

@@ -22,7 +22,7 @@ from ecoready.report import OPTIONS
 from ecoready.ui.console import eprint
 
 if TYPE_CHECKING:  # only for annotations: the verbs import what they use
-    from ecoready.matrix.load import Matrix
+    from ecoready.matrix.document import Matrix
     from ecoready.run.session import RunOptions
     from ecoready.ui.headless import CheckRequest
 

@@ -28,7 +28,7 @@ from ecoready.ui.console import eprint
 from ecoready.ui.progress import make_progress
 
 if TYPE_CHECKING:
-    from ecoready.matrix.load import Matrix
+    from ecoready.matrix.document import Matrix
     from ecoready.run.eventlog import EventLog
 
 WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"

@@ -9,7 +9,8 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from ecoready.domain.errors import ConfigError
-from ecoready.matrix.load import Matrix, load
+from ecoready.matrix.document import Matrix
+from ecoready.matrix.load import load
 from ecoready.ui.console import eprint
 
 

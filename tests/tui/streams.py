@@ -39,7 +39,8 @@ from ecoready.domain.model import (
     Profile,
     Stage,
 )
-from ecoready.matrix.load import Matrix, parse
+from ecoready.matrix.document import Matrix
+from ecoready.matrix.load import parse
 from ecoready.run.session import RunOptions
 
 AT = "2026-01-01T00:00:00.000Z"

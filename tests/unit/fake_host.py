@@ -20,9 +20,10 @@ from ecoready.domain.events import Event
 from ecoready.domain.model import Category, Component, ImageInfo, Profile
 from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, SweepResult
 from ecoready.engine.owners import OwnerInfo
-from ecoready.matrix.load import Matrix
+from ecoready.matrix.document import Matrix
 from ecoready.plan.cells import CellPlan, Plan, budgets_for
-from ecoready.probe_api.context import ProbeContext, RunContext
+from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
 from ecoready.run.runner import load_probe
 

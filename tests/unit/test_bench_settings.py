@@ -19,7 +19,8 @@ from ecoready.matrix.bench_settings import (
 )
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import EMULATION_FACTOR, bench_budget, make_plan
-from ecoready.probe_api.context import ProbeContext, RunContext
+from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
 
 SERVER = '[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\nimage = "x/db:1"\n'

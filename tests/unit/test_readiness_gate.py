@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ecoready.engine import procnet
 from ecoready.engine.procnet import listening, tcp_in_use
 from ecoready.probe_api import context as probe_context
 from ecoready.probe_api.context import ProbeContext
@@ -88,9 +89,9 @@ def server_rig(refusals: int = 0) -> tuple[Rig, ProbeContext, list[Sql]]:
 async def test_no_client_runs_while_nothing_listens(monkeypatch: pytest.MonkeyPatch) -> None:
     looks = iter([False, False, False, False, True])
     counts = itertools.count()  # the socket count changes at every look: each reads the table
-    monkeypatch.setattr(probe_context, "tcp_in_use", lambda pid, cid: next(counts))
-    monkeypatch.setattr(probe_context, "listening", lambda pid, cid, port: next(looks))
-    monkeypatch.setattr(probe_context, "PORT_POLL", 0.001)
+    monkeypatch.setattr(procnet, "tcp_in_use", lambda pid, cid: next(counts))
+    monkeypatch.setattr(procnet, "listening", lambda pid, cid, port: next(looks))
+    monkeypatch.setattr(procnet, "PORT_POLL", 0.001)
     _, ctx, attempts = server_rig()
     await ServerProbe(ctx).start()
     assert len(attempts) == 1  # four looks saw no listener: no exec for them
@@ -100,23 +101,23 @@ async def test_no_client_runs_while_nothing_listens(monkeypatch: pytest.MonkeyPa
 async def test_the_socket_table_is_read_again_only_when_the_count_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     counts = iter([1, 1, 1, 1, 1, 2])  # Docker's DNS socket, then the server's listener
     reads: list[int] = []
-    monkeypatch.setattr(probe_context, "tcp_in_use", lambda pid, cid: next(counts))
-    monkeypatch.setattr(probe_context, "listening", lambda pid, cid, port: reads.append(1) or len(reads) == 2)
-    monkeypatch.setattr(probe_context, "PORT_POLL", 0.001)
+    monkeypatch.setattr(procnet, "tcp_in_use", lambda pid, cid: next(counts))
+    monkeypatch.setattr(procnet, "listening", lambda pid, cid, port: reads.append(1) or len(reads) == 2)
+    monkeypatch.setattr(procnet, "PORT_POLL", 0.001)
     _, ctx, _ = server_rig()
     await ServerProbe(ctx).start()
     assert reads == [1, 1]  # at the first look, then when the count moved: not at every look
 
 
 async def test_when_proc_cannot_tell_the_wait_polls_with_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(probe_context, "tcp_in_use", lambda pid, cid: None)
+    monkeypatch.setattr(procnet, "tcp_in_use", lambda pid, cid: None)
     _, ctx, attempts = server_rig(refusals=2)
     await ServerProbe(ctx).start()
     assert len(attempts) == 3
 
 
 async def test_the_root_client_option_file_is_there_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(probe_context, "tcp_in_use", lambda pid, cid: None)
+    monkeypatch.setattr(procnet, "tcp_in_use", lambda pid, cid: None)
     r, ctx, _ = server_rig()
     puts: list[str] = []
     put_files = r.host.put_files

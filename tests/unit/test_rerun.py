@@ -19,7 +19,7 @@ from ecoready.domain.model import HostFacts, Status
 from ecoready.domain.state import fold
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import make_plan
-from ecoready.probe_api.context import RunContext
+from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
 from ecoready.run.runner import Runner
 

@@ -32,7 +32,7 @@ from ecoready.domain.events import CellFinished, CellStarted, Event, RegistryObs
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.state import empty_report, reduce
 from ecoready.domain.text import inert, one_line
-from ecoready.matrix.load import Matrix
+from ecoready.matrix.document import Matrix
 from ecoready.report.cost import Comparison, compare
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.tui.compare import CompareScreen

@@ -1,0 +1,110 @@
+"""Checks of a parsed matrix document's values, each problem kept with the position of its
+key or value (from `tomlpos`), so every one reads `file:line:col: message`."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ecoready.domain.errors import Problem
+from ecoready.domain.model import normalize_arch
+from ecoready.matrix.tomlpos import Positions
+
+
+class Checker:
+    """Collects problems with positions while walking the parsed document."""
+
+    def __init__(self, file: str, positions: Positions) -> None:
+        self.file = file
+        self.pos = positions
+        self.problems: list[Problem] = []
+
+    def add(self, path: Sequence[str | int], message: str, *, at_value: bool = True) -> None:
+        line, col = self.pos.of_value(path) if at_value else self.pos.of_key(path)
+        self.problems.append(Problem(self.file, line, col, message))
+
+    def keys(self, table: Mapping[str, Any], path: tuple[str | int, ...], allowed: Sequence[str]) -> None:
+        for key in table:
+            if key not in allowed:
+                hint = difflib.get_close_matches(key, allowed, n=1)
+                more = f" (did you mean '{hint[0]}'?)" if hint else f" (allowed: {', '.join(allowed)})"
+                self.add((*path, key), f"unknown key '{dotted(path, key)}'{more}", at_value=False)
+
+    def typed(
+        self,
+        table: Mapping[str, Any],
+        path: tuple[str | int, ...],
+        key: str,
+        kind: type | tuple[type, ...],
+        *,
+        required: bool = False,
+        check: Callable[[Any], str | None] | None = None,
+    ) -> Any:
+        """table[key] when present and of the right type (bool never passes for a number)."""
+        where = (*path, key)
+        if key not in table:
+            if required:
+                self.add(path, f"missing required key '{dotted(path, key)}'", at_value=False)
+            return None
+        value = table[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+        if not ok:
+            want = " or ".join(type_name(k) for k in kinds)
+            self.add(where, f"'{dotted(path, key)}' must be {want}, not {type_name(type(value))}")
+            return None
+        if check is not None:
+            message = check(value)
+            if message:
+                self.add(where, f"'{dotted(path, key)}' {message}")
+                return None
+        return value
+
+    def arch_list(self, table: Mapping[str, Any], path: tuple[str | int, ...], key: str) -> tuple[str, ...] | None:
+        raw = self.typed(table, path, key, list)
+        if raw is None:
+            return None
+        arches: list[str] = []
+        for i, item in enumerate(raw):
+            name = normalize_arch(item) if isinstance(item, str) else None
+            if name is None:
+                self.add(
+                    (*path, key, i),
+                    f"'{dotted(path, key)}' has an unknown architecture {item!r} (known: amd64, arm64, ppc64le, s390x)",
+                )
+            elif name in arches:
+                self.add((*path, key, i), f"'{dotted(path, key)}' lists {name} twice")
+            else:
+                arches.append(name)
+        return tuple(arches)
+
+
+def dotted(path: Sequence[str | int], key: str) -> str:
+    out = ""
+    for seg in path:
+        out += f"[{seg}]" if isinstance(seg, int) else (f".{seg}" if out else seg)
+    return f"{out}.{key}" if out else key
+
+
+def type_name(kind: type) -> str:
+    return {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true or false",
+        list: "an array",
+        dict: "a table",
+    }.get(kind, kind.__name__)
+
+
+def positive(value: float) -> str | None:
+    return None if value > 0 else "must be greater than 0"
+
+
+def non_negative(value: float) -> str | None:
+    return None if value >= 0 else "must not be negative"
+
+
+def non_empty(value: str) -> str | None:
+    return None if value.strip() else "must not be empty"

@@ -1,0 +1,33 @@
+"""A matrix file, validated: what `ecoready.matrix.load` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ecoready.domain.model import Component, Host, Profile
+from ecoready.matrix.bench_settings import SysbenchConfig
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    mirror: str | None = None
+    insecure: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Matrix:
+    path: str
+    title: str
+    arches: tuple[str, ...]
+    profile: Profile
+    components: tuple[Component, ...]
+    hosts: tuple[Host, ...] = ()
+    concurrency: int | None = None
+    registry: RegistrySettings = field(default_factory=RegistrySettings)
+    sysbench: SysbenchConfig = field(default_factory=SysbenchConfig)
+
+    def component(self, component_id: str) -> Component:
+        for c in self.components:
+            if c.id == component_id:
+                return c
+        raise KeyError(component_id)
