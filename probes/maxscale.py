@@ -22,13 +22,12 @@ from typing import Any
 
 from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget, StageFailed
 from ecoready.probes.shared.accounts import Account, create_accounts
+from ecoready.probes.shared.proxy_checks import APP_USER, SMOKE_DB, crud_through, routed_to_backend
 
 CONFIG_PATH = "/etc/maxscale.cnf.d/ecoready.cnf"
 REST_PORT = 8989
 LISTENER_PORT = 4006  # the tutorials' conventional read/write-split port
 SERVICE_USER = "ecoready_mxs"
-APP_USER = "ecoready_app"
-SMOKE_DB = "ecoready_proxy"
 SERVER = "server1"
 MONITOR = "Monitor"
 SERVICE = "RW-Service"
@@ -143,30 +142,10 @@ class MaxScaleProbe(Probe):
         return f"{SERVICE} ({router}) Started, {LISTENER} Running on {LISTENER_PORT}"
 
     async def _routing(self) -> str:
-        direct = await self.ctx.sql(
-            self.backend.container,
-            SqlTarget("127.0.0.1", 3306, self.backend.user),
-            self.backend.password,
-            "SELECT @@hostname AS host",
-        )
-        proxied = await self.through("SELECT @@hostname AS host")
-        want = direct[0].get("host") if direct else None
-        got = proxied[0].get("host") if proxied else None
-        if not got or got != want:
-            raise CheckFailed(f"through {LISTENER_PORT} the server says @@hostname={got!r}, the backend is {want!r}")
-        return f"{LISTENER_PORT} -> {self.backend.host} (@@hostname {got})"
+        return await routed_to_backend(self.ctx, self.backend, self.through, str(LISTENER_PORT))
 
     async def _crud(self) -> str:
-        await self.through(f"CREATE DATABASE IF NOT EXISTS {SMOKE_DB}")
-        rows = await self.through(
-            f"CREATE TABLE {SMOKE_DB}.t (id INT PRIMARY KEY, v VARCHAR(32)); "
-            f"INSERT INTO {SMOKE_DB}.t VALUES (1, 'one'), (2, 'two'); "
-            f"SELECT COUNT(*) AS n FROM {SMOKE_DB}.t"
-        )
-        if not rows or rows[0].get("n") != "2":
-            raise CheckFailed(f"expected 2 rows through the listener, got {rows}")
-        await self.through(f"DROP TABLE {SMOKE_DB}.t")
-        return f"create, insert, select, drop through {LISTENER_PORT}"
+        return await crud_through(self.through, str(LISTENER_PORT))
 
 
 PROBE = MaxScaleProbe

@@ -25,14 +25,13 @@ import time
 
 from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget, StageFailed
 from ecoready.probes.shared.accounts import Account, create_accounts, run_script
+from ecoready.probes.shared.proxy_checks import APP_USER, SMOKE_DB, crud_through, routed_to_backend
 
 ADMIN_PORT = 6032
 CLIENT_PORT = 6033
 CONFIG_PATH = "/etc/proxysql.cnf"
 ADMIN_USER = "radmin"
 MONITOR_USER = "ecoready_monitor"
-APP_USER = "ecoready_app"
-SMOKE_DB = "ecoready_proxy"
 HOSTGROUP = 0
 MONITOR_INTERVAL_MS = 2000  # defaults are 60 s (connect) and 10 s (ping): too slow for a smoke test
 
@@ -199,31 +198,10 @@ class ProxySQLProbe(Probe):
         return f"ProxySQL {rows[0]['version']}"
 
     async def _routing(self) -> str:
-        direct = await self.ctx.sql(
-            self.backend.container,
-            SqlTarget("127.0.0.1", 3306, self.backend.user),
-            self.backend.password,
-            "SELECT @@hostname AS host",
-        )
-        proxied = await self.through("SELECT @@hostname AS host, @@port AS port")
-        want = direct[0].get("host") if direct else None
-        got = proxied[0].get("host") if proxied else None
-        if not got or got != want:
-            raise CheckFailed(f"through 6033 the server says @@hostname={got!r}, the backend is {want!r}")
-        return f"6033 -> {self.backend.host} (@@hostname {got}, port {proxied[0].get('port')})"
+        return await routed_to_backend(self.ctx, self.backend, self.through, str(CLIENT_PORT))
 
     async def _crud(self) -> str:
-        await self.through(f"CREATE DATABASE IF NOT EXISTS {SMOKE_DB}")
-        rows = await self.through(
-            f"CREATE TABLE {SMOKE_DB}.t (id INT PRIMARY KEY, v VARCHAR(32)); "
-            f"INSERT INTO {SMOKE_DB}.t VALUES (1, 'one'), (2, 'two'); "
-            f"UPDATE {SMOKE_DB}.t SET v = 'deux' WHERE id = 2; "
-            f"SELECT COUNT(*) AS n, SUM(v = 'deux') AS updated FROM {SMOKE_DB}.t"
-        )
-        if not rows or rows[0].get("n") != "2" or rows[0].get("updated") != "1":
-            raise CheckFailed(f"expected n=2 updated=1 through the proxy, got {rows}")
-        await self.through(f"DROP TABLE {SMOKE_DB}.t")
-        return "create, insert, update, select, drop through 6033"
+        return await crud_through(self.through, str(CLIENT_PORT))
 
     async def _pool(self) -> str:
         return check_pool(await self.admin_sql(POOL_QUERY), self.backend.host)

@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 
 from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget
+from ecoready.probes.shared.proxy_checks import crud_through, routed_to_backend
 
 CONFIG_PATH = "/etc/ecoready/mysqlrouter.conf"
 RW_PORT = 6446
 RO_PORT = 6447
-SMOKE_DB = "ecoready_router"
 _VERSION = re.compile(r"MySQL Router\s+Ver\s+(\S+)")
 
 
@@ -88,31 +88,10 @@ class RouterProbe(Probe):
         return parse_version(result.stdout)
 
     async def _route(self, port: int) -> str:
-        direct = await self.ctx.sql(
-            self.backend.container,
-            SqlTarget("127.0.0.1", 3306, self.backend.user),
-            self.backend.password,
-            "SELECT @@hostname AS host",
-        )
-        routed = await self.via(port, "SELECT @@hostname AS host, @@port AS port")
-        want = direct[0].get("host") if direct else None
-        got = routed[0].get("host") if routed else None
-        if not got or got != want:
-            raise CheckFailed(f"through {port} the server says @@hostname={got!r}, the backend is {want!r}")
-        return f"{port} -> {self.backend.host} (@@hostname {got})"
+        return await routed_to_backend(self.ctx, self.backend, lambda sql: self.via(port, sql), str(port))
 
     async def _crud(self) -> str:
-        rows = await self.via(
-            RW_PORT,
-            f"CREATE DATABASE IF NOT EXISTS {SMOKE_DB}; "
-            f"CREATE TABLE {SMOKE_DB}.t (id INT PRIMARY KEY, v VARCHAR(32)); "
-            f"INSERT INTO {SMOKE_DB}.t VALUES (1, 'one'), (2, 'two'); "
-            f"SELECT COUNT(*) AS n FROM {SMOKE_DB}.t",
-        )
-        if not rows or rows[0].get("n") != "2":
-            raise CheckFailed(f"expected 2 rows through {RW_PORT}, got {rows}")
-        await self.via(RW_PORT, f"DROP DATABASE {SMOKE_DB}")
-        return f"create, insert, select, drop through {RW_PORT}"
+        return await crud_through(lambda sql: self.via(RW_PORT, sql), str(RW_PORT))
 
 
 PROBE = RouterProbe

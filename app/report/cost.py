@@ -8,7 +8,7 @@ never enter a comparison; every cell left out gets a sentence saying why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ecoready.domain.model import BenchSeries, CellResult, HostFacts, Report, Status
@@ -48,6 +48,48 @@ class CompareRow:
     arm64_per_usd: float | None  # tps per USD-hour
     amd64_per_usd: float | None
     per_usd_percent: float | None  # arm64 vs amd64, tps per USD-hour
+
+
+@dataclass(frozen=True)
+class CompareColumn:
+    """One column of the arm64-vs-amd64 table, as every view shows it."""
+
+    title: str  # in the reports
+    short: str  # in the TUI, where width is scarce
+    value: Callable[[CompareRow], float | int | None]
+    digits: int | None = 1  # None: a signed percentage
+
+    def text(self, row: CompareRow, missing: str = "-") -> str:
+        value = self.value(row)
+        if value is None:
+            return missing
+        if isinstance(value, int):
+            return str(value)
+        if self.digits is None:
+            return f"{value:+.1f}%"
+        return f"{value:,.{self.digits}f}"
+
+
+# The seed posts' table: threads as rows; raw tps, arm64 at amd64's clock, tps per USD-hour.
+COMPARE_COLUMNS: tuple[CompareColumn, ...] = (
+    CompareColumn("threads", "threads", lambda r: r.threads, 0),
+    CompareColumn("arm64 tps", "arm64 tps", lambda r: r.arm64_tps),
+    CompareColumn("amd64 tps", "amd64 tps", lambda r: r.amd64_tps),
+    CompareColumn("arm64 vs amd64", "arm vs amd", lambda r: r.tps_percent, None),
+    CompareColumn("arm64 tps at amd64's clock", "arm64 @amd64 GHz", lambda r: r.arm64_scaled_tps),
+    CompareColumn("arm64 tps per USD-hour", "arm64 tps/$h", lambda r: r.arm64_per_usd, 0),
+    CompareColumn("amd64 tps per USD-hour", "amd64 tps/$h", lambda r: r.amd64_per_usd, 0),
+    CompareColumn("arm64 vs amd64 per USD", "per $ arm vs amd", lambda r: r.per_usd_percent, None),
+)
+
+
+def compare_heading(table: CompareTable) -> str:
+    """`mariadb-10.11: oltp_read_only, uniform (server)`"""
+    return f"{table.component}: {table.workload}, {table.access} ({table.target})"
+
+
+def compare_hosts(table: CompareTable) -> str:
+    return f"arm64 on host {table.arm64_host}, amd64 on host {table.amd64_host}; median tps"
 
 
 @dataclass(frozen=True)

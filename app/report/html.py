@@ -28,10 +28,9 @@ from ecoready.report.common import (
     platform_row,
     platforms_in_order,
     run_line,
-    signed_percent,
     target_words,
 )
-from ecoready.report.cost import Comparison, compare
+from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
 from ecoready.report.present import COLOUR, EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
 from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
@@ -281,32 +280,9 @@ def comparison(result: Comparison) -> str:
         return ""
     out = ["<h2>arm64 vs amd64</h2>"]
     for t in result.tables:
-        out.append(f"<h3>{esc(t.component)}: {esc(t.workload)}, {esc(t.access)} ({esc(t.target)})</h3>")
-        out.append(f"<p>arm64 on host {esc(t.arm64_host)}, amd64 on host {esc(t.amd64_host)}; median tps</p>")
-        rows = [
-            [
-                str(r.threads),
-                number(r.arm64_tps, 1),
-                number(r.amd64_tps, 1),
-                signed_percent(r.tps_percent),
-                number(r.arm64_scaled_tps, 1),
-                number(r.arm64_per_usd),
-                number(r.amd64_per_usd),
-                signed_percent(r.per_usd_percent),
-            ]
-            for r in t.rows
-        ]
-        header = [
-            "threads",
-            "arm64 tps",
-            "amd64 tps",
-            "arm64 vs amd64",
-            "arm64 tps at amd64's clock",
-            "arm64 tps per USD-hour",
-            "amd64 tps per USD-hour",
-            "arm64 vs amd64 per USD",
-        ]
-        out.append(table(header, rows, numeric=range(8)))
+        out.append(f"<h3>{esc(compare_heading(t))}</h3><p>{esc(compare_hosts(t))}</p>")
+        rows = [[c.text(r) for c in COMPARE_COLUMNS] for r in t.rows]
+        out.append(table([c.title for c in COMPARE_COLUMNS], rows, numeric=range(len(COMPARE_COLUMNS))))
     if result.absent:
         out.append("<p>Not compared:</p><ul>" + "".join(f"<li>{esc(a)}</li>" for a in result.absent) + "</ul>")
     return "".join(out)

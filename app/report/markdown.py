@@ -28,10 +28,9 @@ from ecoready.report.common import (
     platform_row,
     platforms_in_order,
     run_line,
-    signed_percent,
     target_words,
 )
-from ecoready.report.cost import Comparison, compare
+from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
 from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
 from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
 
@@ -152,32 +151,9 @@ def comparison(result: Comparison) -> list[str]:
         return []
     lines = ["## arm64 vs amd64", ""]
     for t in result.tables:
-        lines.append(f"### {md(t.component)}: {md(t.workload)}, {md(t.access)} ({md(t.target)})")
-        lines.extend(["", f"arm64 on host {md(t.arm64_host)}, amd64 on host {md(t.amd64_host)}; median tps", ""])
-        rows = [
-            [
-                str(r.threads),
-                number(r.arm64_tps, 1),
-                number(r.amd64_tps, 1),
-                signed_percent(r.tps_percent),
-                number(r.arm64_scaled_tps, 1),
-                number(r.arm64_per_usd),
-                number(r.amd64_per_usd),
-                signed_percent(r.per_usd_percent),
-            ]
-            for r in t.rows
-        ]
-        header = [
-            "threads",
-            "arm64 tps",
-            "amd64 tps",
-            "arm64 vs amd64",
-            "arm64 tps at amd64's clock",
-            "arm64 tps per USD-hour",
-            "amd64 tps per USD-hour",
-            "arm64 vs amd64 per USD",
-        ]
-        lines.extend(table(header, rows, right=range(8)))
+        lines.extend([f"### {md(compare_heading(t))}", "", md(compare_hosts(t)), ""])
+        rows = [[c.text(r) for c in COMPARE_COLUMNS] for r in t.rows]
+        lines.extend(table([c.title for c in COMPARE_COLUMNS], rows, right=range(len(COMPARE_COLUMNS))))
         lines.append("")
     if result.absent:
         lines.extend(["Not compared:", ""])

@@ -81,7 +81,7 @@ def through(host: str, port: int):
         if call.statement.startswith("SELECT @@hostname"):
             return [{"host": BACKEND_HOSTNAME, "port": 3306}]
         if "COUNT(*) AS n" in call.statement:
-            return [{"n": 2}]
+            return [{"n": 2, "updated": 1}]
         return []
 
     return handle
@@ -161,7 +161,7 @@ async def test_router_bypasses_the_bootstrap_entrypoint_and_routes_both_ports() 
     checks = r.checks()
     assert all(c.outcome.value == "pass" for c in checks.values()), checks
     assert checks["version"].detail == banner.strip()
-    assert checks["ro-route"].detail == f"6447 -> backend-server (@@hostname {BACKEND_HOSTNAME})"
+    assert checks["ro-route"].detail == f"6447 -> backend-server (@@hostname {BACKEND_HOSTNAME}, port 3306)"
 
 
 async def test_router_route_check_fails_when_another_server_answers() -> None:

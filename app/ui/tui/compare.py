@@ -17,19 +17,9 @@ from textual.widgets import Footer, Static
 
 from ecoready.domain.model import Report
 from ecoready.domain.text import inert
-from ecoready.report.cost import CompareTable, Comparison, compare
+from ecoready.report.cost import COMPARE_COLUMNS, CompareTable, Comparison, compare
 from ecoready.ui.tui.bars import bar_chart
 from ecoready.ui.tui.detail import plain
-
-
-def _num(value: float | None, digits: int = 1) -> Text:
-    return Text("–" if value is None else f"{value:,.{digits}f}")
-
-
-def _pct(value: float | None) -> Text:
-    if value is None:
-        return Text("–")
-    return Text(f"{value:+.1f}%", style=Style(bold=True))
 
 
 def table_renderable(table: CompareTable, width: int) -> RenderableType:
@@ -39,20 +29,12 @@ def table_renderable(table: CompareTable, width: int) -> RenderableType:
     )
     hosts = Text(inert(f"arm64 on {table.arm64_host}, amd64 on {table.amd64_host}"), style=Style(dim=True))
     grid = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("threads", "arm64 tps", "amd64 tps", "arm64 @amd64 GHz", "arm vs amd", "arm64 tps/$h", "amd64 tps/$h"):
-        grid.add_column(name, justify="right", no_wrap=True)
-    grid.add_column("per $ arm vs amd", justify="right", no_wrap=True)
+    for column in COMPARE_COLUMNS:
+        grid.add_column(column.short, justify="right", no_wrap=True)
+    bold = Style(bold=True)
     for row in table.rows:
-        grid.add_row(
-            Text(str(row.threads)),
-            _num(row.arm64_tps),
-            _num(row.amd64_tps),
-            _num(row.arm64_scaled_tps),
-            _pct(row.tps_percent),
-            _num(row.arm64_per_usd, 0),
-            _num(row.amd64_per_usd, 0),
-            _pct(row.per_usd_percent),
-        )
+        cells = [(c.text(row, missing="–"), c.digits is None and c.value(row) is not None) for c in COMPARE_COLUMNS]
+        grid.add_row(*(Text(text, style=bold if percent else "") for text, percent in cells))
     chart = bar_chart(
         [
             ("arm64", [(r.threads, r.arm64_tps) for r in table.rows]),
