@@ -5,6 +5,7 @@ EcoreadyError
  +-- ConfigError          bad matrix.toml (file:line:col each)          -> exit 2
  +-- UsageError           arguments that do not fit together              -> exit 2
  +-- ReportError          a report file cannot be read or written         -> exit 2
+ +-- DataError            plain data that does not fit the model (where, what)
  +-- EnvironmentProblem   docker unreachable, no emulator, no lab, ...    -> exit 3
  +-- InfraError           the tool or its infrastructure failed a cell    -> cell `error`, exit 3
  |    +-- DockerUnavailable   the engine stopped answering
@@ -64,6 +65,15 @@ class UsageError(EcoreadyError):
 
 class ReportError(EcoreadyError):
     exit_code = 2
+
+
+class DataError(EcoreadyError):
+    """Plain data (a saved report, ...) that does not fit the model: where and what."""
+
+    def __init__(self, where: str, message: str) -> None:
+        self.where = where or "top level"
+        self.message = message
+        super().__init__(f"{self.where}: {message}")
 
 
 class EnvironmentProblem(EcoreadyError):

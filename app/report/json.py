@@ -1,10 +1,14 @@
-"""Report -> JSON text (pure). Keys are stable; docs/report-schema.json describes them."""
+"""Report -> JSON text (pure). The keys follow the model's fields (`domain/codec.py`);
+`LAYOUTS` holds the few places the document differs from them, for writing and reading
+alike (`report/load.py`). docs/report-schema.json describes the result."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from ecoready.domain.codec import Layout, Plain, kind_of, to_plain
+from ecoready.domain.errors import DataError
 from ecoready.domain.model import (
     BenchResult,
     BenchRun,
@@ -12,189 +16,94 @@ from ecoready.domain.model import (
     CellResult,
     Check,
     HostFacts,
-    ImageInfo,
-    PlatformFitness,
     RegistryStatus,
     Report,
-    StageResult,
 )
 
-
-def check_dict(check: Check) -> dict[str, Any]:
-    return {"name": check.name, "outcome": check.outcome.value, "seconds": check.seconds, "detail": check.detail}
-
-
-def stage_dict(stage: StageResult) -> dict[str, Any]:
-    return {
-        "stage": stage.stage.value,
-        "outcome": stage.outcome.value if stage.outcome else None,
-        "seconds": stage.seconds,
-        "detail": stage.detail,
-        "checks": [check_dict(c) for c in stage.checks],
-    }
+RATE_LIMIT = ("limit", "remaining", "window_s", "source")
+SERIES_KEYS = ("workload", "access", "threads")  # a run's, written once per series
 
 
-def image_dict(image: ImageInfo | None) -> dict[str, Any] | None:
-    if image is None:
-        return None
-    return {
-        "reference": image.reference,
-        "arch": image.arch,
-        "digest": image.digest,
-        "index_digest": image.index_digest,
-        "size": image.size,
-        "found_as": image.found_as,
-        "image_id": image.image_id,
-    }
-
-
-def run_dict(run: BenchRun) -> dict[str, Any]:
-    return {
-        "repeat": run.repeat,
-        "tps": run.tps,
-        "qps": run.qps,
-        "p95_ms": run.p95_ms,
-        "errors": run.errors,
-        "reconnects": run.reconnects,
-        "seconds": run.seconds,
-    }
-
-
-def series_dict(series: BenchSeries) -> dict[str, Any]:
-    return {
-        "workload": series.workload,
-        "access": series.access,
-        "threads": series.threads,
-        "median_tps": series.median_tps,
-        "median_qps": series.median_qps,
-        "median_p95_ms": series.median_p95_ms,
-        "cv": series.cv,
-        "runs": [run_dict(r) for r in series.runs],
-    }
-
-
-def bench_dict(bench: BenchResult | None) -> dict[str, Any] | None:
-    if bench is None:
-        return None
-    return {
-        "tool": bench.tool,
-        "zipfian": bench.zipfian,
-        "target": bench.target,
-        "emulated": bench.emulated,
-        "profile": bench.profile,
-        "cpu_model": bench.cpu_model,
-        "cpus": bench.cpus,
-        "page_size": bench.page_size,
-        "image_digests": dict(bench.image_digests),
-        "cpusets": dict(bench.cpusets),
-        "method": bench.method,
-        "series": [series_dict(s) for s in bench.series],
-    }
-
-
-def cell_dict(cell: CellResult) -> dict[str, Any]:
-    return {
-        "id": cell.id,
-        "component": cell.component,
-        "name": cell.name,
-        "category": cell.category.value,
-        "arch": cell.arch,
-        "host": cell.host,
-        "status": cell.status.value,
-        "emulated": cell.emulated,
-        "detail": cell.detail,
-        "seconds": cell.seconds,
-        "started_at": cell.started_at,
-        "finished_at": cell.finished_at,
-        "image": image_dict(cell.image),
-        "stages": [stage_dict(s) for s in cell.stages],
-        "bench": bench_dict(cell.bench),
-        "log_tail": list(cell.log_tail),
-    }
-
-
-def host_dict(host: HostFacts) -> dict[str, Any]:
-    return {
-        "name": host.name,
-        "native_arch": host.native_arch,
-        "emulated_arches": list(host.emulated_arches),
-        "emulators": dict(host.emulators),
-        "docker_version": host.docker_version,
-        "api_version": host.api_version,
-        "cpus": host.cpus,
-        "memory_bytes": host.memory_bytes,
-        "kernel": host.kernel,
-        "price_per_hour": host.price_per_hour,
-        "cpu_ghz": host.cpu_ghz,
-        "docker": host.docker,
-        "serves": list(host.arches),
-        "error": host.error,
-    }
-
-
-def platform_dict(p: PlatformFitness) -> dict[str, Any]:
-    return {
-        "host": p.host,
-        "arch": p.arch,
-        "emulated": p.emulated,
-        "image": p.image,
-        "machine": p.machine,
-        "kernel": p.kernel,
-        "cpu_model": p.cpu_model,
-        "cpus": p.cpus,
-        "mhz": p.mhz,
-        "features": list(p.features),
-        "missing": list(p.missing),
-        "x86_level": p.x86_level,
-        "cache_line": p.cache_line,
-        "page_size": p.page_size,
-        "thp": p.thp,
-        "numa_nodes": p.numa_nodes,
-        "hazards": [{"code": h.code, "text": h.text} for h in p.hazards],
-        "error": p.error,
-    }
-
-
-def registry_dict(status: RegistryStatus) -> dict[str, Any]:
-    """A registry as the run saw it; `rate_limit` is null when it sent no RateLimit headers."""
+def _nest_rate_limit(status: RegistryStatus, out: Plain) -> Plain:
+    """`rate_limit` is null when the registry sent no RateLimit headers."""
+    limit = {key: out.pop(key) for key in RATE_LIMIT}
     limited = status.limit is not None or status.remaining is not None
-    return {
-        "registry": status.registry,
-        "requests": status.requests,
-        "rate_limit": {
-            "limit": status.limit,
-            "remaining": status.remaining,
-            "window_s": status.window_s,
-            "source": status.source,
-        }
-        if limited
-        else None,
-        "error": status.error,
-    }
+    return {"registry": out["registry"], "requests": out["requests"], "rate_limit": limit if limited else None, **out}
+
+
+def _flatten_rate_limit(data: Plain, where: str) -> Plain:
+    limit = data.get("rate_limit")
+    if limit is not None and not isinstance(limit, dict):
+        raise DataError(f"{where}.rate_limit", f"expected an object, found {kind_of(limit)}")
+    nested = {k: v for k, v in (limit or {}).items() if k in RATE_LIMIT}
+    return {**{k: v for k, v in data.items() if k != "rate_limit"}, **nested}
+
+
+def _runs_without_series_keys(series: BenchSeries, out: Plain) -> Plain:
+    for run in out["runs"]:
+        for key in SERIES_KEYS:
+            run.pop(key, None)
+    return out
+
+
+def _runs_with_series_keys(data: Plain, where: str) -> Plain:
+    runs = data.get("runs")
+    if isinstance(runs, list):
+        shared = {key: data[key] for key in SERIES_KEYS if key in data}
+        data = {**data, "runs": [{**shared, **run} if isinstance(run, dict) else run for run in runs]}
+    return data
+
+
+def _served(host: HostFacts, out: Plain) -> Plain:
+    return {**out, "serves": list(host.arches)}  # what it ran cells for, not only what [[hosts]] said
+
+
+LAYOUTS = {
+    CellResult: Layout(
+        first=(
+            *("id", "component", "name", "category", "arch", "host", "status", "emulated", "detail", "seconds"),
+            *("started_at", "finished_at", "image", "stages", "bench", "log_tail"),
+        ),
+        skip=frozenset({"stage"}),  # only while a run is under way
+    ),
+    Check: Layout(first=("name", "outcome", "seconds", "detail")),
+    BenchSeries: Layout(
+        first=("workload", "access", "threads", "median_tps", "median_qps", "median_p95_ms", "cv"),
+        finish=_runs_without_series_keys,
+        prepare=_runs_with_series_keys,
+    ),
+    BenchRun: Layout(),
+    BenchResult: Layout(
+        first=("tool", "zipfian", "target", "emulated", "profile", "cpu_model", "cpus", "page_size", "image_digests"),
+        optional=frozenset({"cpusets", "method"}),  # added after schema 1 was first written
+    ),
+    HostFacts: Layout(finish=_served, optional=frozenset({"docker", "serves", "error"})),
+    RegistryStatus: Layout(finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source"})),
+    Report: Layout(optional=frozenset({"platforms"})),
+}
 
 
 def report_dict(report: Report) -> dict[str, Any]:
-    cells = [cell_dict(c) for c in report.cells.values()]
+    plain = to_plain(report, LAYOUTS)
     counts: dict[str, int] = {}
     for cell in report.cells.values():
         counts[cell.status.value] = counts.get(cell.status.value, 0) + 1
     return {
         "schema_version": report.schema_version,
         "tool": {"name": "ecoready", "version": report.tool_version},
-        "run_id": report.run_id,
-        "matrix": report.matrix,
-        "profile": report.profile.value,
-        "started_at": report.started_at,
-        "finished_at": report.finished_at,
-        "interrupted": report.interrupted,
-        "arches": list(report.arches),
-        "hosts": [host_dict(h) for h in report.hosts],
+        **{key: plain[key] for key in ("run_id", "matrix", "profile", "started_at", "finished_at", "interrupted")},
+        "arches": plain["arches"],
+        "hosts": plain["hosts"],
         "summary": dict(sorted(counts.items())),
-        "notes": list(report.notes),
-        "registries": [registry_dict(r) for r in report.registries],
-        "platforms": [platform_dict(p) for p in report.platforms],
-        "cells": cells,
+        **{key: plain[key] for key in ("notes", "registries", "platforms")},
+        "cells": list(plain["cells"].values()),
     }
+
+
+def registry_dict(status: RegistryStatus) -> dict[str, Any]:
+    """A registry as the run saw it (the `registries` of a report and of `ecoready images`)."""
+    plain: dict[str, Any] = to_plain(status, LAYOUTS)
+    return plain
 
 
 def render(report: Report) -> str:
