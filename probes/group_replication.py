@@ -26,9 +26,8 @@ import time
 import uuid
 
 from ecoready.probe_api import CheckFailed, Probe, Row, StageFailed
-from ecoready.probes.replication import reset_binary_logs
 from ecoready.probes.shared.accounts import sql_string
-from ecoready.probes.shared.cluster import run_secret_script, wait_for_count, write_refused
+from ecoready.probes.shared.cluster import reset_binary_logs, run_secret_script, wait_for_count, write_refused
 from ecoready.probes.shared.sql_server import PORT, Server, start_server
 
 NODES = ("node1", "node2", "node3")

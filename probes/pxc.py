@@ -18,8 +18,8 @@ Root's password and the image's service passwords (`XTRABACKUP_PASSWORD`,
 from __future__ import annotations
 
 from ecoready.probe_api import CheckFailed, Secret, StageFailed
-from ecoready.probes.galera import WsrepCluster
 from ecoready.probes.shared.sql_server import Server, start_server
+from ecoready.probes.shared.wsrep import WsrepCluster
 
 CERT_DIR = "/cert"
 CONFIG_PATH = "/etc/percona-xtradb-cluster.conf.d/ecoready.cnf"

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from ecoready.probe_api import CheckFailed, Probe, Secret, StageFailed
 from ecoready.probes.shared.accounts import auth_clause, sql_string
-from ecoready.probes.shared.cluster import run_secret_script, wait_for_count, write_refused
-from ecoready.probes.shared.sql_server import flavor_of, start_server, version_numbers
+from ecoready.probes.shared.cluster import reset_binary_logs, run_secret_script, wait_for_count, write_refused
+from ecoready.probes.shared.sql_server import flavor_of, start_server
 
 DATABASE = "ecoready_repl"
 REPL_USER = "repl"
@@ -95,14 +95,6 @@ DIALECTS = {
 def dialect(flavor: str) -> Dialect:
     """MariaDB's or MySQL's (Percona Server speaks MySQL's)."""
     return DIALECTS["mariadb" if flavor == "mariadb" else "mysql"]
-
-
-def reset_binary_logs(flavor: str, version: str) -> str:
-    """Empty the binary logs and the executed GTID set. MySQL 8.4 removed `RESET MASTER`
-    (its replacement arrived in 8.2); MariaDB keeps it."""
-    if flavor != "mariadb" and version_numbers(version) >= (8, 2, 0):
-        return "RESET BINARY LOGS AND GTIDS"
-    return "RESET MASTER"
 
 
 def replica_state(row: dict[str, str | None], d: Dialect) -> str | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ecoready.probe_api import CheckFailed, Row, SqlError, SqlTarget
 from ecoready.probes.shared.accounts import run_script
-from ecoready.probes.shared.sql_server import PORT
+from ecoready.probes.shared.sql_server import PORT, version_numbers
 
 if TYPE_CHECKING:
     from ecoready.probe_api import Secret
@@ -64,3 +64,11 @@ async def run_secret_script(server: Server, name: str, statements: list[str]) ->
     script = ("\n".join(s.rstrip(";") + ";" for s in statements) + "\n").encode()
     target = SqlTarget("127.0.0.1", PORT, "root")
     return await run_script(server.ctx, server.container, target, server.root, name, script)
+
+
+def reset_binary_logs(flavor: str, version: str) -> str:
+    """Empty the binary logs and the executed GTID set. MySQL 8.4 removed `RESET MASTER`
+    (its replacement arrived in 8.2); MariaDB keeps it."""
+    if flavor != "mariadb" and version_numbers(version) >= (8, 2, 0):
+        return "RESET BINARY LOGS AND GTIDS"
+    return "RESET MASTER"

@@ -23,7 +23,7 @@ import pytest
 
 from ecoready.domain.errors import CheckFailed, StageFailed
 from ecoready.domain.model import Category
-from ecoready.probes.galera import SST_CONFIG, WSREP_STATUS, GaleraProbe
+from ecoready.probes.galera import SST_CONFIG, GaleraProbe
 from ecoready.probes.pxc import (
     CERT_DIR,
     CONFIG_PATH,
@@ -35,6 +35,7 @@ from ecoready.probes.pxc import (
     provider_options,
 )
 from ecoready.probes.shared.sql_server import ROOT_SECRET_PATH
+from ecoready.probes.shared.wsrep import WSREP_STATUS
 from tests.unit.fake_host import FakeHost, Sql, component, context, failed, ok, rig
 
 GALERA = component("galera-mariadb", "galera", "mariadb:11.8", category=Category.HA)

@@ -4,7 +4,7 @@ describe; the probes themselves run end to end in tests/integration/test_lab_mat
 
 from __future__ import annotations
 
-from ecoready.probes.galera import node_args, sst_config, synced
+from ecoready.probes.galera import node_args, sst_config
 from ecoready.probes.haproxy import haproxy_config, server_states
 from ecoready.probes.mariabackup import TOOL
 from ecoready.probes.mydumper import dump_command, load_command, tool_option_file
@@ -17,6 +17,7 @@ from ecoready.probes.shared.physical_backup import (
     tool_command,
 )
 from ecoready.probes.shared.sql_server import numbers
+from ecoready.probes.shared.wsrep import synced
 from ecoready.probes.toolkit import checksum_command, digest_classes, parse_checksum
 
 

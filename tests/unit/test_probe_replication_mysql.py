@@ -19,7 +19,8 @@ from __future__ import annotations
 import pytest
 
 from ecoready.domain.model import Category
-from ecoready.probes.replication import DIALECTS, ReplicationProbe, dialect, replica_state, reset_binary_logs
+from ecoready.probes.replication import DIALECTS, ReplicationProbe, dialect, replica_state
+from ecoready.probes.shared.cluster import reset_binary_logs
 from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
 
 REPLICATION = component("replication-mysql", "replication", "mysql:8.4", category=Category.HA)
