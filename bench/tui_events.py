@@ -22,7 +22,7 @@ from ecoready.domain.state import fold
 from ecoready.run.session import RunOptions
 from ecoready.ui.tui.app import EcoreadyApp
 from ecoready.ui.tui.look import Motion
-from tests.tui import streams
+from tests.support import streams
 
 TARGET = 2_000.0  # events per second the app must take in without falling behind
 

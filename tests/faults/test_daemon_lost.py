@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ecoready
-from tests.faults.helpers import Run, write_matrix
+from tests.support.cli import ecoready
+from tests.support.runs import Run, write_matrix
 from tests.support.second_engine import SecondEngine
 
 pytestmark = pytest.mark.docker

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ecoready
-from tests.faults.helpers import server_rows, write_matrix
+from tests.support.cli import ecoready
+from tests.support.runs import server_rows, write_matrix
 
 pytestmark = pytest.mark.docker
 

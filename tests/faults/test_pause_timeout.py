@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import docker_labelled, ecoready
-from tests.faults.helpers import Run, server_rows, write_matrix
+from tests.support.cli import docker_labelled, ecoready
+from tests.support.runs import Run, server_rows, write_matrix
 
 pytestmark = pytest.mark.docker
 BUDGET = 20

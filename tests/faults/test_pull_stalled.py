@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ecoready
-from tests.faults.helpers import server_rows, write_matrix
+from tests.support.cli import ecoready
 from tests.support.registry_proxy import registry_proxy
+from tests.support.runs import server_rows, write_matrix
 
 pytestmark = pytest.mark.docker
 

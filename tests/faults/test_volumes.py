@@ -12,7 +12,7 @@ import pytest
 
 from ecoready.matrix.load import parse
 from ecoready.run.session import RunOptions, Session
-from tests.faults.helpers import server_rows
+from tests.support.runs import server_rows
 
 pytestmark = pytest.mark.docker
 RUNS = 50

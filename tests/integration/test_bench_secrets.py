@@ -24,7 +24,7 @@ from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.run.eventlog import to_line
 from ecoready.run.session import RunOptions, Session
-from tests.integration.test_lab_bench import LAB_SERVER
+from tests.support.matrices import LAB_SERVER
 
 pytestmark = pytest.mark.docker
 CANARY = "CanaryBenchPw3e5a7c9b1d2f"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ecoready, validate_report
-from tests.receiver import Receiver
+from tests.support.cli import ecoready
+from tests.support.receiver import Receiver
+from tests.support.schema import validate_report
 
 pytestmark = pytest.mark.docker
 

@@ -19,7 +19,7 @@ from ecoready.domain.state import empty_report, reduce
 from ecoready.engine.filedrop import default_root
 from ecoready.matrix.load import load
 from ecoready.run.session import RunOptions, Session
-from tests.conftest import ROOT, cell_containers, docker_labelled, ecoready
+from tests.support.cli import ROOT, cell_containers, docker_labelled, ecoready
 
 pytestmark = pytest.mark.docker
 

@@ -16,7 +16,7 @@ import pytest
 from ecoready.domain.specs import LABEL_RUN, ContainerSpec, SecretFile
 from ecoready.engine.docker_host import DockerHost
 from ecoready.lab.recipes import IMAGES, image_tag
-from tests.conftest import TEST_LABEL_KEY, TEST_SESSION
+from tests.support.cli import TEST_LABEL_KEY, TEST_SESSION
 
 pytestmark = pytest.mark.docker
 

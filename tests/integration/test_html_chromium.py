@@ -15,8 +15,8 @@ import pytest
 from ecoready.domain.model import Status
 from ecoready.report import html
 from ecoready.report.html import css_colour, tint
-from tests.pngread import colour_counts
-from tests.reports_sample import bench_report, lab_report
+from tests.support.pngread import colour_counts
+from tests.support.reports_sample import bench_report, lab_report
 
 
 def chromium() -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ecoready
+from tests.support.cli import ecoready
 
 pytestmark = pytest.mark.docker
 

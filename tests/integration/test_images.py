@@ -19,8 +19,8 @@ from ecoready.domain.model import Verdict
 from ecoready.lab.gaps import publish_gaps
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.client import RegistryClient
-from tests.conftest import ecoready, one_image_matrix
-from tests.registry_servers import RateLimitedFront, Registry, push_tiny_image, start_registry
+from tests.support.cli import ecoready, one_image_matrix
+from tests.support.registry_servers import RateLimitedFront, Registry, push_tiny_image, start_registry
 
 pytestmark = pytest.mark.docker
 

@@ -12,18 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ecoready
+from tests.support.cli import ecoready
+from tests.support.matrices import LAB_SERVER
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-LAB_SERVER = """
-[[components]]
-id = "mariadb-10.11"
-name = "MariaDB 10.11 (Debian 12)"
-category = "server"
-probe = "server"
-image = "127.0.0.1:5000/lab/mariadb:10.11"
-"""
 
 
 def run_report(matrix: Path, out: Path, *args: str) -> tuple[dict[str, Any], str]:

@@ -12,7 +12,7 @@ import pytest
 from ecoready.engine.docker_host import DockerHost
 from ecoready.lab.build import Lab
 from ecoready.lab.recipes import ARCHES, IMAGES
-from tests.conftest import docker_labelled
+from tests.support.cli import docker_labelled
 
 pytestmark = pytest.mark.docker
 

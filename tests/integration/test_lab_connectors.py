@@ -15,7 +15,7 @@ from ecoready.domain.specs import ExecResult
 from ecoready.lab.recipes import IMAGES, image_tag
 from ecoready.matrix.kinds import CONNECTOR_LANGUAGES
 from ecoready.probes.connector import CHECKS, KILL_GRACE, LIMITED_RUN, parse_lines, unreported
-from tests.conftest import ecoready
+from tests.support.cli import ecoready
 
 pytestmark = pytest.mark.docker
 

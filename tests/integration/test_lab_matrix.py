@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ecoready.matrix.load import load
-from tests.conftest import LAB_MATRIX
+from tests.support.cli import LAB_MATRIX
 
 pytestmark = pytest.mark.docker
 

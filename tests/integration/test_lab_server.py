@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import docker_labelled, ecoready
+from tests.support.cli import docker_labelled, ecoready
 
 pytestmark = pytest.mark.docker
 

@@ -22,8 +22,8 @@ from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.credentials import DockerCredentials
-from tests.conftest import ecoready, one_image_matrix
-from tests.registry_servers import (
+from tests.support.cli import ecoready, one_image_matrix
+from tests.support.registry_servers import (
     Registry,
     TokenServer,
     credential_helper,

@@ -13,7 +13,7 @@ from ecoready.domain.model import Status
 from ecoready.domain.state import fold
 from ecoready.matrix.load import load
 from ecoready.run.session import RunOptions, Session
-from tests.conftest import docker_labelled
+from tests.support.cli import docker_labelled
 
 pytestmark = pytest.mark.docker
 

@@ -21,8 +21,8 @@ from ecoready.domain.model import BenchResult, BenchRun, BenchSeries
 from ecoready.domain.state import reduce
 from ecoready.report.cost import compare
 from ecoready.report.load import report_from_dict
-from tests.conftest import docker_labelled, ecoready
-from tests.faults.helpers import Run
+from tests.support.cli import docker_labelled, ecoready
+from tests.support.runs import Run
 from tests.support.second_engine import SecondEngine
 
 pytestmark = pytest.mark.docker

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from ecoready.probe_api.sysbench import gray_probabilities, wrapper_stub, zipf_probabilities, zipfian_lua
-from tests.conftest import TEST_LABEL_KEY, TEST_SESSION
+from tests.support.cli import TEST_LABEL_KEY, TEST_SESSION
 
 pytestmark = pytest.mark.docker
 

@@ -11,8 +11,8 @@ from ecoready.domain.state import fold
 from ecoready.run.session import RunOptions
 from ecoready.ui.tui.app import EcoreadyApp
 from ecoready.ui.tui.look import Motion, cell_label
-from tests.tui import streams
-from tests.tui.keys import wait_until
+from tests.support import streams
+from tests.support.keys import wait_until
 
 
 class CountingApp(EcoreadyApp):

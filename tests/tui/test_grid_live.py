@@ -13,8 +13,8 @@ import pytest
 from ecoready.matrix.load import load
 from ecoready.run.session import RunOptions
 from ecoready.ui.tui.app import EcoreadyApp
-from tests.conftest import docker_labelled
-from tests.tui.keys import choose, quit_and_wait, wait_until
+from tests.support.cli import docker_labelled
+from tests.support.keys import choose, quit_and_wait, wait_until
 
 pytestmark = pytest.mark.docker
 

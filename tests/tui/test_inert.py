@@ -13,7 +13,7 @@ from ecoready.domain.model import Profile, Status
 from ecoready.matrix.load import load
 from ecoready.run.session import RunOptions
 from ecoready.ui.tui.app import EcoreadyApp
-from tests.conftest import LAB_MATRIX
+from tests.support.cli import LAB_MATRIX
 
 NAME = "[bold red]boom[/][link=https://evil.example]x[/link]\x1b[31m<script>alert(1)</script>"
 LINE = "[blink]log[/blink] \x1b]8;;https://evil.example\x1b\\osc\x1b]8;;\x1b\\ \x1b[2J<script>alert(2)</script>"

@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from ecoready.domain.events import Event
 from ecoready.run.session import RunOptions
 from ecoready.ui.tui.app import EcoreadyApp
-from tests.tui import streams
+from tests.support import streams
 
 
 def recorded_app(events: Sequence[Event], theme: str = "dark") -> EcoreadyApp:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import LAB_MATRIX, ROOT, TEST_LABEL_KEY, TEST_SESSION, docker_labelled
+from tests.support.cli import LAB_MATRIX, ROOT, TEST_LABEL_KEY, TEST_SESSION, docker_labelled
 
 pytestmark = pytest.mark.docker
 

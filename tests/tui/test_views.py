@@ -25,8 +25,8 @@ from ecoready.ui.tui.export import ExportScreen
 from ecoready.ui.tui.filters import FilterScreen
 from ecoready.ui.tui.help import HelpScreen
 from ecoready.ui.tui.look import cell_label
-from tests.tui import streams
-from tests.tui.keys import choose, quit_and_wait, wait_until
+from tests.support import streams
+from tests.support.keys import choose, quit_and_wait, wait_until
 
 
 def make_app(events: list, **kwargs: object) -> EcoreadyApp:

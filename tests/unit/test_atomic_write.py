@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support.cli import ROOT
 
 SIZE = 48 << 20  # big enough that writing and syncing it takes a while to interrupt
 WRITER = """

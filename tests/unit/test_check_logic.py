@@ -14,9 +14,9 @@ from ecoready.domain.model import Report, Status
 from ecoready.judge.check import check_report, parse_duration, watch_loop
 from ecoready.judge.webhook import post, shown, url_problem
 from ecoready.report import json as json_report
-from tests.conftest import ecoready
-from tests.receiver import Receiver
-from tests.reports_sample import lab_report
+from tests.support.cli import ecoready
+from tests.support.receiver import Receiver
+from tests.support.reports_sample import lab_report
 
 
 def run(report: Report, n: int, status: Status | None = None) -> Report:

@@ -12,8 +12,8 @@ import pytest
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
 from ecoready.judge.diff import NOISE_FLOOR, diff, diff_dict, diff_text, is_regression
 from ecoready.report import json as json_report
-from tests.conftest import ecoready
-from tests.reports_sample import bench_report, lab_report
+from tests.support.cli import ecoready
+from tests.support.reports_sample import bench_report, lab_report
 
 
 def with_status(report: Report, cell_id: str, status: Status, detail: str = "") -> Report:

@@ -13,7 +13,7 @@ from ecoready.domain.errors import ReportError
 from ecoready.domain.model import Report, Status
 from ecoready.judge import history
 from ecoready.report.files import write_atomic
-from tests.reports_sample import lab_report
+from tests.support.reports_sample import lab_report
 
 
 def at(report: Report, stamp: str, run: str) -> Report:

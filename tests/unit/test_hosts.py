@@ -21,7 +21,7 @@ from ecoready.report.load import parse_report
 from ecoready.report.summary import column_title, render_summary
 from ecoready.run.hosts import Engine, emulation_wanted, unreachable_facts
 from ecoready.run.runner import Runner
-from tests.unit.fake_host import FakeHost, cell, component, plan, rig
+from tests.support.fake_host import FakeHost, cell, component, plan, rig
 
 COMPONENTS = '[[components]]\nid="db"\ncategory="server"\nprobe="server"\nimage="x/db:1"\n'
 

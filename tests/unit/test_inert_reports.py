@@ -15,7 +15,7 @@ from ecoready.judge.diff import diff, diff_text
 from ecoready.judge.webhook import payload
 from ecoready.report import html, junit, markdown
 from ecoready.report.summary import render_summary
-from tests.reports_sample import lab_report
+from tests.support.reports_sample import lab_report
 
 SCRIPT = "<script>alert(1)</script>"
 MARKUP = "[bold red]boom[/][link=https://evil.example]click[/link]"

@@ -1,7 +1,5 @@
-"""The default matrix covers the whole mission: every category has a row, every row is
-pinned, and the only thing `validate` may still object to is the list of probe kinds that
-other work is writing (PENDING_KINDS). When those are merged this file says so: the
-pending list must then be emptied and the matrix must validate as it is."""
+"""The default matrix covers the whole mission: every category has a row, every kind of the
+mission is used, every row is pinned, and the matrix validates as it is."""
 
 from __future__ import annotations
 
@@ -11,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ecoready.domain.errors import ConfigError
 from ecoready.domain.model import Category
-from ecoready.matrix.kinds import KINDS
-from ecoready.matrix.load import load, parse
+from ecoready.matrix.load import load
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -23,9 +19,6 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX = ROOT / "matrix.toml"
-# Kinds the default matrix uses that are written elsewhere (issue 4's connectors).
-PENDING_KINDS: set[str] = set()
-
 # The mission, component by component: (category, probe kind, an image substring).
 MISSION = [
     ("server", "server", "mysql:8.4"),
@@ -88,29 +81,7 @@ def test_pmm_client_and_pmm_server_rows() -> None:
     assert pmm["options"]["client_image"].startswith("percona/pmm-client:3")
 
 
-def test_the_matrix_validates_but_for_the_pending_kinds() -> None:
-    missing = PENDING_KINDS - set(KINDS)
-    if not missing:
-        matrix = load(MATRIX)  # everything merged: it must validate as it is
-        assert {c.category for c in matrix.components} == set(Category)
-        assert not PENDING_KINDS, "all pending kinds exist now: empty PENDING_KINDS"
-        return
-    with pytest.raises(ConfigError) as info:
-        parse(MATRIX.read_text(), "matrix.toml")
-    for problem in info.value.problems:
-        kind = re.search(r"unknown probe kind '([^']+)'", problem.message)
-        assert kind and kind.group(1) in missing, str(problem)
-
-
-def test_the_rows_that_exist_validate() -> None:
-    """The matrix without the pending rows (the connectors, its last section) is a valid
-    matrix on its own, and it uses every other kind of the mission."""
-    text = without_pending(MATRIX.read_text())
-    matrix = parse(text, "matrix.toml")
-    assert {c.probe for c in matrix.components} == {kind for _, kind, _ in MISSION}
-    assert {c.category for c in matrix.components} == set(Category) - {Category.CONNECTOR}
-
-
-def without_pending(text: str) -> str:
-    """The matrix text cut where its connector rows begin."""
-    return text.split("# -- connectors", 1)[0]
+def test_the_matrix_validates_and_uses_every_mission_kind() -> None:
+    matrix = load(MATRIX)
+    assert {c.category for c in matrix.components} == set(Category)
+    assert {c.probe for c in matrix.components} == {kind for _, kind, _ in MISSION} | {"connector"}

@@ -36,7 +36,7 @@ from ecoready.probes.pxc import (
 )
 from ecoready.probes.shared.sql_server import ROOT_SECRET_PATH
 from ecoready.probes.shared.wsrep import WSREP_STATUS
-from tests.unit.fake_host import FakeHost, Sql, component, context, failed, ok, rig
+from tests.support.fake_host import FakeHost, Sql, component, context, failed, ok, rig
 
 GALERA = component("galera-mariadb", "galera", "mariadb:11.8", category=Category.HA)
 PXC = component("pxc-8.4", "pxc", "percona/percona-xtradb-cluster:8.4", category=Category.HA)

@@ -31,7 +31,7 @@ from ecoready.probes.group_replication import (
     group_problem,
     node_args,
 )
-from tests.unit.fake_host import FakeHost, Sql, SqlFailure, component, context, rig
+from tests.support.fake_host import FakeHost, Sql, SqlFailure, component, context, rig
 
 GROUP = component("group-replication", "group-replication", "mysql:8.4", category=Category.HA)
 NODES = ("node1", "node2", "node3")

@@ -30,7 +30,7 @@ from ecoready.probes.maxscale import (
 )
 from ecoready.probes.router import CONFIG_PATH as ROUTER_CONFIG
 from ecoready.probes.router import RouterProbe, parse_version, router_config
-from tests.unit.fake_host import BACKEND_HOSTNAME, FakeContainer, Sql, backend_server, component, context, ok, rig
+from tests.support.fake_host import BACKEND_HOSTNAME, FakeContainer, Sql, backend_server, component, context, ok, rig
 
 MARIADB = component("mariadb-11.8", "server", "mariadb:11.8")
 MYSQL = component("mysql-8.4", "server", "mysql:8.4")

@@ -33,7 +33,7 @@ from ecoready.probes.xtrabackup import (
     unsupported_version,
     version_rule,
 )
-from tests.unit.fake_host import FakeContainer, FakeHost, Sql, component, context, failed, ok, rig
+from tests.support.fake_host import FakeContainer, FakeHost, Sql, component, context, failed, ok, rig
 
 PS84 = component("percona-server-8.4", "server", "percona/percona-server:8.4")
 PXB = component(

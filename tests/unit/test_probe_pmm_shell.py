@@ -39,7 +39,7 @@ from ecoready.probes.pmm import (
 from ecoready.probes.shell import PASSWORD_FILE as SHELL_PW
 from ecoready.probes.shell import ShellProbe, mysqlsh_command, parse_json_output
 from ecoready.probes.shell import parse_version as mysqlsh_version
-from tests.unit.fake_host import FakeContainer, backend_server, component, context, failed, ok, rig
+from tests.support.fake_host import FakeContainer, backend_server, component, context, failed, ok, rig
 
 MYSQL = component("mysql-8.4", "server", "mysql:8.4")
 PMM = component(

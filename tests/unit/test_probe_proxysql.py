@@ -30,7 +30,7 @@ from ecoready.probes.proxysql import (
     monitor_verdict,
     sqlite_string,
 )
-from tests.unit.fake_host import BACKEND_HOSTNAME, Sql, backend_server, component, context, rig
+from tests.support.fake_host import BACKEND_HOSTNAME, Sql, backend_server, component, context, rig
 
 BACKEND = component("mysql-8.4", "server", "mysql:8.4")
 PROXY = component(

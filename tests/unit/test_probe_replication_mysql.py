@@ -21,7 +21,7 @@ import pytest
 from ecoready.domain.model import Category
 from ecoready.probes.replication import DIALECTS, ReplicationProbe, dialect, replica_state
 from ecoready.probes.shared.cluster import reset_binary_logs
-from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
+from tests.support.fake_host import Sql, SqlFailure, component, context, rig
 
 REPLICATION = component("replication-mysql", "replication", "mysql:8.4", category=Category.HA)
 PRIMARY_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"

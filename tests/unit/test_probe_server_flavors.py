@@ -26,7 +26,7 @@ from ecoready.probes.server import (
     flavor_of,
 )
 from ecoready.probes.shared.sql_server import root_env as server_env
-from tests.unit.fake_host import Sql, SqlFailure, component, context, rig
+from tests.support.fake_host import Sql, SqlFailure, component, context, rig
 
 
 def test_flavor_from_image_and_option() -> None:

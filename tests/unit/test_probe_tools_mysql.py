@@ -26,7 +26,7 @@ from ecoready.domain.model import Category
 from ecoready.probes.mydumper import COPY_DB, DUMP_DIR, SOURCE_DB, MydumperProbe
 from ecoready.probes.mydumper import SEED as DUMP_SEED
 from ecoready.probes.toolkit import CNF, SEED, SLOW_LOG, ToolkitProbe
-from tests.unit.fake_host import FakeContainer, FakeHost, Sql, component, context, ok, rig
+from tests.support.fake_host import FakeContainer, FakeHost, Sql, component, context, ok, rig
 
 MYSQL84 = component("mysql-8.4", "server", "mysql:8.4")
 PS84 = component("percona-server-8.4", "server", "percona/percona-server:8.4")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ecoready.domain.events import RunNote, StageFinished
 from ecoready.domain.model import Category, Outcome, Stage
 from ecoready.run.runner import Runner
-from tests.unit.fake_host import FakeContainer, backend_server, cell, component, plan, rig
+from tests.support.fake_host import FakeContainer, backend_server, cell, component, plan, rig
 
 GLIBC = "Fatal glibc error: CPU does not support x86-64-v2"
 

@@ -18,7 +18,7 @@ from ecoready.engine.procnet import listening, tcp_in_use
 from ecoready.probe_api import context as probe_context
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probes.server import ServerProbe
-from tests.unit.fake_host import Rig, Sql, SqlFailure, component, context, rig
+from tests.support.fake_host import Rig, Sql, SqlFailure, component, context, rig
 
 CID = "4f" * 32
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"

@@ -11,8 +11,8 @@ from ecoready.domain.model import Report
 from ecoready.report import json as json_report
 from ecoready.report.load import load_report
 from ecoready.report.merge import merge
-from tests.conftest import ecoready
-from tests.reports_sample import DATA, EXPECTED, bench_report, lab_report
+from tests.support.cli import ecoready
+from tests.support.reports_sample import DATA, EXPECTED, bench_report, lab_report
 
 
 def split_by_arch(report: Report, arch: str, host: str) -> Report:

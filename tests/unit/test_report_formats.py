@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from ecoready.domain.model import Report, Status
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
-from tests.reports_sample import DATA, EXPECTED, LAB_REPORTS, bench_report, lab_report
+from tests.support.reports_sample import DATA, EXPECTED, LAB_REPORTS, bench_report, lab_report
 
 RENDERERS: dict[str, Callable[[Report], str]] = {"md": markdown.render, "html": html.render, "xml": junit.render}
 

@@ -11,8 +11,8 @@ import pytest
 
 from ecoready.domain.errors import ReportError
 from ecoready.report.load import load_report, parse_report
-from tests.conftest import ecoready
-from tests.reports_sample import DATA
+from tests.support.cli import ecoready
+from tests.support.reports_sample import DATA
 
 
 def good() -> dict[str, Any]:

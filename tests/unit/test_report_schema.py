@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 
 from ecoready.report import json as json_report
-from tests.conftest import REPORT_SCHEMA
-from tests.reports_sample import DATA, bench_report, lab_report
+from tests.support.reports_sample import DATA, bench_report, lab_report
+from tests.support.schema import REPORT_SCHEMA
 
 
 def schema() -> dict[str, Any]:

@@ -269,7 +269,7 @@ def test_bench_sections_survive_a_report_round_trip() -> None:
 
     from ecoready.report import json as json_report
     from ecoready.report.load import parse_report
-    from tests.reports_sample import bench_report
+    from tests.support.reports_sample import bench_report
 
     report = bench_report()
     again = parse_report(json_report.render(report))

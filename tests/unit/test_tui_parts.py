@@ -20,7 +20,7 @@ from ecoready.ui.tui.export import export_report
 from ecoready.ui.tui.filters import PROBLEMS, RowFilter, apply_choice, filter_choices
 from ecoready.ui.tui.header import header_text, registry_status, short_emulator
 from ecoready.ui.tui.look import Motion, cell_label, compare_label
-from tests.tui import streams
+from tests.support import streams
 
 
 def cell(status: Status, **changes: object) -> CellResult:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, ecoready
+from tests.support.cli import ROOT, ecoready
 
 UNREACHABLE = """[[hosts]]
 name = "far"

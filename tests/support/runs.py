@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT, cell_containers, docker_labelled
+from tests.support.cli import ROOT, cell_containers, docker_labelled
 
 
 class Run:

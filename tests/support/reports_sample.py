@@ -28,7 +28,7 @@ from ecoready.domain.model import (
 )
 from ecoready.report.load import load_report
 
-DATA = Path(__file__).resolve().parent / "data" / "reports"
+DATA = Path(__file__).resolve().parents[1] / "data" / "reports"
 EXPECTED = DATA / "expected"
 LAB_REPORTS = ("lab-run", "lab-mixed")
 
