@@ -37,9 +37,9 @@ demo: lab
 	@echo "reports: reports/demo.json reports/demo.html" >&2
 
 lint: venv
-	$(BIN)/ruff check app probes tests bench
-	$(BIN)/ruff format --check app probes tests bench
-	$(BIN)/mypy
+	$(BIN)/ruff check app probes tests bench scripts
+	$(BIN)/ruff format --check app probes tests bench scripts
+	$(BIN)/python scripts/typecheck.py
 
 unit: venv
 	$(BIN)/pytest -q tests/unit

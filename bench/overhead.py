@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import ContainerCpu, ecoready_exe, process_cpu_seconds
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: bench/ and tests/ import as packages
+from bench._measure import ContainerCpu, ecoready_exe, process_cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests/ imports as a package
 
 from ecoready.domain.events import Event
 from ecoready.domain.state import fold

@@ -66,9 +66,9 @@ def _validate_rendered_reports() -> Iterator[None]:
         validate_report(json.loads(text), f"report {report.run_id[:8]} rendered in-process")
         return text
 
-    json_report.render = render_and_validate  # type: ignore[assignment]
+    json_report.render = render_and_validate
     yield
-    json_report.render = original  # type: ignore[assignment]
+    json_report.render = original
 
 
 @pytest.fixture(autouse=True)

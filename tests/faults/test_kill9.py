@@ -14,7 +14,7 @@ from tests.support.registry_proxy import registry_proxy
 from tests.support.runs import Run, server_rows, write_matrix
 
 pytestmark = pytest.mark.docker
-EMPTY = {"containers": [], "networks": [], "volumes": []}
+EMPTY: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
 
 
 @pytest.mark.parametrize("phase", ["image", "start", "smoke"])

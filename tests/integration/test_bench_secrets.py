@@ -38,7 +38,7 @@ def command_lines(run_id: str) -> list[str]:
         text=True,
         check=True,
     ).stdout.split()
-    lines = []
+    lines: list[str] = []
     for cid in ids:
         out = subprocess.run(
             ["docker", "exec", cid, "sh", "-c", "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"],

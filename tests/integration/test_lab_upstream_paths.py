@@ -55,6 +55,7 @@ async def test_backend_accounts_the_upstream_probes_create_can_log_in(
     from ecoready.probe_api.context import ProbeContext
     from ecoready.probe_api.sql import SqlTarget
     from ecoready.probes import maxscale, pmm, proxysql
+    from ecoready.probes.shared import proxy_checks
     from ecoready.probes.shared.accounts import Account, create_accounts
     from ecoready.run.session import RunOptions, Session
 
@@ -74,7 +75,7 @@ async def test_backend_accounts_the_upstream_probes_create_can_log_in(
         secret = ctx.secret
         accounts = [
             Account(proxysql.MONITOR_USER, secret("mon"), ("USAGE ON *.*",)),
-            Account(proxysql.APP_USER, secret("app"), (f"ALL ON {proxysql.SMOKE_DB}.*",)),
+            Account(proxy_checks.APP_USER, secret("app"), (f"ALL ON {proxy_checks.SMOKE_DB}.*",)),
             Account(maxscale.SERVICE_USER, secret("mxs"), maxscale.service_grants("mariadb")),
             Account(pmm.PMM_USER, secret("pmm"), pmm.PMM_GRANTS["mariadb"]),
         ]

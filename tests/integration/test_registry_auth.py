@@ -11,7 +11,7 @@ import json
 import os
 import secrets
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -80,8 +80,8 @@ def token_registry(
     registry.stop()
 
 
-def client_for(work: Path, config: dict[str, object] | None = None) -> RegistryClient:
-    path = docker_config(work, config or {}) / "config.json"
+def client_for(work: Path, config: Mapping[str, object] | None = None) -> RegistryClient:
+    path = docker_config(work, dict(config or {})) / "config.json"
     return RegistryClient(credentials=DockerCredentials(path), cache=DiskCache(work / "cache-unused"), deadline=20)
 
 

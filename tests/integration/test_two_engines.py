@@ -29,7 +29,7 @@ pytestmark = pytest.mark.docker
 
 MARIADB = "127.0.0.1:5000/lab/mariadb:10.11"
 MARIADB_118 = "127.0.0.1:5000/lab/mariadb:11.8"
-EMPTY = {"containers": [], "networks": [], "volumes": []}
+EMPTY: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
 
 
 def component(cid: str, image: str) -> str:

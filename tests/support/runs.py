@@ -46,9 +46,8 @@ class Run:
                 if predicate(event):
                     return event
             if self.proc.poll() is not None:
-                raise AssertionError(
-                    f"ecoready ended ({self.proc.returncode}) before {what}: {self.proc.stderr.read()}"
-                )
+                stderr = self.proc.stderr.read() if self.proc.stderr else ""
+                raise AssertionError(f"ecoready ended ({self.proc.returncode}) before {what}: {stderr}")
             time.sleep(0.1)
         raise AssertionError(f"timed out waiting for {what}")
 

@@ -62,7 +62,7 @@ def free_port() -> int:
 
 
 def run(argv: list[str], timeout: float = 60, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True, **kwargs)  # type: ignore[call-overload,no-any-return]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True, **kwargs)  # type: ignore[call-overload]
 
 
 def _addresses(interface: str) -> list[str] | None:
@@ -222,8 +222,8 @@ class SecondEngine:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                log = self.log.read_text()[-2000:]
-                raise RuntimeError(f"the second dockerd exited ({self.proc.returncode}): {log}")
+                tail = self.log.read_text()[-2000:]
+                raise RuntimeError(f"the second dockerd exited ({self.proc.returncode}): {tail}")
             if self.docker("version", check=False).returncode == 0:
                 _restore("docker0", docker0)
                 return

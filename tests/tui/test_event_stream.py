@@ -25,7 +25,7 @@ class CountingApp(EcoreadyApp):
         self.writes, self.batches = Counter(), []
         grid, write = self.grid, self.grid.update_cell
 
-        def counting_write(row_key, column_key, value, *, update_width=False):  # type: ignore[no-untyped-def]
+        def counting_write(row_key, column_key, value, *, update_width=False):
             self.writes[f"{getattr(row_key, 'value', row_key)}/{getattr(column_key, 'value', column_key)}"] += 1
             return write(row_key, column_key, value, update_width=update_width)
 

@@ -18,7 +18,7 @@ from tests.support.keys import choose, quit_and_wait, wait_until
 
 pytestmark = pytest.mark.docker
 
-NOTHING = {"containers": [], "networks": [], "volumes": []}
+NOTHING: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
 
 # Three rows, three categories, two statuses: a real server start on amd64, a single-arch
 # image asked for arm64 (missing: "a single-arch image for amd64") and an image that does

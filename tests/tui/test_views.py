@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input, OptionList
 
 from ecoready.domain.errors import EnvironmentProblem
 from ecoready.domain.events import RunNote
@@ -188,9 +189,10 @@ async def test_e_exports_in_the_format_chosen(tmp_path: Path, monkeypatch: pytes
         await settle(app, pilot)
         await pilot.press("e", "shift+tab")
         await choose(pilot, "format-markdown")  # enter picks it and goes back to the file
-        path_input = app.screen.query_one("#export-path")
+        path_input = app.screen.query_one("#export-path", Input)
         assert path_input.value == "ecoready-01234567.md" and app.focused is path_input
-        assert str(app.screen.query_one("#export-format").get_option("format-markdown").prompt).startswith("●")
+        formats = app.screen.query_one("#export-format", OptionList)
+        assert str(formats.get_option("format-markdown").prompt).startswith("●")
         await pilot.press("enter")
         await pilot.pause()
     text = (tmp_path / "ecoready-01234567.md").read_text()
@@ -247,7 +249,8 @@ async def test_no_color_keeps_the_glyphs(monkeypatch: pytest.MonkeyPatch) -> Non
         assert app.no_color
         assert app.cell_text("mariadb-backup", "arm64").startswith("✘ broken")
         for cell in fold(streams.lab_like()).cells.values():  # weight and slant only, no colour
-            assert app.grid.get_cell(cell.component, cell.arch).style.color is None
+            style = app.grid.get_cell(cell.component, cell.arch).style
+            assert not isinstance(style, str) and style.color is None
 
 
 async def test_q_closes_the_session_and_exits_with_the_run_code() -> None:

@@ -183,8 +183,14 @@ def _ctx(cpus: int, profile: Profile = Profile.QUICK) -> ProbeContext:
     plan = make_plan(parse(SERVER, "m.toml"), [AMD], profile=profile, arches=["amd64"])
     facts = HostFacts("local", "amd64", cpus=cpus)
     run = RunContext(
-        run_id="r", host=None, owner=None, secrets=Secrets(), images=None, emit=print, hosts={"local": facts}
-    )  # type: ignore[arg-type]
+        run_id="r",
+        host=None,  # type: ignore[arg-type]
+        owner=None,  # type: ignore[arg-type]
+        secrets=Secrets(),
+        images=None,  # type: ignore[arg-type]
+        emit=print,
+        hosts={"local": facts},
+    )
     return ProbeContext(plan.cells[0], run)
 
 

@@ -185,7 +185,12 @@ def test_cert_script_makes_distinct_names_and_hands_the_keys_to_mysql() -> None:
 
 
 def test_encryption_verdicts() -> None:
-    good = {"encrypt": "1", "ca": "/cert/ca.pem", "cert": "/cert/server-cert.pem", "provider": PROVIDER}
+    good: dict[str, str | None] = {
+        "encrypt": "1",
+        "ca": "/cert/ca.pem",
+        "cert": "/cert/server-cert.pem",
+        "provider": PROVIDER,
+    }
     assert provider_options(PROVIDER)["socket.ssl_cert"] == "/cert/server-cert.pem"
     assert describe_encryption(good).startswith("pxc_encrypt_cluster_traffic=ON")
     with pytest.raises(CheckFailed, match="expected ON"):

@@ -118,7 +118,7 @@ async def test_maxscale_start_waits_for_a_running_server_then_checks() -> None:
 
 
 def test_maxscale_config_and_grants_for_a_mysql_backend() -> None:
-    from ecoready.probe_api.probe import Endpoint
+    from ecoready.probe_api.handles import Endpoint
 
     ep = Endpoint("backend-server", 3306, "root", None, None, flavor="mysql")  # type: ignore[arg-type]
     assert "ssl=true" in maxscale_config(ep, "pw").decode()
@@ -179,7 +179,7 @@ async def test_router_route_check_fails_when_another_server_answers() -> None:
 
 
 def test_router_config_and_version() -> None:
-    from ecoready.probe_api.probe import Endpoint
+    from ecoready.probe_api.handles import Endpoint
 
     conf = router_config(Endpoint("backend-server", 3306, "root", None, None, "mysql")).decode()  # type: ignore[arg-type]
     assert "[routing:rw]" in conf and "bind_port=6446" in conf and "routing_strategy=first-available" in conf

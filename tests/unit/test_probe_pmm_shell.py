@@ -19,6 +19,7 @@ Canned formats:
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -60,7 +61,7 @@ VERSION = {
     "managed": {"version": "3.4.1"},
     "distribution_method": "DOCKER",
 }
-STATUS = {
+STATUS: dict[str, Any] = {
     "pmm_agent_status": {
         "agent_id": "3b8c",
         "node_id": "9f0d",
@@ -196,7 +197,7 @@ def mysqlsh_engine(machine: str = "x86_64"):
             return failed(1, "", PROMPT + "\n" + json.dumps(err) + "\n")
         if "--mysqlx" in script:
             assert "--uri=root@backend-server:33060" in script
-            rows = [{"answer": 42, "xport": 33060}]
+            rows: list[dict[str, Any]] = [{"answer": 42, "xport": 33060}]
         elif "SELECT 1 AS ok" in script:
             rows = [{"ok": 1}]
         else:

@@ -18,7 +18,6 @@ from ecoready.domain.errors import CheckFailed, StageFailed
 from ecoready.domain.model import Category
 from ecoready.probes.proxysql import (
     ADMIN_USER,
-    APP_USER,
     CONFIG_PATH,
     MONITOR_QUERY,
     MONITOR_USER,
@@ -30,6 +29,7 @@ from ecoready.probes.proxysql import (
     monitor_verdict,
     sqlite_string,
 )
+from ecoready.probes.shared.proxy_checks import APP_USER
 from tests.support.fake_host import BACKEND_HOSTNAME, Sql, backend_server, component, context, rig
 
 BACKEND = component("mysql-8.4", "server", "mysql:8.4")
@@ -112,9 +112,9 @@ async def test_start_and_smoke_sequence() -> None:
     assert 'mysql_ifaces="0.0.0.0:6032"' in config and 'interfaces="0.0.0.0:6033"' in config
 
     # backend accounts first (caching_sha2_password on MySQL 8.4), then admin SQL
-    accounts = next(c for c in r.host.sql_log if c.script and "CREATE USER" in c.script).script
+    accounts = next(c.script for c in r.host.sql_log if c.script and "CREATE USER" in c.script)
     assert f"'{MONITOR_USER}'@'%' IDENTIFIED WITH caching_sha2_password BY" in accounts
-    admin = next(c for c in r.host.sql_log if c.port == 6032 and c.script).script
+    admin = next(c.script for c in r.host.sql_log if c.port == 6032 and c.script)
     order = [
         "INSERT INTO mysql_servers",
         "mysql-monitor_username",
@@ -154,7 +154,7 @@ def test_sqlite_quoting() -> None:
 
 def test_runtime_pool_and_monitor_parsers() -> None:
     assert check_runtime([{"servers": "1", "users": "2"}]).startswith("1 server(s)")
-    good = {"srv_host": "b", "status": "ONLINE", "ConnERR": "0", "Queries": "3", "ConnOK": "1"}
+    good: dict[str, str | None] = {"srv_host": "b", "status": "ONLINE", "ConnERR": "0", "Queries": "3", "ConnOK": "1"}
     assert check_pool([good], "b") == "b ONLINE, 3 queries, 1 connections OK, 0 errors"
     with pytest.raises(CheckFailed, match="SHUNNED"):
         check_pool([{**good, "status": "SHUNNED"}], "b")
@@ -163,7 +163,7 @@ def test_runtime_pool_and_monitor_parsers() -> None:
     with pytest.raises(CheckFailed, match="not in stats_mysql_connection_pool"):
         check_pool([good], "other")
     assert monitor_verdict([{"kind": "ping", "hostname": "b", "error": None}], "b") is None  # no connect yet
-    rows = [
+    rows: list[dict[str, str | None]] = [
         {"kind": "connect", "hostname": "b", "error": "Access denied for user 'ecoready_monitor'@'172.18.0.3'"},
         {"kind": "ping", "hostname": "b", "error": None},
     ]

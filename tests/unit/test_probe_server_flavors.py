@@ -113,7 +113,7 @@ async def smoke_with(answer: Callable[[str], object]) -> tuple[list[str], dict[s
     calls: list[str] = []
 
     @r.host.sql
-    def server(call: Sql) -> object:
+    def server(call: Sql) -> Any:
         calls.append(call.statement)
         return answer(call.statement)
 

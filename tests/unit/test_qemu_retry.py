@@ -61,7 +61,8 @@ async def test_the_retry_covers_the_backend_too() -> None:
     server = component("mysql-8.4", "server", "mysql:8.4")
     router_comp = component("router", "router", "r:8.4", category=Category.LOAD_BALANCER, backend="mysql-8.4")
     c = cell(router_comp, server, arch="amd64", emulated=True)
-    await Runner(plan([c]), r.run)._do(c, *_ctx_probe(r, c), Stage.START)
+    ctx, probe = _ctx_probe(r, c)
+    await Runner(plan([c]), r.run)._do(c, ctx, probe, Stage.START)
     roles = [(x.role, x.env.get("QEMU_CPU")) for x in r.host.started]
     assert roles == [("backend-server", None), ("backend-server", "max"), ("router", "max")]
 

@@ -102,7 +102,12 @@ async def test_the_socket_table_is_read_again_only_when_the_count_changes(monkey
     counts = iter([1, 1, 1, 1, 1, 2])  # Docker's DNS socket, then the server's listener
     reads: list[int] = []
     monkeypatch.setattr(procnet, "tcp_in_use", lambda pid, cid: next(counts))
-    monkeypatch.setattr(procnet, "listening", lambda pid, cid, port: reads.append(1) or len(reads) == 2)
+
+    def listening(pid: int, cid: str, port: int) -> bool:
+        reads.append(1)
+        return len(reads) == 2
+
+    monkeypatch.setattr(procnet, "listening", listening)
     monkeypatch.setattr(procnet, "PORT_POLL", 0.001)
     _, ctx, _ = server_rig()
     await ServerProbe(ctx).start()

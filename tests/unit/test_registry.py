@@ -85,8 +85,9 @@ def test_index_platforms_skip_attestations_windows_and_32_bit_arm() -> None:
     }
     assert [a for a, _ in index_platforms(index)] == ["amd64", "arm64", "amd64", "s390x31m"]
     platforms = index_platforms(index)
-    assert pick_entry(platforms, "amd64")["platform"] == {"architecture": "amd64", "os": "linux"}
-    assert pick_entry(platforms, "arm64")["platform"]["variant"] == "v8"
+    amd64, arm64 = pick_entry(platforms, "amd64"), pick_entry(platforms, "arm64")
+    assert amd64 is not None and amd64["platform"] == {"architecture": "amd64", "os": "linux"}
+    assert arm64 is not None and arm64["platform"]["variant"] == "v8"
     assert pick_entry(platforms, "ppc64le") is None
 
 

@@ -11,6 +11,7 @@ from ecoready.domain.events import (
     CellPlanned,
     CellStarted,
     CheckReported,
+    Event,
     RunFinished,
     RunNote,
     RunStarted,
@@ -73,7 +74,7 @@ def test_status_derives_from_stages(outcomes, status, detail) -> None:
 
 
 def test_checks_accumulate_under_their_stage_and_logs_are_kept() -> None:
-    events = [
+    events: list[Event] = [
         started("db/arm64"),
         CellStarted("db/arm64", "t"),
         StageStarted("db/arm64", M),
@@ -84,7 +85,8 @@ def test_checks_accumulate_under_their_stage_and_logs_are_kept() -> None:
     report = fold(events)
     cell = report.cells["db/arm64"]
     assert cell.status is Status.RUNNING and cell.stage is M and cell.emulated
-    assert [c.name for c in cell.stage_result(M).checks] == ["crud", "arch"]
+    result = cell.stage_result(M)
+    assert result is not None and [c.name for c in result.checks] == ["crud", "arch"]
     assert cell.log_tail[-1] == "line 99" and len(cell.log_tail) == 40
 
 

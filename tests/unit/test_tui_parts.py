@@ -117,7 +117,8 @@ def test_detail_text_from_containers_is_inert_and_emulated_bench_has_no_chart() 
     assert "[bold red]spoof[/]" in text and "[link=http://evil]click[/link]" in text
     assert "\x1b" not in text and "red link" in text
     assert "tps over threads" in text
-    emulated = replace(hostile, emulated=True, bench=replace(hostile.bench, emulated=True))  # type: ignore[arg-type]
+    assert hostile.bench is not None
+    emulated = replace(hostile, emulated=True, bench=replace(hostile.bench, emulated=True))
     text = plain(detail_renderable(emulated, 100), 100)
     assert "not the component's performance" in text and "tps over threads" not in text
 
