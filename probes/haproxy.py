@@ -4,7 +4,7 @@ backend server; queries through the frontend reach the backend.
 The config follows the official haproxy image's contract (/usr/local/etc/haproxy/
 haproxy.cfg, `haproxy -f` as the command). The health check logs in as a password-less
 user that can do nothing (`option mysql-check`), created on the backend by the probe.
-bench: sysbench through the frontend against the backend (`app/bench.py`).
+bench: sysbench through the frontend against the backend (`app/probe_api/bench.py`).
 """
 
 from __future__ import annotations

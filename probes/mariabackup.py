@@ -1,5 +1,5 @@
 """mariadb-backup: backup -> prepare -> restore into a fresh server -> CHECKSUM TABLE equal,
-the flow of probes/physical_backup.py with the tool the MariaDB server image ships.
+the flow of probes/shared/physical_backup.py with the tool the MariaDB server image ships.
 
 The component's image is both the server and the tool (the official `mariadb` image
 installs `mariadb-backup` next to the server), so the tool always matches the server's

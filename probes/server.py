@@ -11,7 +11,7 @@ caching_sha2_password, mysql_native_password is disabled or gone). Two client ru
 four checks (each run is an exec: engine CPU, and an emulated client's start-up); the last
 three read one row, and fall back to a query each when that row cannot be read, so one
 failing expression never fails the others. bench: sysbench against the server
-(`app/bench.py`), the server pinned to its own half of the host's CPUs.
+(`app/probe_api/bench.py`), the server pinned to its own half of the host's CPUs.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Percona XtraBackup: the flow of probes/physical_backup.py with `xtrabackup` from the
+"""Percona XtraBackup: the flow of probes/shared/physical_backup.py with `xtrabackup` from the
 component's image against servers of the backend's image (MySQL or Percona Server).
 
 The source and the restored server come from the backend component's image (the probe

@@ -34,7 +34,7 @@ def link_tree() -> None:
 
 def main(argv: list[str]) -> int:
     link_tree()
-    cmd = [sys.executable, "-m", "mypy", str(PACKAGE.relative_to(ROOT)), "tests", "bench", *argv]
+    cmd = [sys.executable, "-m", "mypy", str(PACKAGE.relative_to(ROOT)), "tests", "bench", "scripts", *argv]
     env = {**os.environ, "MYPYPATH": str(TREE)}
     result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     shown = Path(os.path.relpath(PACKAGE, ROOT)).as_posix()

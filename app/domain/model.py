@@ -30,9 +30,6 @@ class Stage(str, enum.Enum):
     BENCH = "bench"
 
 
-STAGE_ORDER: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE, Stage.BENCH)
-
-
 class Outcome(str, enum.Enum):
     """How a stage or a check ended."""
 
@@ -340,7 +337,7 @@ class Hazard:
 class PlatformFitness:
     """One host and arch as a container of that arch sees it: the view the database gets
     (under emulation: what qemu shows). Gathered through the engine, interpreted by
-    app/fitness.py."""
+    app/run/fitness.py."""
 
     host: str
     arch: str

@@ -37,7 +37,7 @@ class ContainerSpec:
     files: tuple[SecretFile, ...] = ()
     # Files below this directory (and files put there later) reach the container through
     # a read-only bind mount of a host directory when the engine shares our files
-    # (app/filedrop.py); the rest, or all on other engines, through the archive API.
+    # (app/engine/filedrop.py); the rest, or all on other engines, through the archive API.
     files_dir: str | None = None
     user: str | None = None
     mem_limit: str = "2g"

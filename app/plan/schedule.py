@@ -17,8 +17,7 @@ import asyncio
 import bisect
 import itertools
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -193,14 +192,6 @@ class WeightedSlots:
             if free >= units:
                 return max(grant.ends_at, now), free - units
         return now, max(0, free - units)
-
-    @asynccontextmanager
-    async def hold(self, units: int, expected: float = 0.0) -> AsyncIterator[Grant]:
-        grant = await self.acquire(units, expected)
-        try:
-            yield grant
-        finally:
-            self.release(grant)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """sysbench, the pure parts: command lines, the Lua Zipfian wrapper, output parsing and the
-statistics of repeats. `app/bench.py` runs them through a ProbeContext.
+statistics of repeats. `app/probe_api/bench.py` runs them through a ProbeContext.
 
 The password never reaches an argv: sysbench reads it from `--config-file` (a 0444 file in
 the sysbench container), so every command line here is safe to show as it is.
@@ -7,7 +7,6 @@ the sysbench container), so every command line here is safe to show as it is.
 
 from __future__ import annotations
 
-import math
 import re
 import statistics
 from collections.abc import Sequence
@@ -321,32 +320,3 @@ def bench_run(output: RunOutput, workload: str, access: str, threads: int, repea
         reconnects=output.reconnects,
         seconds=output.seconds,
     )
-
-
-# -- the expected Zipf law (for checking the wrapper's shape) -------------------------------
-def zeta(n: int, theta: float) -> float:
-    return math.fsum(float(i) ** -theta for i in range(1, n + 1))
-
-
-def zipf_probabilities(n: int, theta: float, top: int) -> list[float]:
-    """P(rank k) = k^-theta / zeta(n, theta) for k = 1..top: the Zipf law itself."""
-    z = zeta(n, theta)
-    return [k**-theta / z for k in range(1, min(top, n) + 1)]
-
-
-def gray_probabilities(n: int, theta: float, top: int) -> list[float]:
-    """The exact rank probabilities of Gray et al.'s generator (what the wrapper draws):
-    ranks 1 and 2 follow the Zipf law exactly, ranks from 3 on come from the closed-form
-    inverse, which over-weights ranks 3-5 by up to ~15 % at theta 0.8."""
-    zetan = zeta(n, theta)
-    eta = (1 - (2 / n) ** (1 - theta)) / (1 - (1 + 2**-theta) / zetan)
-    alpha = 1 / (1 - theta)
-    low = (1 + 0.5**theta) / zetan
-
-    def u_below(value: int) -> float:  # the u under which the inverse yields < value
-        return float(((value / n) ** (1 / alpha) - 1 + eta) / eta)
-
-    probs = [1 / zetan, 0.5**theta / zetan]
-    for value in range(2, min(top, n)):
-        probs.append(max(0.0, min(1.0, u_below(value + 1)) - max(low, u_below(value))))
-    return probs[:top]

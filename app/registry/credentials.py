@@ -145,8 +145,3 @@ class DockerCredentials:
         if not user or not secret or user == "<token>":
             return None
         return Login(user, secret)
-
-
-def no_credentials(registry: str) -> Login | None:
-    """For callers that must ask anonymously."""
-    return None

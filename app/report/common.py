@@ -206,7 +206,3 @@ def number(value: float | None, digits: int = 0) -> str:
     if value is None:
         return "-"
     return f"{value:,.{digits}f}"
-
-
-def signed_percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.1f}%"

@@ -1,7 +1,7 @@
 """Platform fitness (pure): what a container of one arch on one host sees, and the known
 hazards for databases there, one sentence each.
 
-`SURVEY_SCRIPT` runs inside a short-lived container of the arch (app/survey.py starts it);
+`SURVEY_SCRIPT` runs inside a short-lived container of the arch (app/run/survey.py starts it);
 it prints sections (`==name`) that `fitness_from_survey` reads. Everything comes from what
 the database itself would see: /proc/cpuinfo (under qemu-user: qemu's own), the auxiliary
 vector the dynamic loader gets (`LD_SHOW_AUXV`), the glibc-hwcaps levels the loader

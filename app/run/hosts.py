@@ -6,7 +6,7 @@ What a host serves: its native arch (from the engine), plus the arches it can em
 when `emulate = true` (the default) or when `arches` lists them. Emulators on this
 machine's kernel (the local engine, any unix:// socket) are read from binfmt_misc; on a
 tcp:// or ssh:// host a short-lived container of the arch is asked through the engine
-(app/survey.py), and the arch is served only when that container runs as that arch.
+(app/run/survey.py), and the arch is served only when that container runs as that arch.
 """
 
 from __future__ import annotations

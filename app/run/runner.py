@@ -87,7 +87,7 @@ class Runner:
         side_tasks: Sequence[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         """`concurrency` (or a host's entry in `limits`): cells at once on a host, each
-        weighing 1; None: weighted slots sized from the host (app/schedule.py). `history`:
+        weighing 1; None: weighted slots sized from the host (app/plan/schedule.py). `history`:
         seconds per cell id of a previous run, to start the longest cells first.
         `side_tasks`: work alongside the cells that ends before the final sweep."""
         self.plan = plan

@@ -142,7 +142,7 @@ class Session:
         for run in self.runs.values():  # what the bench stage needs to know of each host
             run.hosts = facts_by_name
         # Cells at once per host: --concurrency, else the host's own, else the matrix's; none
-        # of them: weighted slots sized from the host's CPUs and memory (app/schedule.py).
+        # of them: weighted slots sized from the host's CPUs and memory (app/plan/schedule.py).
         limits = {
             e.spec.name: limit
             for e in self.engines
@@ -280,12 +280,3 @@ def exit_code(statuses: Sequence[Status]) -> int:
     if all(s is Status.READY for s in statuses):
         return 0
     return 1
-
-
-async def run_to_end(session: Session) -> bool:
-    """Run the session; False when it was cancelled (the caller still has the events)."""
-    try:
-        await session.run()
-        return True
-    except asyncio.CancelledError:
-        return False

@@ -91,7 +91,7 @@ def test_kill_9_leftovers_are_swept_by_the_next_start(lab: Path, no_leaks: None)
     proc.kill()
     proc.wait(timeout=30)
     assert cell_containers(owner), "kill -9 should leave the run's containers behind"
-    # and the directories of its containers' files (app/filedrop.py), on this machine's tmpfs
+    # and the directories of its containers' files (app/engine/filedrop.py), on this machine's tmpfs
     files = list(default_root().glob(f"{proc.pid}-*"))
     assert files, "this engine shares our files: the run's secrets directory should be left behind"
     result = ecoready("cleanup")

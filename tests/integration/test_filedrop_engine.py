@@ -1,4 +1,4 @@
-"""Container files through a bind mount on the real engine (app/filedrop.py): the files
+"""Container files through a bind mount on the real engine (app/engine/filedrop.py): the files
 are there, read-only, with their modes; later files appear without an engine call; the
 host directory goes with the container; and without a drop the archive API still works."""
 

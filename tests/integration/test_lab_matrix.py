@@ -13,7 +13,7 @@ from tests.support.cli import LAB_MATRIX
 pytestmark = pytest.mark.docker
 
 CELLS = [f"{c.id}/{arch}" for c in load(LAB_MATRIX).components for arch in ("amd64", "arm64")]
-# The lab's deliberate availability gaps (app/labgaps.py); every other cell must be ready.
+# The lab's deliberate availability gaps (app/lab/gaps.py); every other cell must be ready.
 EXPECTED = {
     "gap-amd64-only/arm64": "missing",
     "gap-arm64-only/amd64": "missing",

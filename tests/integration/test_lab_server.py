@@ -58,7 +58,7 @@ def test_lab_server_cells_are_ready_on_both_arches(lab: Path, tmp_path: Path, no
     assert "ready" in result.stderr and "mariadb-10.11/arm64" in result.stderr
     # Readiness looks at the server's sockets in /proc and runs the client only once one is
     # open: a round trip or two per server, not one every backoff step of its start-up
-    # (5-8 of them before app/procnet.py, on the emulated cell most).
+    # (5-8 of them before app/engine/procnet.py, on the emulated cell most).
     pings = readiness_pings(events)
     assert set(pings) == {"mariadb-10.11/amd64", "mariadb-10.11/arm64"}, pings
     assert all(n <= 2 for n in pings.values()), pings

@@ -3,7 +3,7 @@
 - the server probe's MySQL and Percona flavours (MYSQL_* env and *_FILE, `mysqld` as the
   command, readiness by TCP round trip, the auth check): the lab image honours the MariaDB
   image's contract, which accepts the MYSQL_* names as aliases;
-- the backend accounts the proxies and PMM create (probes/accounts.py: a script file run with
+- the backend accounts the proxies and PMM create (probes/shared/accounts.py: a script file run with
   `source`, MaxScale's grants), then a real login over TCP as each account.
 - the certificates Percona XtraDB Cluster nodes share (probes/pxc.py's script, run with a
   real OpenSSL 3) serving TLS from a real server configured with the same ssl-* lines.

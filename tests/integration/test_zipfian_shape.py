@@ -1,7 +1,7 @@
 """The Lua Zipfian wrapper, run for real by the lab image's sysbench 1.0.20, draws keys whose
 frequencies follow the Zipf law with the configured exponent.
 
-The wrapper (app/sysbench_lua/zipfian.lua, as shipped) wraps tests/data/sysbench/draw.lua,
+The wrapper (app/probe_api/sysbench_lua/zipfian.lua, as shipped) wraps tests/data/sysbench/draw.lua,
 a stand-in workload that draws ids through `sysbench.rand.default` exactly as the stock
 oltp scripts do and prints how often each id came up.
 
@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ecoready.probe_api.sysbench import gray_probabilities, wrapper_stub, zipf_probabilities, zipfian_lua
+from ecoready.probe_api.sysbench import wrapper_stub, zipfian_lua
 from tests.support.cli import TEST_LABEL_KEY, TEST_SESSION
+from tests.support.zipf import gray_probabilities, zipf_probabilities
 
 pytestmark = pytest.mark.docker
 

@@ -40,7 +40,7 @@ def docker_labelled(label: str) -> dict[str, list[str]]:
 
 def cell_containers(label: str, *, running: bool = False) -> list[str]:
     """ids of the containers of cells carrying `label`: not the short-lived platform
-    survey container a run also starts (app/survey.py), which may be gone a moment later.
+    survey container a run also starts (app/run/survey.py), which may be gone a moment later.
     `running`: started ones only (a container still being created when its client dies
     may be rolled back by the engine)."""
     state = ["--filter", "status=running"] if running else []

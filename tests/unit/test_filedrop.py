@@ -1,4 +1,4 @@
-"""app/filedrop.py: container files written on this machine for a read-only bind mount."""
+"""app/engine/filedrop.py: container files written on this machine for a read-only bind mount."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The physical-backup flow (probes/physical_backup.py) as xtrabackup and mariabackup run
+"""The physical-backup flow (probes/shared/physical_backup.py) as xtrabackup and mariabackup run
 it, over a fake engine: containers, volumes and option files, the tool's command
 sequence, XtraBackup's version rule, and how a refusal is reported.
 

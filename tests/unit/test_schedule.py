@@ -57,9 +57,12 @@ async def take(
     slots: WeightedSlots, order: list[str], name: str, units: int, expected: float, hold: float = 0.0
 ) -> None:
     """A cell: wait for its units, note that it started, hold them `hold` seconds."""
-    async with slots.hold(units, expected):
+    grant = await slots.acquire(units, expected)
+    try:
         order.append(name)
         await asyncio.sleep(hold)
+    finally:
+        slots.release(grant)
 
 
 async def test_waiters_are_served_longest_expected_first_whatever_order_they_asked_in() -> None:

@@ -22,7 +22,6 @@ from ecoready.probe_api.sysbench import (
     config_file,
     failed_silently,
     fatal_line,
-    gray_probabilities,
     parse_run,
     parse_version,
     prepare_argv,
@@ -30,9 +29,9 @@ from ecoready.probe_api.sysbench import (
     series,
     wrapper_stub,
     wrapper_stub_path,
-    zipf_probabilities,
     zipfian_lua,
 )
+from tests.support.zipf import gray_probabilities, zipf_probabilities
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sysbench"
 WORKLOAD_FILES = sorted(DATA.glob("oltp_*.txt"))

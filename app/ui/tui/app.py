@@ -54,7 +54,7 @@ THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
 class RunSession(Protocol):
-    """What the app needs from a run: `app.session.Session`, or a recorded stream in tests."""
+    """What the app needs from a run: `ecoready.run.session.Session`, or a recorded stream in tests."""
 
     run_id: str
 

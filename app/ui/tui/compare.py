@@ -1,6 +1,6 @@
 """The comparison view (`c`): arm64 vs amd64 per component, workload and access, threads
 as rows, as the #mysqlonarm posts tabulated them: tps on each arch, arm64 scaled to amd64's
-clock, the percentage, and tps per USD-hour. Only native numbers are compared (`app.cost`
+clock, the percentage, and tps per USD-hour. Only native numbers are compared (`report/cost.py`
 leaves emulated cells out and says why)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """How cells look in the TUI: status styles taken from the current theme (so dark and light
 both read well), the spinner, and the compare column's headline. The words and glyphs come
-from `app.present`, shared with the headless summary, so under NO_COLOR the glyphs still
+from `report/present.py`, shared with the headless summary, so under NO_COLOR the glyphs still
 carry the meaning."""
 
 from __future__ import annotations
