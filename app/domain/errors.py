@@ -15,6 +15,7 @@ EcoreadyError
  |    +-- CredentialError     registry credentials cannot be read
  |    +-- BackendFailed       the cell's backend server did not come up
  |    +-- EmulatorProblem     the emulator cannot run the image at all
+ |    +-- MatrixMismatch      the matrix asks an image for what it does not have
  +-- DeadlineExceeded     a bounded call ran out of time                  -> stage `timeout`
  +-- ImageUnavailable     not published for the arch, or mislabelled     -> cell `missing` / `broken`
  +-- SurveyFailed         the platform survey container failed            -> platform `not asked`
@@ -123,6 +124,12 @@ class BackendFailed(InfraError):
 class EmulatorProblem(InfraError):
     """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
     cell ends as `error` and the component is not blamed."""
+
+
+class MatrixMismatch(InfraError):
+    """The matrix asks an image for something it does not have (a program, a path, a
+    driver version): a configuration error of the matrix, named in the detail; the cell is
+    `error`, never the component's fault."""
 
 
 class DeadlineExceeded(EcoreadyError):
