@@ -1,26 +1,55 @@
 """The connector probe: one language's MySQL/MariaDB driver against the cell's backend.
 
-start: the backend server (`ctx.backend()`), a database for the smoke program, and the
-connectors image on the cell network with the password as a file; ready means the
-container runs, has the language's smoke program, and the backend answers SQL.
+Two kinds of rows. A Debian row (`language = "python-pymysql"`, ...) runs the connectors
+image, whose drivers are Debian's. A driver row (`driver = "pypi:mysqlclient==2.2.*"`)
+names a language runtime image and a driver pin: the packaging stage (app/run/) resolved
+the pin and judged the registry's artifacts for the arch; start installs exactly that
+version into the runtime image, as its users do (probes/shared/drivers.py), once per
+image, arch and version (a cached image later: `ecoready.probe_api.install_cache`).
+
+start: (driver rows: the install), the backend server (`ctx.backend()`), a database for
+the smoke program, and the image on the cell network with the password as a file; ready
+means the container runs, has the language's smoke program, and the backend answers SQL.
 smoke: the smoke program (containers/connectors/) runs once under a deadline and prints
 one JSON line per check; each line becomes a named check. A program that crashes, hangs
 or stays silent fails every check it did not report, with its exit and stderr tail.
+Driver rows add `tls` and `caching_sha2_password` against a MySQL backend (not applicable
+against MariaDB, which has no caching_sha2_password).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from ecoready.probe_api import CheckFailed, DeadlineExceeded, ExecResult, Probe, SqlTarget, StageFailed
+from ecoready.probe_api import (
+    CheckFailed,
+    DeadlineExceeded,
+    ExecResult,
+    InfraError,
+    MatrixMismatch,
+    PackagingVerdict,
+    Probe,
+    Secret,
+    Skip,
+    SqlTarget,
+    StageFailed,
+    install,
+)
+from ecoready.probes.shared import drivers
+from ecoready.probes.shared.accounts import Account, create_accounts
 
 CHECKS = ("connect", "version", "prepared_utf8mb4", "rollback", "wrong_password")
+MYSQL_CHECKS = ("tls", "caching_sha2_password")  # driver rows; against MySQL backends only
 PASSWORD_PATH = "/run/ecoready/connector-password"  # noqa: S105 - a path
+SHA2_PASSWORD_PATH = "/run/ecoready/connector-sha2-password"  # noqa: S105 - a path
+SHA2_USER = "ecoready_sha2"
 DATABASE = "ecoready_connector"
 CONNECT_TIMEOUT = 5.0  # seconds, native: the drivers' own connect timeout
 RUN_LIMIT = 45.0  # seconds, native: the whole program, enforced inside the container
+INSTALL_LIMIT = 240.0  # seconds, native: one install (a source build, Maven, a Go build)
 KILL_GRACE = 5  # seconds between TERM and KILL when the limit is reached
 TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
 
@@ -112,9 +141,9 @@ def unreported(program: str, result: ExecResult, limit: float) -> str:
     return f"{why}; stderr: {err}" if err else why
 
 
-def smoke_argv(language: str, host: str, port: int, user: str, connect_timeout: float) -> list[str]:
+def smoke_argv(program: Sequence[str], host: str, port: int, user: str, connect_timeout: float) -> list[str]:
     return [
-        *PROGRAMS[language],
+        *program,
         "--host",
         host,
         "--port",
@@ -130,19 +159,37 @@ def smoke_argv(language: str, host: str, port: int, user: str, connect_timeout: 
     ]
 
 
+def program_name(program: Sequence[str]) -> str:
+    """The smoke program's name in messages: `smoke-python`, not the interpreter running it."""
+    return next((os.path.basename(a) for a in program if os.path.basename(a).startswith("smoke-")), program[0])
+
+
 class ConnectorProbe(Probe):
     kind = "connector"
 
     async def start(self) -> None:
         ctx = self.ctx
         self.language = str(ctx.options["language"])
-        self.program = PROGRAMS[self.language][0]
+        self.argv: tuple[str, ...] = PROGRAMS.get(self.language, ())
+        image_id: str | None = None
+        env: dict[str, str] = {}
+        if ctx.options.get("driver"):
+            image_id, env = await self._install()
+        self.program = program_name(self.argv)
         backend = await ctx.backend()
         literal = ctx.options.get("password")
         password = ctx.known_secret("connector-password", str(literal)) if literal is not None else backend.password
+        files: dict[str, bytes | Secret] = {PASSWORD_PATH: password}
+        # TLS and caching_sha2_password: driver rows against MySQL (MariaDB has no such plugin)
+        self.mysql_checks = bool(ctx.options.get("driver")) and backend.flavor in ("mysql", "percona")
+        sha2 = ctx.secret("connector-sha2-password") if self.mysql_checks else None
+        if sha2 is not None:
+            files[SHA2_PASSWORD_PATH] = sha2
         self.container = await ctx.start_container(
             "connector",
-            files={PASSWORD_PATH: password},
+            image_id=image_id,
+            env=env,
+            files=files,
             command=["sleep", "infinity"],
             user="nobody",
             mem_limit="1g",
@@ -161,16 +208,55 @@ class ConnectorProbe(Probe):
             port=backend.port,
             port_of=backend.container,
         )
-        found = await ctx.exec(self.container, ["sh", "-c", f"command -v {self.program}"], timeout=ctx.scaled(15))
+        if sha2 is not None:
+            account = Account(SHA2_USER, sha2, (f"ALL ON {DATABASE}.*",))
+            await create_accounts(ctx, backend, [account], "connector-sha2")
+        found = await ctx.exec(self.container, ["sh", "-c", f"command -v {self.argv[0]}"], timeout=ctx.scaled(15))
         if not found.ok:
-            raise StageFailed(f"the image has no {self.program} on its PATH (is it the lab's connectors image?)")
+            raise MatrixMismatch(
+                f"row {ctx.cell.component.id}: the image has no {self.argv[0]} on its PATH "
+                f"(is it the lab's connectors image?)"
+            )
+
+    async def _install(self) -> tuple[str, dict[str, str]]:
+        """The driver the packaging stage resolved, installed into the runtime image (from
+        the cache when an earlier run did it); the image and the smoke program's env."""
+        ctx = self.ctx
+        packaging = ctx.packaging
+        if packaging is None:
+            raise InfraError("the packaging stage gave this driver row no package to install")
+        recipe = drivers.recipe(packaging)
+        self.argv = recipe.program
+        done = await install(
+            ctx,
+            recipe.script,
+            of=f"{packaging.registry}:{packaging.package} {packaging.version}",
+            env=recipe.env,
+            timeout=ctx.scaled(INSTALL_LIMIT),
+        )
+        if done.image_id:
+            how = done.labels.get("ecoready.install.how") or (
+                "built from source" if packaging.verdict is PackagingVerdict.SOURCE else "installed"
+            )
+            ctx.report_packaging(replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
+            return done.image_id, dict(recipe.run_env)
+        assert done.result is not None
+        failed = drivers.failure(done.result.stdout, done.result.stderr)
+        if failed.mismatch:
+            raise MatrixMismatch(f"row {ctx.cell.component.id}: {failed.mismatch}")
+        why = f"the image has no {', '.join(failed.absent)}" if failed.absent else ""
+        why = "; ".join(part for part in (why, failed.last) if part) or f"exit code {done.result.exit_code}"
+        ctx.report_packaging(replace(packaging, verdict=PackagingVerdict.MISSING, install=f"failed: {why}"))
+        raise StageFailed(f"{packaging.package} {packaging.version} did not install: {why}")
 
     async def smoke(self) -> None:
         ctx = self.ctx
         limit = ctx.scaled(RUN_LIMIT)
         argv = smoke_argv(
-            self.language, self.backend.host, self.backend.port, self.backend.user, ctx.scaled(CONNECT_TIMEOUT)
+            self.argv, self.backend.host, self.backend.port, self.backend.user, ctx.scaled(CONNECT_TIMEOUT)
         )
+        if self.mysql_checks:
+            argv += ["--tls", "yes", "--sha2-user", SHA2_USER, "--sha2-password-file", SHA2_PASSWORD_PATH]
         wrapped = ["sh", "-c", LIMITED_RUN, str(KILL_GRACE), f"{limit:.0f}", *argv]
         result: ExecResult | None = None
         stalled = ""
@@ -181,6 +267,26 @@ class ConnectorProbe(Probe):
         output = parse_lines(result.stdout) if result is not None else SmokeOutput({}, ())
         for name in CHECKS:
             await ctx.check(name, _Report(name, output, result, stalled, self.program, limit))
+        if ctx.options.get("driver"):
+            for name in MYSQL_CHECKS:
+                if self.mysql_checks:
+                    await ctx.check(name, _Report(name, output, result, stalled, self.program, limit))
+                else:
+                    await ctx.check(name, _not_applicable(self.backend.flavor))
+
+
+def _not_applicable(flavor: str) -> _NotApplicable:
+    return _NotApplicable(f"not applicable: the backend is {flavor.capitalize() if flavor != 'mariadb' else 'MariaDB'}")
+
+
+@dataclass(frozen=True)
+class _NotApplicable:
+    """A check that does not apply to this backend, as a `ctx.check` callable."""
+
+    why: str
+
+    async def __call__(self) -> str:
+        raise Skip(f"{self.why} (TLS and caching_sha2_password are checked against MySQL)")
 
 
 @dataclass(frozen=True)

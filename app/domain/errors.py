@@ -18,6 +18,7 @@ EcoreadyError
  |    +-- MatrixMismatch      the matrix asks an image for what it does not have
  +-- DeadlineExceeded     a bounded call ran out of time                  -> stage `timeout`
  +-- ImageUnavailable     not published for the arch, or mislabelled     -> cell `missing` / `broken`
+ |                        (an image, or a driver row's package)
  +-- SurveyFailed         the platform survey container failed            -> platform `not asked`
  +-- SysbenchOutputError  sysbench printed no final statistics            -> bench check failed
  +-- ComponentFailure     the component's own fault:
@@ -137,7 +138,8 @@ class DeadlineExceeded(EcoreadyError):
 
 
 class ImageUnavailable(EcoreadyError):
-    """Not published for the arch (missing) or not what it claims (mislabelled)."""
+    """Not published for the arch (missing: an image, or a driver row's package with
+    nothing installable for it) or not what it claims (mislabelled)."""
 
     def __init__(self, detail: str, *, missing: bool) -> None:
         super().__init__(detail)

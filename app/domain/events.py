@@ -12,6 +12,7 @@ from ecoready.domain.model import (
     HostFacts,
     ImageInfo,
     Outcome,
+    Packaging,
     PlatformFitness,
     Profile,
     RegistryStatus,
@@ -85,6 +86,14 @@ class BenchReported:
 
 
 @dataclass(frozen=True)
+class PackagingReported:
+    """A driver row's package for the cell's arch: from its registry, then from the install."""
+
+    cell_id: str
+    packaging: Packaging
+
+
+@dataclass(frozen=True)
 class CellLog:
     """The last lines of the cell's main container log (already redacted)."""
 
@@ -145,6 +154,7 @@ Event = (
     | ImageResolved
     | StageFinished
     | BenchReported
+    | PackagingReported
     | CellLog
     | CellFinished
     | RunNote

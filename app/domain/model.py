@@ -24,6 +24,7 @@ class Category(str, enum.Enum):
 
 
 class Stage(str, enum.Enum):
+    PACKAGING = "packaging"  # driver rows only: the driver as its package registry publishes it
     IMAGE = "image"
     START = "start"
     SMOKE = "smoke"
@@ -269,6 +270,33 @@ class BenchResult:
     method: str = ""  # one line: tables x rows, threads, run length, warmup, repeats
 
 
+class PackagingVerdict(str, enum.Enum):
+    """Can a driver's pinned version be installed on an arch? From its package registry
+    (before any container), then from installing it (the start stage)."""
+
+    READY = "ready"  # a prebuilt artifact for the arch (or none needed), or the source build worked
+    SOURCE = "source"  # no prebuilt artifact: installing builds it from source (not tried yet)
+    MISSING = "missing"  # nothing for the arch: no prebuilt artifact and no source, or the source build failed
+
+
+@dataclass(frozen=True)
+class Packaging:
+    """A driver row's package for one arch: what its registry publishes (the packaging
+    stage) and how installing it went (the start stage)."""
+
+    spec: str  # as the matrix wrote it: "pypi:mysqlclient==2.2.*"
+    registry: str  # pypi | npm | maven | go
+    package: str
+    version: str  # what the spec resolved to
+    arch: str
+    verdict: PackagingVerdict
+    artifact: str = ""  # the prebuilt artifact for the arch ("wheel", "pure JS", ...); "" none
+    needs: tuple[str, ...] = ()  # what a source build needs, as Debian packages: gcc, libmariadb-dev
+    detail: str = ""  # one line: the files behind the verdict
+    install: str = ""  # how the start stage installed it ("prebuilt", "built from source", "failed: ..."); "" not yet
+    cached: bool = False  # the start stage found it installed by an earlier run (nothing installed again)
+
+
 @dataclass(frozen=True)
 class CellResult:
     id: str  # "component/arch"
@@ -288,6 +316,7 @@ class CellResult:
     seconds: float = 0.0
     log_tail: tuple[str, ...] = ()
     bench: BenchResult | None = None
+    packaging: Packaging | None = None  # driver rows: the driver's package for this arch
 
     def stage_result(self, stage: Stage) -> StageResult | None:
         for result in self.stages:

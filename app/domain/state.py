@@ -19,6 +19,7 @@ from ecoready.domain.events import (
     Event,
     HostLost,
     ImageResolved,
+    PackagingReported,
     PlatformObserved,
     RegistryObserved,
     RunFinished,
@@ -67,6 +68,10 @@ def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
     for result in stages:
         if result.outcome is Outcome.TIMEOUT:
             return Status.TIMEOUT, f"{result.stage.value}: {result.detail}".rstrip(": ")
+    packaging = by_stage.get(Stage.PACKAGING)
+    if packaging is not None and packaging.outcome is Outcome.FAIL:
+        # nothing installable for the arch (like an image not published for it)
+        return Status.MISSING if packaging.detail.startswith("missing") else Status.BROKEN, packaging.detail
     image = by_stage.get(Stage.IMAGE)
     if image is not None and image.outcome is Outcome.FAIL:
         # not published for the arch: missing; published but not what it claims
@@ -181,6 +186,7 @@ def reduce(report: Report, event: Event) -> Report:
             seconds=0.0,
             log_tail=(),
             bench=None,
+            packaging=None,
         )
     elif isinstance(event, StageStarted):
         cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
@@ -196,6 +202,8 @@ def reduce(report: Report, event: Event) -> Report:
         cell = _update_stage(cell, event.stage, outcome=event.outcome, seconds=event.seconds, detail=detail)
     elif isinstance(event, BenchReported):
         cell = replace(cell, bench=event.bench)
+    elif isinstance(event, PackagingReported):
+        cell = replace(cell, packaging=event.packaging)
     elif isinstance(event, CellLog):
         cell = replace(cell, log_tail=tuple(event.lines[-LOG_TAIL_LINES:]))
     elif isinstance(event, CellFinished):

@@ -168,6 +168,19 @@ class EngineImages:
 
         return await self._sdk.call(work, timeout=timeout)
 
+    async def commit(self, container_id: str, repository: str, tag: str, labels: Mapping[str, str]) -> str:
+        """A container's file system as a local image `repository:tag`; the image id. Its
+        labels are exactly `labels` (the engine keeps the container's command, environment
+        and user, but not the container's labels when a config with labels is given)."""
+
+        def work() -> str:
+            done = self._sdk.control.api.commit(
+                container_id, repository=repository, tag=tag, conf={"Labels": dict(labels)}, pause=True
+            )
+            return str(done["Id"])
+
+        return await self._sdk.call(work, timeout=600)
+
     async def tag(self, image: str, repository: str, tag: str) -> None:
         await self._sdk.call(lambda: self._sdk.control.api.tag(image, repository, tag, force=True))
 

@@ -53,6 +53,7 @@ from ecoready.lab.recipes import (
     containers_dir,
     context_hash,
     debian_mirror,
+    files_hash,
     image_tag,
     recipe_hash,
 )
@@ -156,7 +157,7 @@ class Lab:
         labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
             return tag
-        if image.builder is not None:
+        if image.builder is not None or image.files:
             context = await self.build_context(image)
         started = time.monotonic()
         hint = " (a few minutes under emulation)" if arch != host_arch() else ""
@@ -188,6 +189,8 @@ class Lab:
         ]
         if image.builder is not None:
             parts.append(self.builder_recipe(builder_named(image.builder)))
+        if image.files:
+            parts.append(files_hash(image.files))
         return recipe_hash(*parts)
 
     # -- builders: artifacts compiled natively for every arch --------------------------
@@ -230,12 +233,14 @@ class Lab:
 
     async def build_context(self, image: LabImage) -> Path:
         """The context to build `image` from: containers/<context> plus out/ from its builder
-        (made once per lab run, shared by the arch tracks)."""
-        if image.builder is None:
+        and the files it copies from other contexts (made once per lab run, shared by the
+        arch tracks)."""
+        if image.builder is None and not image.files:
             return containers_dir() / image.context
-        return await asyncio.shield(self._context_task(image, builder_named(image.builder)))
+        builder = builder_named(image.builder) if image.builder is not None else None
+        return await asyncio.shield(self._context_task(image, builder))
 
-    def _context_task(self, image: LabImage, builder: Builder) -> asyncio.Task[Path]:
+    def _context_task(self, image: LabImage, builder: Builder | None) -> asyncio.Task[Path]:
         task = self._contexts.get(image.key)
         if task is None:
             task = asyncio.ensure_future(self._generate_context(image, builder))
@@ -256,21 +261,23 @@ class Lab:
                     self._context_task(image, builder_named(image.builder))
                     break
 
-    async def _generate_context(self, image: LabImage, builder: Builder) -> Path:
-        tag = await self.builder(builder)
-        owner = this_owner()
-        # labelled like a run's containers: if we die before removing it, a sweep of dead
-        # owners (`ecoready cleanup`) finds it
-        labels = {
-            LABEL_RUN: f"lab-{uuid.uuid4().hex[:12]}",
-            LABEL_OWNER: f"{owner.hostname}:{owner.pid}",
-            LABEL_OWNER_START: owner.start,
-            LABEL_ROLE: "lab-copy-out",
-        }
-        archive = await self.host.images.copy_from_image(tag, builder.output, labels=labels)
+    async def _generate_context(self, image: LabImage, builder: Builder | None) -> Path:
+        archive = b""
+        if builder is not None:
+            tag = await self.builder(builder)
+            owner = this_owner()
+            # labelled like a run's containers: if we die before removing it, a sweep of dead
+            # owners (`ecoready cleanup`) finds it
+            labels = {
+                LABEL_RUN: f"lab-{uuid.uuid4().hex[:12]}",
+                LABEL_OWNER: f"{owner.hostname}:{owner.pid}",
+                LABEL_OWNER_START: owner.start,
+                LABEL_ROLE: "lab-copy-out",
+            }
+            archive = await self.host.images.copy_from_image(tag, builder.output, labels=labels)
         source = containers_dir() / image.context
         target = self.lab_dir / "work" / f"context-{image.name}-{image.tag}"
-        nested = (containers_dir() / builder.context).resolve()
+        nested = (containers_dir() / builder.context).resolve() if builder is not None else None
 
         def skip_builder(directory: str, names: list[str]) -> list[str]:
             return [n for n in names if (Path(directory) / n).resolve() == nested]
@@ -278,12 +285,18 @@ class Lab:
         def assemble() -> None:
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(source, target, ignore=skip_builder)
-            if (target / "out").exists():
-                raise EnvironmentProblem(f"{source}/out exists: out/ is reserved for the builder's output")
-            extract_tar(archive, target)
+            for path, name in image.files:
+                if (target / name).exists():
+                    raise EnvironmentProblem(f"{source}/{name} exists: it is copied in from containers/{path}")
+                shutil.copy2(containers_dir() / path, target / name)
+            if builder is not None:
+                if (target / "out").exists():
+                    raise EnvironmentProblem(f"{source}/out exists: out/ is reserved for the builder's output")
+                extract_tar(archive, target)
 
         await asyncio.to_thread(assemble)
-        self.log(f"lab: {builder.name}'s {builder.output} ({len(archive) / 2**20:.1f} MiB) copied into {target}")
+        if builder is not None:
+            self.log(f"lab: {builder.name}'s {builder.output} ({len(archive) / 2**20:.1f} MiB) copied into {target}")
         return target
 
     async def drop_contexts(self) -> None:

@@ -37,6 +37,9 @@ class LabImage:
     # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
     aliases: tuple[tuple[str, str], ...] = ()
     builder: str | None = None  # a BUILDERS name: its /out becomes out/ in the build context
+    # Files of other contexts copied into this one's (source under containers/, name in the
+    # context): one smoke program, written once, in the connectors image and a runtime image.
+    files: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -66,6 +69,27 @@ IMAGES: tuple[LabImage, ...] = (
         aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
     ),
     LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
+    # Language runtimes for driver rows (`driver = "pypi:..."`): the probe installs the
+    # driver from its registry into them. python:3.11-slim has no compiler, like upstream's.
+    LabImage("python", "3.11-slim", "python", "bookworm", files=(("connectors/bin/smoke-python", "smoke-python"),)),
+    LabImage(
+        "python",
+        "3.11",
+        "python",
+        "bookworm",
+        build_args=(("BUILD_PACKAGES", "gcc libc6-dev python3-dev pkg-config libmariadb-dev"),),
+        files=(("connectors/bin/smoke-python", "smoke-python"),),
+    ),
+    LabImage("node", "18", "node", "bookworm", files=(("connectors/bin/smoke-nodejs", "smoke-nodejs"),)),
+    LabImage(
+        "openjdk",
+        "17",
+        "openjdk",
+        "bookworm",
+        builder="connectors-builder",
+        files=(("connectors/bin/smoke-java", "smoke-java"),),
+    ),
+    LabImage("golang", "1.23", "golang", "bookworm", files=(("connectors/builder/smoke.go", "smoke.go"),)),
 )
 
 
@@ -106,6 +130,17 @@ def recipe_hash(*parts: str | bytes) -> str:
         digest.update(part.encode() if isinstance(part, str) else part)
         digest.update(b"\0")
     return digest.hexdigest()[:24]
+
+
+def files_hash(files: tuple[tuple[str, str], ...]) -> str:
+    """The recipe part of files copied in from other contexts: names, modes and bytes."""
+    root = containers_dir()
+    return recipe_hash(
+        *(
+            f"{source}>{name}:{oct((root / source).stat().st_mode & 0o777)}".encode() + (root / source).read_bytes()
+            for source, name in files
+        )
+    )
 
 
 def context_hash(path: Path) -> str:

@@ -22,6 +22,9 @@ class ProbeKind:
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
     required: tuple[str, ...] = ()  # options that must be given
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # allowed values of an option
+    # The option naming a package the probe installs from its registry (`driver`): a row
+    # that gives it gets the packaging stage (app/domain/drivers.py reads the spec).
+    installs: str | None = None
 
 
 _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
@@ -34,13 +37,14 @@ _FLAVOR: Mapping[str, type | tuple[type, ...]] = {"flavor": str}
 _FLAVOR_CHOICES: Mapping[str, tuple[str, ...]] = {"flavor": ("mariadb", "mysql", "percona")}
 
 # The connector probe's languages: one smoke program each in the connectors image
-# (Python twice: one program, two drivers).
+# (Python twice: one program, two drivers); `python` is a driver row's (`driver = "pypi:..."`).
 CONNECTOR_LANGUAGES = (
     "c",
     "cpp",
     "java",
     "python-pymysql",
     "python-mysqlclient",
+    "python",
     "go",
     "nodejs",
     "php",
@@ -48,8 +52,18 @@ CONNECTOR_LANGUAGES = (
     "ruby",
 )
 
+# The drivers the smoke programs speak, per language of a driver row (by package name,
+# lowercase); () = any (every JDBC driver speaks java.sql).
+SMOKE_DRIVERS: Mapping[str, tuple[str, ...]] = {
+    "python": ("pymysql", "mysqlclient", "mysql-connector-python"),
+    "nodejs": ("mysql", "mysql2"),
+    "java": (),
+    "go": ("github.com/go-sql-driver/mysql",),
+}
+
 _CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "language": str,  # which smoke program runs (CONNECTOR_LANGUAGES)
+    "driver": str,  # a driver from its registry: "pypi:mysqlclient==2.2.*" (app/domain/drivers.py)
     "password": str,  # a literal the connector uses instead of the backend's password (failure tests)
 }
 
@@ -98,6 +112,7 @@ KINDS: Mapping[str, ProbeKind] = {
             options=_CONNECTOR_OPTIONS,
             required=("language",),
             choices={"language": CONNECTOR_LANGUAGES},
+            installs="driver",
         ),
     )
 }

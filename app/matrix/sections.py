@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ecoready.domain.drivers import parse_driver
 from ecoready.domain.model import Category, Component, Host, TlsFiles
 from ecoready.matrix.bench_settings import (
     ACCESS_PATTERNS,
@@ -21,7 +22,7 @@ from ecoready.matrix.bench_settings import (
 )
 from ecoready.matrix.checker import Checker, dotted, non_empty, non_negative, positive
 from ecoready.matrix.document import RegistrySettings
-from ecoready.matrix.kinds import KINDS, ProbeKind
+from ecoready.matrix.kinds import KINDS, SMOKE_DRIVERS, ProbeKind
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 
@@ -323,6 +324,31 @@ def _options(options: Mapping[str, Any], path: tuple[str | int, ...], kind: Prob
             hint = difflib.get_close_matches(value, allowed, n=1)
             more = f" (did you mean '{hint[0]}'?)" if hint else f" (one of {', '.join(allowed)})"
             c.add((*path, key), f"unknown {key} {value!r} for probe '{kind.name}'{more}")
+    if kind.installs is not None:
+        _driver(options, path, kind.installs, c)
+
+
+def _driver(options: Mapping[str, Any], path: tuple[str | int, ...], key: str, c: Checker) -> None:
+    """A driver row: its spec reads, its registry fits the row's language, and the
+    language's smoke program speaks that driver."""
+    language = options.get("language")
+    text = options.get(key)
+    if not isinstance(text, str):
+        if language == "python":  # the Debian rows are python-pymysql and python-mysqlclient
+            c.add((*path, "language"), f"language 'python' needs a '{key}' (e.g. \"pypi:PyMySQL\")")
+        return
+    try:
+        spec = parse_driver(text)
+    except ValueError as exc:
+        c.add((*path, key), f"'{key}' {text!r}: {exc}")
+        return
+    wanted = spec.language
+    if language != wanted:
+        c.add((*path, key), f"'{key}' {text!r} is a {wanted} driver: the row needs language = {wanted!r}")
+        return
+    known = SMOKE_DRIVERS[wanted]
+    if known and spec.package.lower() not in known:
+        c.add((*path, key), f"'{key}' {text!r}: the {wanted} smoke program speaks {', '.join(known)}")
 
 
 def _backends(raw: list[Any], components: list[Component], c: Checker) -> None:

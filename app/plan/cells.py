@@ -38,6 +38,10 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     "pmm": {Stage.IMAGE: 600.0, Stage.START: 300.0, Stage.SMOKE: 240.0, Stage.BENCH: 600.0},
     "shell": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
 }
+# Driver rows: asking the package registry (network-bound, not scaled for emulation), and
+# the installing (a source build, a Maven or Go download and build) added to the start stage.
+PACKAGING_BUDGET = 120.0
+INSTALL_BUDGET = 300.0
 # Margin over the bench estimate: a loaded machine, a slow prepare.
 BENCH_MARGIN = 1.5
 BENCH_SLACK_S = 60.0
@@ -90,12 +94,23 @@ def bench_budget(settings: BenchSettings, emulated: bool) -> float:
     return estimate_seconds(settings, factor) * BENCH_MARGIN + BENCH_SLACK_S
 
 
+def installs(component: Component) -> bool:
+    """A driver row: its probe installs a package from its registry (packaging stage)."""
+    option = KINDS[component.probe].installs
+    return option is not None and bool(component.options.get(option))
+
+
 def budgets_for(component: Component, emulated: bool, bench: BenchSettings | None = None) -> Budgets:
     base = dict(DEFAULT_BUDGETS.get(component.probe, DEFAULT_BUDGETS["default"]))
     if component.timeout_s is not None:
         base[Stage.START] = component.timeout_s
+    if installs(component):
+        base[Stage.PACKAGING] = PACKAGING_BUDGET
+        if component.timeout_s is None:  # a row's own `timeout` is its whole start budget
+            base[Stage.START] += INSTALL_BUDGET
     factor = EMULATION_FACTOR if emulated else 1.0
-    scaled = {stage: seconds * (factor if stage is not Stage.IMAGE else 1.0) for stage, seconds in base.items()}
+    unscaled = (Stage.IMAGE, Stage.PACKAGING)  # network-bound
+    scaled = {stage: seconds * (factor if stage not in unscaled else 1.0) for stage, seconds in base.items()}
     if bench is not None:
         scaled[Stage.BENCH] = bench_budget(bench, emulated)
     return Budgets(scaled)
@@ -152,6 +167,8 @@ def make_plan(
                 settings_for(chosen, matrix.sysbench, emulated=emulated) if KINDS[component.probe].benchmarks else None
             )
             stages = (*base_stages, Stage.BENCH) if bench is not None else base_stages
+            if installs(component):
+                stages = (Stage.PACKAGING, *stages)
             cells.append(
                 CellPlan(
                     id=f"{component.id}/{arch}",

@@ -11,19 +11,27 @@ from ecoready.domain.errors import (
     CheckFailed,
     DeadlineExceeded,
     EmulatorTooOld,
+    InfraError,
+    MatrixMismatch,
+    Skip,
     SqlError,
     StageFailed,
 )
-from ecoready.domain.model import UNAME_MACHINE
+from ecoready.domain.model import UNAME_MACHINE, Packaging, PackagingVerdict
 from ecoready.domain.specs import ExecResult
+from ecoready.packages.http import base_url as registry_url
+from ecoready.packages.needs import absent_script
 from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.handles import Container, Endpoint
+from ecoready.probe_api.install_cache import TRUST_JAVA, TRUST_PEM, Installed, install
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, option_file, parse_xml
 
 __all__ = [
+    "TRUST_JAVA",
+    "TRUST_PEM",
     "UNAME_MACHINE",
     "BackendFailed",
     "BenchTarget",
@@ -33,15 +41,24 @@ __all__ = [
     "EmulatorTooOld",
     "Endpoint",
     "ExecResult",
+    "InfraError",
+    "Installed",
+    "MatrixMismatch",
+    "Packaging",
+    "PackagingVerdict",
     "Probe",
     "ProbeContext",
     "Row",
     "Secret",
+    "Skip",
     "SqlError",
     "SqlTarget",
     "StageFailed",
+    "absent_script",
     "bench_detail",
+    "install",
     "option_file",
     "parse_xml",
+    "registry_url",
     "run_bench",
 ]

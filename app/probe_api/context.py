@@ -23,11 +23,12 @@ from ecoready.domain.errors import (
     EmulatorTooOld,
     ImageUnavailable,
     InfraError,
+    Skip,
     SqlError,
     StageFailed,
 )
-from ecoready.domain.events import BenchReported, CheckReported
-from ecoready.domain.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Stage
+from ecoready.domain.events import BenchReported, CheckReported, PackagingReported
+from ecoready.domain.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Packaging, Stage
 from ecoready.domain.specs import (
     ContainerSpec,
     ContainerState,
@@ -80,6 +81,8 @@ class ProbeContext:
         # Environment added to every container of the cell, backends included (one dict
         # shared with child contexts): the runner sets QEMU_CPU=max here for its retry.
         self.extra_env: dict[str, str] = parent.extra_env if parent else {}
+        # A driver row's package for this arch: set by the packaging stage, then the install.
+        self.packaging: Packaging | None = None
 
     # -- facts -----------------------------------------------------------------------
     @property
@@ -185,6 +188,7 @@ class ProbeContext:
         volumes: Mapping[str, str] | None = None,
         cpuset_cpus: str | None = None,
         tool: bool = False,
+        image_id: str | None = None,
     ) -> Container:
         """Start a labelled container of the cell's arch on the cell network.
 
@@ -192,10 +196,11 @@ class ProbeContext:
         password reaches the container only as `*_FILE`, never in its environment.
         `tool`: the image is one of ecoready's tools (e.g. sysbench), not the component:
         when it is not available for the arch, that is an infrastructure error.
+        `image_id`: a local image (e.g. from `install`) instead of a registry reference.
         """
         role = f"{self._role_prefix}{role}"
         try:
-            image_id = await self.image(image)
+            image_id = image_id or await self.image(image)
         except EcoreadyError as exc:
             if not tool or isinstance(exc, (InfraError, DeadlineExceeded)):
                 raise
@@ -438,6 +443,8 @@ class ProbeContext:
             outcome, detail = Outcome.FAIL, str(exc)
         except DeadlineExceeded as exc:
             outcome, detail = Outcome.TIMEOUT, str(exc)
+        except Skip as exc:  # the check does not apply here ("not applicable: ...")
+            outcome, detail = Outcome.SKIP, str(exc)
         except InfraError:
             raise
         except EcoreadyError as exc:
@@ -457,6 +464,11 @@ class ProbeContext:
     def report_bench(self, result: BenchResult) -> None:
         """Publish the cell's benchmark numbers (again, as they grow)."""
         self.run.emit(BenchReported(self.cell.id, result))
+
+    def report_packaging(self, packaging: Packaging) -> None:
+        """Publish what is known of the driver's package (the install's outcome, too)."""
+        self.packaging = packaging
+        self.run.emit(PackagingReported(self.cell.id, packaging))
 
     # -- backends ---------------------------------------------------------------------
     async def backend(self) -> Endpoint:

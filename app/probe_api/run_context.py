@@ -3,6 +3,7 @@ the labels of everything a run creates, and how a context gets the probe of a ba
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -18,6 +19,7 @@ from ecoready.probe_api.secrets import Secrets
 if TYPE_CHECKING:
     from ecoready.engine.docker_host import DockerHost
     from ecoready.engine.owners import OwnerInfo
+    from ecoready.packages.client import PackageClient
     from ecoready.registry.image_store import ImageStore
 
 
@@ -55,6 +57,10 @@ class RunContext:
     # The SQL client's path in each image id, found once per run: finding it is an exec.
     client_paths: dict[str, str] = field(default_factory=dict)
     load_probe: ProbeLoader = _no_probes
+    # Driver rows: the package registries (the packaging stage), and one install at a time
+    # per cache key (two cells wanting the same install wait for the first).
+    packages: PackageClient | None = None
+    install_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
 
 def resource_labels(run: RunContext, cell_id: str, role: str) -> dict[str, str]:

@@ -65,6 +65,7 @@ LAYOUTS = {
             *("started_at", "finished_at", "image", "stages", "bench", "log_tail"),
         ),
         skip=frozenset({"stage"}),  # only while a run is under way
+        optional=frozenset({"packaging"}),  # driver rows came after schema 1 was first written
     ),
     Check: Layout(first=("name", "outcome", "seconds", "detail")),
     BenchSeries: Layout(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ecoready.domain.model import CellResult, PlatformFitness, Status
+from ecoready.domain.model import UNAME_MACHINE, CellResult, Packaging, PackagingVerdict, PlatformFitness, Status
 
 GLYPH: Mapping[Status, str] = {
     Status.PENDING: "·",
@@ -93,3 +93,30 @@ def short_text(cell: CellResult) -> str:
     if cell.status.finished and cell.status not in (Status.MISSING, Status.SKIPPED) and cell.seconds:
         words = f"{words} {cell.seconds:.1f}s"
     return f"{GLYPH[cell.status]} {words}"
+
+
+def packaging_text(p: Packaging) -> str:
+    """A driver's packaging verdict for its arch, as every view shows it next to the
+    runtime result: `ready (wheel)`, `ready (built from source: needs gcc, libmariadb-dev)`,
+    `source build (needs gcc)` (not installed yet), `missing (no aarch64 build, source build
+    failed: ...)`."""
+    needs = f"needs {', '.join(p.needs)}" if p.needs else ""
+    if p.install.startswith("failed"):
+        why = p.install.removeprefix("failed").lstrip(": ")
+        if p.artifact:
+            return f"missing (install failed: {why})"
+        return f"missing (no {UNAME_MACHINE.get(p.arch, p.arch)} build, source build failed: {why})"
+    if p.verdict is PackagingVerdict.MISSING:
+        return f"missing ({p.detail})" if p.detail else "missing"
+    if p.install == "built from source":
+        return f"ready (built from source: {needs})" if needs else "ready (built from source)"
+    if p.verdict is PackagingVerdict.SOURCE:
+        return f"source build ({needs})" if needs else "source build"
+    return f"ready ({p.artifact})" if p.artifact else "ready"
+
+
+def packaging_line(p: Packaging) -> str:
+    """`mysqlclient 2.2.7 (pypi:mysqlclient==2.2.*): ready (wheel)`, and `, from cache`
+    when the run installed nothing."""
+    cached = ", installed by an earlier run (cache)" if p.cached else ""
+    return f"{p.package} {p.version} ({p.spec}): {packaging_text(p)}{cached}"

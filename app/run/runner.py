@@ -54,6 +54,7 @@ from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
+from ecoready.run.packaging import packaging_stage
 
 log = logging.getLogger("ecoready.runner")
 
@@ -291,7 +292,9 @@ class Runner:
         held: Grant | None = None
         try:
             for stage in cell.stages:
-                if stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
+                if stage is Stage.PACKAGING:  # registry requests only: no slot, no container
+                    outcome = await self._stage(cell, ctx, probe, stage)
+                elif stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
                     async with scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage in cell.exclusive:
@@ -304,7 +307,7 @@ class Runner:
                     if held is None:
                         held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
-                if stage in (Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
+                if stage in (Stage.PACKAGING, Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
                     break
                 if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
                     break
@@ -384,6 +387,8 @@ class Runner:
         return outcome
 
     async def _do(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> str:
+        if stage is Stage.PACKAGING:
+            return await packaging_stage(cell, ctx)
         if stage is Stage.IMAGE:
             images = ctx.run.images  # the cell's host's: pulls are per host
             info = await images.ensure(cell.component.image, cell.arch)

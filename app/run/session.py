@@ -23,6 +23,7 @@ from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import emulators
 from ecoready.judge.history import default_dir as default_history_dir
 from ecoready.matrix.document import Matrix
+from ecoready.packages.client import PackageClient
 from ecoready.plan.cells import EMULATION_FACTOR, Plan, make_plan
 from ecoready.plan.schedule import history_seconds
 from ecoready.probe_api.run_context import RunContext
@@ -84,6 +85,7 @@ class Session:
         self.run_id = uuid.uuid4().hex
         self.secrets = Secrets()
         self.registry: RegistryClient | None = None
+        self.packages: PackageClient | None = None  # package registries (driver rows)
         self.plan: Plan | None = None
         self.runner: Runner | None = None
         self.engines: list[Engine] = []
@@ -101,6 +103,7 @@ class Session:
             insecure=self.matrix.registry.insecure,
             on_status=lambda status: self.emit(RegistryObserved(status)),
         )
+        self.packages = PackageClient(on_status=lambda status: self.emit(RegistryObserved(status)))
         owner, labels = this_owner(), extra_labels()
         for engine in reachable:
             assert engine.host is not None
@@ -114,6 +117,7 @@ class Session:
                 emulation_factor=EMULATION_FACTOR,
                 extra_labels=labels,
                 load_probe=load_probe,
+                packages=self.packages,
             )
         await self._sweep_dead_runs(reachable)
         wanted = tuple(self.options.arches or self.matrix.arches)
@@ -239,7 +243,7 @@ class Session:
         that could not be asked, instead of the same reason on every cell."""
         if self.registry is None:
             return
-        for status in self.registry.statuses():
+        for status in (*self.registry.statuses(), *(self.packages.statuses() if self.packages else ())):
             self.emit(RegistryObserved(status))
         unchecked: dict[str, tuple[int, str]] = {}
         for run in self.runs.values():
@@ -270,6 +274,8 @@ class Session:
         finally:
             if self.registry is not None:
                 await self.registry.aclose()
+            if self.packages is not None:
+                await self.packages.aclose()
             await close_all(self.engines)
 
 

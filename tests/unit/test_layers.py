@@ -24,7 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"lab", "run"}),
     frozenset({"probes"}),
     frozenset({"probe_api"}),
-    frozenset({"registry", "plan", "judge"}),
+    frozenset({"registry", "packages", "plan", "judge"}),
     frozenset({"report", "engine", "matrix"}),
     frozenset({"domain"}),
     frozenset({""}),
@@ -36,7 +36,7 @@ ONLY_IN: dict[str, tuple[str, ...]] = {
     "docker": ("ecoready.engine",),
     "requests": ("ecoready.engine.sdk",),
     "urllib3": ("ecoready.engine.sdk",),
-    "httpx": ("ecoready.registry", "ecoready.judge.webhook", "ecoready.lab"),
+    "httpx": ("ecoready.registry", "ecoready.packages", "ecoready.judge.webhook", "ecoready.lab"),
 }
 
 

@@ -1,7 +1,12 @@
-// ecoready connector smoke program for Java (MariaDB Connector/J through JDBC).
+// ecoready connector smoke program for Java: any JDBC driver on the class path (Debian's
+// MariaDB Connector/J, or one from Maven Central: MySQL Connector/J, MariaDB Connector/J).
 //
 // smoke-java --host H --port P --user U --password-file F --database D [--connect-timeout S]
-// prints one JSON line per check; the password comes from a file, never from argv.
+//            [--scheme mariadb|mysql] [--tls yes] [--sha2-user U2 --sha2-password-file F2]
+// prints one JSON line per check; passwords come from files, never from argv.
+// --scheme picks the JDBC URL (jdbc:mariadb: by default); --tls adds the `tls` check (a
+// connection that must be encrypted); --sha2-user the `caching_sha2_password` check (that
+// account logs in over TLS twice: full, then fast authentication).
 // Compiled once by the lab's builder image: bytecode runs on every arch.
 
 import java.nio.charset.StandardCharsets;
@@ -56,13 +61,67 @@ public final class EcoreadySmoke {
     }
 
     static Connection open(Map<String, String> args, String password) throws SQLException {
-        // useServerPrepStmts: Connector/J 2.x prepares on the client unless asked.
-        String url = "jdbc:mariadb://" + args.get("--host") + ":" + args.get("--port") + "/" + args.get("--database")
-            + "?useServerPrepStmts=true&connectTimeout=" + Integer.parseInt(args.get("--connect-timeout")) * 1000;
+        return open(args, args.get("--user"), password, false);
+    }
+
+    // `tls`: the connection must be encrypted; the server's certificate is not verified (the
+    // lab's servers make their own).
+    static Connection open(Map<String, String> args, String user, String password, boolean tls) throws SQLException {
+        String scheme = args.get("--scheme");
+        // useServerPrepStmts: both Connector/Js prepare on the client unless asked.
+        String url = "jdbc:" + scheme + "://" + args.get("--host") + ":" + args.get("--port") + "/"
+            + args.get("--database") + "?useServerPrepStmts=true&connectTimeout="
+            + Integer.parseInt(args.get("--connect-timeout")) * 1000;
+        if (tls) url += "mysql".equals(scheme) ? "&sslMode=REQUIRED" : "&sslMode=trust";
         Properties props = new Properties();
-        props.setProperty("user", args.get("--user"));
+        props.setProperty("user", user);
         props.setProperty("password", password);
         return DriverManager.getConnection(url, props);
+    }
+
+    static String cipher(Connection db) throws Failed {
+        String version = "?";
+        String cipher = "";
+        String query = "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')";
+        try (Statement stmt = db.createStatement(); ResultSet rs = stmt.executeQuery(query)) {
+            while (rs.next()) {
+                if ("Ssl_version".equals(rs.getString(1))) version = rs.getString(2);
+                else cipher = rs.getString(2);
+            }
+        } catch (SQLException e) {
+            throw new Failed(query + ": " + describe(e));
+        }
+        if (cipher == null || cipher.isEmpty()) throw new Failed("the connection is not encrypted (Ssl_cipher is empty)");
+        return version + " " + cipher;
+    }
+
+    static String tls(Map<String, String> args, String password) throws Failed {
+        try (Connection db = open(args, args.get("--user"), password, true)) {
+            return "encrypted: " + cipher(db) + " (server certificate not verified)";
+        } catch (SQLException e) {
+            throw new Failed("no TLS connection: " + describe(e));
+        }
+    }
+
+    // Log in twice as a caching_sha2_password account over TLS: the first login is the full
+    // authentication, the second finds the hash in the server's cache (fast).
+    static String sha2(Map<String, String> args, String user, String password) throws Failed {
+        String me = "";
+        String encrypted = "";
+        for (String attempt : new String[] {"full", "fast"}) {
+            try (Connection db = open(args, user, password, true)) {
+                me = scalar(db, "SELECT CURRENT_USER()", 1);
+                encrypted = cipher(db);
+            } catch (SQLException e) {
+                throw new Failed(attempt + " authentication as " + user + " failed: " + describe(e));
+            }
+        }
+        return me + " logged in twice over " + encrypted + ": full, then fast authentication";
+    }
+
+    static String readPassword(String file) throws java.io.IOException {
+        String password = new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.UTF_8);
+        return password.endsWith("\n") ? password.substring(0, password.length() - 1) : password;
     }
 
     static void run(Connection db, String statement) throws Failed {
@@ -152,16 +211,16 @@ public final class EcoreadySmoke {
         Map<String, String> args = new HashMap<>();
         args.put("--port", "3306");
         args.put("--connect-timeout", "5");
+        args.put("--scheme", "mariadb");
         for (int i = 0; i + 1 < argv.length; i += 2) args.put(argv[i], argv[i + 1]);
         for (String key : new String[] {"--host", "--user", "--password-file", "--database"}) {
             if (!args.containsKey(key) || argv.length % 2 != 0) {
                 System.err.println("usage: smoke-java --host H --port P --user U --password-file F --database D "
-                    + "[--connect-timeout S]");
+                    + "[--connect-timeout S] [--scheme mariadb|mysql] [--tls yes] [--sha2-user U2 --sha2-password-file F2]");
                 System.exit(2);
             }
         }
-        String password = new String(Files.readAllBytes(Paths.get(args.get("--password-file"))), StandardCharsets.UTF_8);
-        if (password.endsWith("\n")) password = password.substring(0, password.length() - 1);
+        String password = readPassword(args.get("--password-file"));
 
         Connection db = null;
         try {
@@ -195,6 +254,25 @@ public final class EcoreadySmoke {
         } catch (SQLException e) {
             boolean denied = e.getErrorCode() == ACCESS_DENIED;
             emit("wrong_password", denied, denied ? describe(e) : "not 1045 access denied: " + describe(e));
+        }
+        if ("yes".equals(args.get("--tls"))) {
+            try {
+                emit("tls", true, tls(args, password));
+            } catch (Failed e) {
+                emit("tls", false, e.getMessage());
+            } catch (RuntimeException e) {
+                emit("tls", false, "unexpected " + e);
+            }
+        }
+        if (args.containsKey("--sha2-user")) {
+            try {
+                emit("caching_sha2_password", true,
+                    sha2(args, args.get("--sha2-user"), readPassword(args.get("--sha2-password-file"))));
+            } catch (Failed e) {
+                emit("caching_sha2_password", false, e.getMessage());
+            } catch (RuntimeException e) {
+                emit("caching_sha2_password", false, "unexpected " + e);
+            }
         }
         System.exit(failures > 0 ? 1 : 0);
     }

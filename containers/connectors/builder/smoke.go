@@ -1,9 +1,14 @@
 // ecoready connector smoke program for Go (go-sql-driver/mysql through database/sql).
 //
 // smoke-go --host H --port P --user U --password-file F --database D [--connect-timeout S]
-// prints one JSON line per check; the password comes from a file, never from argv.
-// Built by the lab's builder image for every lab arch (CGO_ENABLED=0, GOPATH mode
-// against Debian's golang-github-go-sql-driver-mysql-dev).
+// [--tls yes] [--sha2-user U2 --sha2-password-file F2]: prints one JSON line per check;
+// passwords come from files, never from argv.
+// --tls adds the `tls` check (a connection that must be encrypted); --sha2-user the
+// `caching_sha2_password` check (that account logs in over TLS twice: full, then fast
+// authentication).
+// Built by the lab's builder image for every lab arch (CGO_ENABLED=0, GOPATH mode against
+// Debian's golang-github-go-sql-driver-mysql-dev), or by a driver row's install in module
+// mode against the version it pins.
 package main
 
 import (
@@ -16,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -175,8 +181,69 @@ func (s session) rollback() (string, error) {
 	return "insert seen inside the transaction, gone after Tx.Rollback()", nil
 }
 
+// driverVersion: the module version the program was built with ("Debian's" in GOPATH mode).
+func driverVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/go-sql-driver/mysql" {
+				return dep.Version
+			}
+		}
+	}
+	return "(Debian's)"
+}
+
+func readPassword(file string) (string, error) {
+	raw, err := os.ReadFile(file)
+	return strings.TrimSuffix(string(raw), "\n"), err
+}
+
+// cipher: the session's TLS version and cipher, or an error when it is not encrypted.
+func cipher(conn *sql.Conn) (string, error) {
+	query := "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')"
+	rows, err := conn.QueryContext(context.Background(), query)
+	if err != nil {
+		return "", sqlFailed(query, err)
+	}
+	defer rows.Close()
+	found := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return "", sqlFailed(query, err)
+		}
+		found[name] = value
+	}
+	if found["Ssl_cipher"] == "" {
+		return "", failed{"the connection is not encrypted (Ssl_cipher is empty)"}
+	}
+	return found["Ssl_version"] + " " + found["Ssl_cipher"], nil
+}
+
+// encrypted logs in with TLS (the server's certificate is not verified: the lab's servers
+// make their own) and returns who it is and the cipher.
+func encrypted(host string, port int, user, password, database string, timeout time.Duration) (string, string, error) {
+	db, conn, err := openWith(host, port, user, password, database, timeout, "skip-verify")
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	defer conn.Close()
+	var me string
+	if err := conn.QueryRowContext(context.Background(), "SELECT CURRENT_USER()").Scan(&me); err != nil {
+		return "", "", sqlFailed("SELECT CURRENT_USER()", err)
+	}
+	suite, err := cipher(conn)
+	return me, suite, err
+}
+
 func open(host string, port int, user, password, database string, timeout time.Duration) (*sql.DB, *sql.Conn, error) {
+	return openWith(host, port, user, password, database, timeout, "")
+}
+
+func openWith(host string, port int, user, password, database string, timeout time.Duration, tls string) (*sql.DB, *sql.Conn, error) {
 	config := mysql.NewConfig()
+	config.TLSConfig = tls
 	config.Net = "tcp"
 	config.Addr = fmt.Sprintf("%s:%d", host, port)
 	config.User = user
@@ -206,17 +273,19 @@ func main() {
 	passwordFile := flag.String("password-file", "", "file holding the password")
 	database := flag.String("database", "", "database")
 	connectTimeout := flag.Int("connect-timeout", 5, "connect timeout in seconds")
+	tls := flag.String("tls", "no", "yes: check a connection that must be encrypted")
+	sha2User := flag.String("sha2-user", "", "a caching_sha2_password account to log in as twice")
+	sha2PasswordFile := flag.String("sha2-password-file", "", "file holding that account's password")
 	flag.Parse()
 	if *host == "" || *user == "" || *passwordFile == "" || *database == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	raw, err := os.ReadFile(*passwordFile)
+	password, err := readPassword(*passwordFile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	password := strings.TrimSuffix(string(raw), "\n")
 	timeout := time.Duration(*connectTimeout) * time.Second
 
 	db, conn, err := open(*host, *port, *user, password, *database, timeout)
@@ -227,7 +296,7 @@ func main() {
 			emit(check, false, "not connected ("+reason+")")
 		}
 	} else {
-		emit("connect", true, fmt.Sprintf("TCP %s:%d as %s, go-sql-driver/mysql (Debian 1.5), %s", *host, *port, *user, runtime.Version()+" "+runtime.GOARCH))
+		emit("connect", true, fmt.Sprintf("TCP %s:%d as %s, go-sql-driver/mysql %s, %s", *host, *port, *user, driverVersion(), runtime.Version()+" "+runtime.GOARCH))
 		s := session{context.Background(), conn}
 		for _, c := range []struct {
 			name string
@@ -258,7 +327,33 @@ func main() {
 			emit("wrong_password", false, "not 1045 access denied: "+describe(err))
 		}
 	}
+	if *tls == "yes" {
+		if _, suite, err := encrypted(*host, *port, *user, password, *database, timeout); err != nil {
+			emit("tls", false, "no TLS connection: "+describe(err))
+		} else {
+			emit("tls", true, "encrypted: "+suite+" (server certificate not verified)")
+		}
+	}
+	if *sha2User != "" {
+		emit(sha2Check(*host, *port, *sha2User, *sha2PasswordFile, *database, timeout))
+	}
 	if failures > 0 {
 		os.Exit(1)
 	}
+}
+
+// sha2Check logs in twice as a caching_sha2_password account over TLS: the first login is
+// the full authentication, the second finds the hash in the server's cache (fast).
+func sha2Check(host string, port int, user, passwordFile, database string, timeout time.Duration) (string, bool, string) {
+	password, err := readPassword(passwordFile)
+	if err != nil {
+		return "caching_sha2_password", false, err.Error()
+	}
+	me, suite := "", ""
+	for _, attempt := range []string{"full", "fast"} {
+		if me, suite, err = encrypted(host, port, user, password, database, timeout); err != nil {
+			return "caching_sha2_password", false, attempt + " authentication as " + user + " failed: " + describe(err)
+		}
+	}
+	return "caching_sha2_password", true, me + " logged in twice over " + suite + ": full, then fast authentication"
 }

@@ -1,0 +1,75 @@
+"""The packaging question of a driver row, asked of its own registry (PyPI, npm, Maven
+Central, the Go module proxy) without any container: which version the pin resolves to,
+and whether that version ships a prebuilt artifact for an arch or builds from source (and
+what the build needs). One client per run; each (driver, arch) is asked once, and each
+registry URL fetched once, so the cells of both arches share the answers.
+
+A registry that cannot be asked raises `RegistryError` (infrastructure: the cell is
+`error`); a pin that names no published version raises `MatrixMismatch` (the row is wrong).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from types import TracebackType
+
+import httpx
+
+from ecoready.domain.drivers import DriverSpec
+from ecoready.domain.model import Packaging, RegistryStatus
+from ecoready.packages import goproxy, maven, npm, pypi
+from ecoready.packages.http import PackageHttp
+
+Assessor = Callable[[PackageHttp, DriverSpec, str], Awaitable[Packaging]]
+ASSESSORS: Mapping[str, Assessor] = {
+    "pypi": pypi.assess,
+    "npm": npm.assess,
+    "maven": maven.assess,
+    "go": goproxy.assess,
+}
+
+
+class PackageClient:
+    def __init__(
+        self,
+        *,
+        on_status: Callable[[RegistryStatus], None] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        deadline: float | None = None,
+    ) -> None:
+        self.http = PackageHttp(on_status=on_status, transport=transport)
+        if deadline is not None:
+            self.http.deadline = deadline
+        self._answers: dict[tuple[str, str], asyncio.Future[Packaging]] = {}
+
+    async def __aenter__(self) -> PackageClient:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    def statuses(self) -> tuple[RegistryStatus, ...]:
+        """Every package registry asked so far: requests, the last failure."""
+        return self.http.statuses()
+
+    async def assess(self, spec: DriverSpec, arch: str) -> Packaging:
+        """The packaging verdict of `spec` on `arch` (asked once per run)."""
+        key = (spec.text, arch)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = asyncio.get_running_loop().create_future()
+            self._answers[key] = answer
+            try:
+                answer.set_result(await ASSESSORS[spec.registry](self.http, spec, arch))
+            except BaseException as exc:
+                self._answers.pop(key, None)
+                answer.set_exception(exc)
+                answer.exception()
+                raise
+        return await asyncio.shield(answer)

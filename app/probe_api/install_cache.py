@@ -1,0 +1,168 @@
+"""Installing a package into an image, once: a driver row's driver from its registry.
+
+The cell's network is internal (no way out), so the install runs in a container of its
+own on the default bridge (which reaches the registries), from the cell's runtime image,
+as root, with no secret in it: only the host's public trust store (so a site's TLS proxy
+is trusted as on the host). When the script succeeds, the container is committed to a
+local image `ecoready-cache/driver:<key>` labelled `ecoready.cache=driver`, never with a
+run's labels, so sweeps leave it and the next run finds it: the key is the runtime image
+id, the arch and the install script (which names the exact version), so a changed image,
+version or recipe installs afresh. The installer container carries the run's labels while
+it lives: a run killed mid-install leaves nothing a sweep does not find.
+
+The script may print `ecoready-label: key=value` lines: facts of the install (how it went,
+e.g. a wheel or a source build), kept as labels of the cached image for later runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ecoready.domain.errors import EcoreadyError
+from ecoready.domain.specs import LABEL_CREATED, ContainerSpec, ExecResult, SecretFile
+from ecoready.engine.aio import to_the_end
+from ecoready.engine.docker_host import DockerHost
+from ecoready.probe_api.context import ProbeContext
+
+CACHE_REPOSITORY = "ecoready-cache/driver"
+LABEL_CACHE = "ecoready.cache"
+LABEL_CACHE_KEY = "ecoready.cache.key"
+LABEL_CACHE_OF = "ecoready.cache.of"  # what was installed, e.g. "pypi:mysqlclient==2.2.7"
+LABEL_LINE = "ecoready-label: "
+TRUST_DIR = "/run/ecoready/trust"
+TRUST_PEM = f"{TRUST_DIR}/ca-certificates.crt"
+TRUST_JAVA = f"{TRUST_DIR}/java-cacerts"  # only when the host has a Java trust store
+_JAVA_STORE = Path("/etc/ssl/certs/java/cacerts")
+TRUST_ENV = {"SSL_CERT_FILE": TRUST_PEM}  # OpenSSL, Go and curl read it; recipes add their tools' own
+RECIPE_VERSION = "1"  # part of every key: bump to install everything afresh
+
+
+@dataclass(frozen=True)
+class Installed:
+    image_id: str  # the image with the install in it; "" when the script failed
+    cached: bool  # found from an earlier run: nothing was installed now
+    labels: Mapping[str, str] = field(default_factory=dict)  # the facts the script printed
+    result: ExecResult | None = None  # the install's own output (None when cached)
+    seconds: float = 0.0
+
+
+def cache_key(runtime_image_id: str, arch: str, script: str) -> str:
+    digest = hashlib.sha256("\0".join((RECIPE_VERSION, runtime_image_id, arch, script)).encode())
+    return digest.hexdigest()[:32]
+
+
+def trust_files() -> dict[str, bytes]:
+    """The host's public trust store for the installer: the PEM bundle ($SSL_CERT_FILE or
+    OpenSSL's default) and, when the host has one, the Java trust store."""
+    paths = ssl.get_default_verify_paths()
+    pem = Path(os.environ.get("SSL_CERT_FILE") or paths.cafile or paths.openssl_cafile)
+    files: dict[str, bytes] = {}
+    if pem.is_file():
+        files[TRUST_PEM] = pem.read_bytes()
+    if _JAVA_STORE.is_file():
+        files[TRUST_JAVA] = _JAVA_STORE.read_bytes()
+    return files
+
+
+def labels_printed(stdout: str) -> dict[str, str]:
+    """The `ecoready-label: key=value` lines a script printed."""
+    found = {}
+    for line in stdout.splitlines():
+        if line.startswith(LABEL_LINE) and "=" in line:
+            key, _, value = line[len(LABEL_LINE) :].partition("=")
+            found[f"ecoready.install.{key.strip()}"] = value.strip()[:200]
+    return found
+
+
+async def cached(host: DockerHost, key: str) -> Installed | None:
+    """The image an earlier run committed for this key, if the engine still has it."""
+    reference = f"{CACHE_REPOSITORY}:{key}"
+    labels = await host.images.image_labels(reference)
+    if labels is None or labels.get(LABEL_CACHE_KEY) != key:
+        return None
+    facts = {k: v for k, v in labels.items() if k.startswith("ecoready.install.")}
+    return Installed(await host.images.image_id(reference), True, facts)
+
+
+async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, str], timeout: float) -> Installed:
+    """The cell's image with `script` run in it once: from the cache when an earlier run did
+    it, else installed now (one install at a time per key in a run: two cells wanting the
+    same wait for the first, then find its image). A failed script gives `image_id == ""`
+    and its output; an engine failure raises."""
+    runtime = await ctx.image()
+    key = cache_key(runtime, ctx.arch, script)
+    async with ctx.run.install_locks.setdefault(key, asyncio.Lock()):
+        found = await cached(ctx.run.host, key)
+        if found is not None:
+            return found
+        return await _installer(
+            ctx.run.host,
+            runtime_image_id=runtime,
+            key=key,
+            of=of,
+            script=script,
+            env={**TRUST_ENV, **env, **ctx.extra_env},
+            name=ctx._name("installer"),
+            run_labels=ctx.labels("installer"),
+            timeout=timeout,
+        )
+
+
+async def _installer(
+    host: DockerHost,
+    *,
+    runtime_image_id: str,
+    key: str,
+    of: str,
+    script: str,
+    env: Mapping[str, str],
+    name: str,
+    run_labels: Mapping[str, str],
+    timeout: float,
+) -> Installed:
+    """Run `script` in a fresh installer container of the runtime image; commit it when the
+    script succeeds. The installer is removed whatever happens."""
+    files = trust_files()
+    spec = ContainerSpec(
+        image=runtime_image_id,
+        name=name,
+        labels=run_labels,
+        network="bridge",  # a way out to the registries; the cell's network has none
+        command=("sleep", "infinity"),
+        files=tuple(SecretFile(path, content) for path, content in files.items()),
+        files_dir=TRUST_DIR,
+        user="0",
+        mem_limit="2g",
+    )
+    started = asyncio.get_running_loop().time()
+    container = await host.run(spec)
+    try:
+        result = await host.exec(container, ["sh", "-c", script], timeout=timeout, user="0", env=env)
+        facts = labels_printed(result.stdout)
+        if not result.ok:
+            return Installed("", False, facts, result, asyncio.get_running_loop().time() - started)
+        labels = {
+            LABEL_CACHE: "driver",
+            LABEL_CACHE_KEY: key,
+            LABEL_CACHE_OF: of,
+            LABEL_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            **facts,
+        }
+        image_id = await host.images.commit(container, CACHE_REPOSITORY, key, labels)
+        return Installed(image_id, False, facts, result, asyncio.get_running_loop().time() - started)
+    finally:
+        await to_the_end(_remove(host, container))
+
+
+async def _remove(host: DockerHost, container: str) -> None:
+    try:
+        await host.remove_container(container)
+    except EcoreadyError:
+        pass  # labelled with the run: the run's final sweep removes it

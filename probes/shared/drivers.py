@@ -1,0 +1,189 @@
+"""Driver rows: how a driver is installed from its registry into the language's runtime
+image (as its users install it: pip into a virtual environment, npm, Maven, `go get` and a
+build), and how the smoke program then runs with it. Pure: scripts and argv; the probe
+runs them (`ecoready.probe_api.install_cache`).
+
+Every install script first checks that the image is the runtime the row needs (the
+language's tool and the smoke program); when it is not, it prints `ecoready-mismatch: ...`
+and exits 64: the row is misconfigured, not the driver broken. A failed install prints
+`ecoready-absent: NEED` for each of the source build's needs the image lacks.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ecoready.probe_api import TRUST_JAVA, TRUST_PEM, Packaging, PackagingVerdict, absent_script, registry_url
+
+MISMATCH = 64  # the install script's exit code when the image is not the runtime the row needs
+MISMATCH_LINE = "ecoready-mismatch: "
+ABSENT_LINE = "ecoready-absent: "
+ROOT = "/opt/ecoready"
+
+# The smoke program's --driver for each Python driver (by PyPI name, lowercase).
+PYTHON_DRIVERS = {"pymysql": "pymysql", "mysqlclient": "mysqlclient", "mysql-connector-python": "mysql-connector"}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    script: str  # the install: run once per (runtime image, arch, version), as root, with a way out
+    env: Mapping[str, str]  # for the install
+    program: tuple[str, ...]  # the smoke program with the installed driver, before the common options
+    run_env: Mapping[str, str] = field(default_factory=dict)  # for the connector container
+
+
+def recipe(packaging: Packaging) -> Recipe:
+    return _RECIPES[packaging.registry](packaging)
+
+
+def _script(*steps: str, needs: tuple[str, ...] = (), python: str = "python3") -> str:
+    """Steps joined with && (so a failure stops them, inside `||` too); on failure, the
+    source build's needs the image lacks, then the failing step's exit code."""
+    absent = absent_script(needs, python).replace("echo ", f"echo {ABSENT_LINE}")
+    body = " &&\n".join(steps)
+    return f"{{\n{body}\n}} || {{ rc=$?; [ $rc -eq {MISMATCH} ] || {{\n{absent}\n}}; exit $rc; }}"
+
+
+def _need(test: str, what: str) -> str:
+    """Fail as a mismatch when the shell test `test` fails (the image is not the runtime)."""
+    return f"{{ {test} >/dev/null || {{ echo {shlex.quote(MISMATCH_LINE + what)}; exit {MISMATCH}; }}; }}"
+
+
+def _python(p: Packaging) -> Recipe:
+    venv = f"{ROOT}/venv"
+    report = "/tmp/ecoready-pip-report.json"
+    wanted = p.package.lower().replace("_", "-").replace(".", "-")
+    # pip's install report says whether the driver came as a wheel or was built from its sdist
+    how = (
+        "import json, re\n"
+        f'report = json.load(open("{report}"))\n'
+        'for item in report.get("install", []):\n'
+        '    name = re.sub(r"[-_.]+", "-", item["metadata"]["name"]).lower()\n'
+        f'    if name == "{wanted}":\n'
+        '        url = item.get("download_info", {}).get("url", "")\n'
+        '        print("ecoready-label: how=" + ("wheel" if url.endswith(".whl") else "built from source"))\n'
+    )
+    script = _script(
+        _need("command -v python3", "the image has no python3: a pypi driver needs a Python runtime image"),
+        _need("command -v smoke-python", "the image has no smoke-python on its PATH (is it the lab's python image?)"),
+        _need(f"python3 -m venv {venv}", "python3 cannot make a virtual environment (python3-venv)"),
+        f"{venv}/bin/pip install --no-cache-dir --disable-pip-version-check --no-input --progress-bar off "
+        f"--index-url {shlex.quote(registry_url('pypi') + '/simple')} --report {report} "
+        f"{shlex.quote(f'{p.package}=={p.version}')}",
+        f"{venv}/bin/python -c {shlex.quote(how)}",
+        f"rm -f {report}",
+        needs=p.needs,
+        python=f"{venv}/bin/python",
+    )
+    env = {"PIP_CERT": TRUST_PEM, "REQUESTS_CA_BUNDLE": TRUST_PEM}
+    program = (f"{venv}/bin/python", "/usr/local/bin/smoke-python", "--driver", PYTHON_DRIVERS[wanted])
+    return Recipe(script, env, program)
+
+
+def _nodejs(p: Packaging) -> Recipe:
+    home = f"{ROOT}/node"
+    script = _script(
+        _need("command -v npm", "the image has no npm: an npm driver needs a Node.js runtime image"),
+        _need("command -v smoke-nodejs", "the image has no smoke-nodejs on its PATH (is it the lab's node image?)"),
+        f"mkdir -p {home}",
+        f"cd {home}",
+        "npm install --no-audit --no-fund --omit=dev --no-package-lock --no-save --loglevel=error "
+        f"--registry {shlex.quote(registry_url('npm') + '/')} {shlex.quote(f'{p.package}@{p.version}')}",
+        "rm -rf /tmp/ecoready-npm",
+        needs=p.needs,
+    )
+    env = {"npm_config_cafile": TRUST_PEM, "NODE_EXTRA_CA_CERTS": TRUST_PEM, "npm_config_cache": "/tmp/ecoready-npm"}
+    program = ("smoke-nodejs", "--driver", p.package)
+    return Recipe(script, env, program, {"NODE_PATH": f"{home}/node_modules"})
+
+
+MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+
+
+def _java(p: Packaging) -> Recipe:
+    group, artifact = p.package.split(":")
+    home = f"{ROOT}/java"
+    central = registry_url("maven")
+    pom = (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>ecoready</groupId><artifactId>driver</artifactId><version>1</version>"
+        f"<repositories><repository><id>central</id><url>{central}</url></repository></repositories>"
+        f"<pluginRepositories><pluginRepository><id>central</id><url>{central}</url></pluginRepository>"
+        "</pluginRepositories><dependencies><dependency>"
+        f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{p.version}</version>"
+        "</dependency></dependencies></project>"
+    )
+    trust = (
+        f'{{ [ ! -f {TRUST_JAVA} ] || MAVEN_OPTS="$MAVEN_OPTS -Djavax.net.ssl.trustStore={TRUST_JAVA} '
+        '-Djavax.net.ssl.trustStorePassword=changeit"; }'
+    )
+    script = _script(
+        _need("command -v mvn", "the image has no mvn: a maven driver needs a Java image with Maven"),
+        _need("command -v smoke-java", "the image has no smoke-java on its PATH (is it the lab's openjdk image?)"),
+        f"mkdir -p {home}",
+        f"printf '%s\\n' {shlex.quote(pom)} > {home}/pom.xml",
+        trust,
+        "export MAVEN_OPTS",
+        f"mvn -B -q -Dstyle.color=never -f {home}/pom.xml -Dmaven.repo.local=/tmp/ecoready-m2 "
+        f"{MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies -DoutputDirectory={home}/lib -DincludeScope=runtime",
+        "rm -rf /tmp/ecoready-m2",
+        needs=p.needs,
+    )
+    # C1 only and the serial collector: Maven's JVM starts much faster, above all emulated
+    env = {"MAVEN_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+    scheme = "mariadb" if group == "org.mariadb.jdbc" else "mysql"
+    return Recipe(script, env, ("smoke-java", "--scheme", scheme), {"ECOREADY_DRIVER_CLASSPATH": f"{home}/lib/*"})
+
+
+GO_SMOKE = "/usr/local/share/ecoready/go/smoke.go"
+
+
+def _go(p: Packaging) -> Recipe:
+    work = "/tmp/ecoready-go"
+    script = _script(
+        _need("command -v go", "the image has no go: a go driver needs a Go toolchain image"),
+        _need(f"test -f {GO_SMOKE}", f"the image has no {GO_SMOKE} (is it the lab's golang image?)"),
+        f"mkdir -p {work}/src {ROOT}/bin",
+        f"cp {GO_SMOKE} {work}/src/",
+        f"cd {work}/src",
+        "go mod init ecoready/smoke",
+        f"go get {shlex.quote(f'{p.package}@{p.version}')}",
+        f"go build -trimpath -ldflags='-s -w' -o {ROOT}/bin/smoke-go .",
+        "cd /",
+        f"rm -rf {work}",
+        needs=p.needs,
+    )
+    env = {
+        "GOPROXY": registry_url("go"),
+        "GOPATH": f"{work}/path",
+        "GOCACHE": f"{work}/cache",
+        "GOFLAGS": "-modcacherw",  # so the module cache can be removed after the build
+        "GOTOOLCHAIN": "local",  # the image's Go, never one downloaded behind the row's back
+        "CGO_ENABLED": "0" if p.verdict is PackagingVerdict.READY else "1",
+        "HOME": "/tmp",
+    }
+    return Recipe(script, env, (f"{ROOT}/bin/smoke-go",))
+
+
+_RECIPES = {"pypi": _python, "npm": _nodejs, "maven": _java, "go": _go}
+
+
+@dataclass(frozen=True)
+class Failure:
+    mismatch: str  # the image is not the runtime the row needs ("" otherwise)
+    absent: tuple[str, ...]  # the source build's needs the image lacks
+    last: str  # the installer's own last word
+
+
+def failure(stdout: str, stderr: str) -> Failure:
+    """What a failed install script said: a mismatch, the needs the image lacks, and the
+    installer's most telling line (pip's summary, an `error` line, else the last)."""
+    lines = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines() if ln.strip()]
+    mismatch = next((ln[len(MISMATCH_LINE) :] for ln in lines if ln.startswith(MISMATCH_LINE)), "")
+    absent = tuple(ln[len(ABSENT_LINE) :] for ln in lines if ln.startswith(ABSENT_LINE))
+    own = [ln for ln in lines if not ln.startswith(("ecoready-", "note:", "hint:", "╰─>", "[end of output]"))]
+    telling = [ln for ln in own if ln.startswith(("×", "error", "ERROR", "npm ERR!", "npm error", "go: ", "[ERROR]"))]
+    last = (telling or own or [""])[-1].lstrip("× ").strip()
+    return Failure(mismatch, absent, last)
