@@ -298,6 +298,26 @@ class Packaging:
 
 
 @dataclass(frozen=True)
+class DriverCheck:
+    """One row of `ecoready drivers`: a driver pin on one arch, asked of its registry."""
+
+    spec: str  # as given (a matrix row's `driver`, or the command line)
+    arch: str
+    row: str = ""  # the matrix row it came from ("" from the command line)
+    packaging: Packaging | None = None  # None when it could not be judged (see error)
+    error: str = ""  # "no version ...": the pin is wrong; "registry ...": it could not be asked
+    config_error: bool = False  # the pin names no published version (a configuration error)
+
+
+@dataclass(frozen=True)
+class DriversReport:
+    checked_at: str
+    seconds: float
+    checks: tuple[DriverCheck, ...] = ()
+    registries: tuple[RegistryStatus, ...] = ()
+
+
+@dataclass(frozen=True)
 class CellResult:
     id: str  # "component/arch"
     component: str

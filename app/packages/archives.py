@@ -116,9 +116,11 @@ def native_libraries(data: bytes, name: str = "x.jar") -> tuple[list[str], bool]
 
 
 def cgo_files(data: bytes) -> tuple[list[str], bool]:
-    """Go files of a module zip that import "C" (tests, testdata and examples aside)."""
+    """Go files of a module zip that import "C" (tests, testdata and examples aside), by
+    their path in the module (the zip's `module@version/` prefix dropped)."""
     files, complete = members(data, "m.zip", (".go",))
-    return [m.name for m in files if m.name.endswith(".go") and not _is_test(m.name) and _CGO.search(m.head)], complete
+    found = [m.name for m in files if m.name.endswith(".go") and not _is_test(m.name) and _CGO.search(m.head)]
+    return [name.partition("@")[2].partition("/")[2] or name for name in found], complete
 
 
 def go_directive(go_mod: str) -> str:

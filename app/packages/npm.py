@@ -112,22 +112,30 @@ def judge(
             detail=f"{root.name} {root.version} and {len(tree) - 1} dependencies: no install script, no native code"
             + extra,
         )
-    compiled, prebuilt, scripts = [], [], []
+    compiled, downloads, prebuilt, scripts = [], [], [], []
     for package in scripted:
         gyp, prebuilds = tarballs.get(f"{package.name}@{package.version}", (False, ()))
         label = f"{package.name} {package.version}"
-        if platform in prebuilds or any(p.startswith(f"{platform}") for p in prebuilds):
+        if any(p.startswith(platform) for p in prebuilds):
             prebuilt.append(label)
+        elif gyp and any(loader in package.dependencies for loader in PREBUILT_LOADERS):
+            downloads.append(label)
         elif gyp:
             compiled.append(label)
         else:
             scripts.append(label)
-    if compiled:
+    if compiled or downloads:
+        said = [f"node-gyp compiles {', '.join(compiled)} at install"] if compiled else []
+        if downloads:  # node-pre-gyp or prebuild-install: a binary from the project's own host
+            said.append(
+                f"{', '.join(downloads)} may download a prebuilt binary from outside the registry at install, "
+                "else node-gyp compiles it"
+            )
         return replace(
             base,
             verdict=PackagingVerdict.SOURCE,
             needs=NODE_GYP,
-            detail=f"node-gyp compiles {', '.join(compiled)} at install (no prebuilt {platform} binary){extra}",
+            detail=f"{'; '.join(said)} (no prebuilt {platform} binary in the registry){extra}",
         )
     if scripts:
         return replace(

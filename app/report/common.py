@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ecoready.domain.model import CellResult, HostFacts, Outcome, PlatformFitness, Profile, Report, Status
+from ecoready.report.present import EMULATED_MARK, packaging_text, short_text
 from ecoready.report.summary import grid_rows
 
 NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
@@ -180,6 +181,23 @@ def failures(cell: CellResult) -> list[Failure]:
     if not found and cell.status not in NOT_FAILING:
         found.append(Failure("cell", cell.status.value, cell.detail))
     return found
+
+
+def driver_cells(report: Report) -> list[CellResult]:
+    """Cells of driver rows (those with a packaging verdict), in grid order."""
+    return [c for c in cells_in_grid_order(report) if c.packaging is not None]
+
+
+DRIVER_HEADER = ("component", "arch", "driver", "version", "packaging", "runtime")
+
+
+def driver_row(cell: CellResult) -> list[str]:
+    """One row of the drivers table: the packaging verdict next to the runtime result."""
+    p = cell.packaging
+    assert p is not None
+    cached = " (installed by an earlier run)" if p.cached else ""
+    runtime = short_text(cell) + (f" {EMULATED_MARK}" if cell.emulated else "")
+    return [cell.component, cell.arch, p.spec, p.version, packaging_text(p) + cached, runtime]
 
 
 def failing_cells(report: Report) -> list[CellResult]:

@@ -15,10 +15,13 @@ from html import escape
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import (
+    DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
     docker_versions,
+    driver_cells,
+    driver_row,
     failing_cells,
     failures,
     host_line,
@@ -31,7 +34,15 @@ from ecoready.report.common import (
     target_words,
 )
 from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
-from ecoready.report.present import COLOUR, EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
+from ecoready.report.present import (
+    COLOUR,
+    EMULATED_MARK,
+    EMULATED_MEANING,
+    GLYPH,
+    MEANING,
+    packaging_line,
+    short_text,
+)
 from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
 
@@ -122,6 +133,9 @@ def cell_body(cell: CellResult) -> str:
         parts.append(f"<p>{esc(cell.detail)}</p>")
     if cell.emulated:
         parts.append(f"<p class=emu>{EMULATED_MARK} {esc(EMULATED_MEANING)}</p>")
+    if cell.packaging is not None:
+        packaging = esc(packaging_line(cell.packaging))
+        parts.append(f"<p>packaging: {packaging}<br><small>{esc(cell.packaging.detail)}</small></p>")
     rows = []
     for stage in cell.stages:
         outcome = stage.outcome.value if stage.outcome else "running"
@@ -299,6 +313,14 @@ def platforms(report: Report) -> str:
     return "".join(out)
 
 
+def drivers(report: Report) -> str:
+    """Driver rows: each one's packaging verdict next to its runtime result."""
+    cells = driver_cells(report)
+    if not cells:
+        return ""
+    return "<h2>Drivers</h2>" + table(list(DRIVER_HEADER), [[esc(v) for v in driver_row(c)] for c in cells])
+
+
 def render(report: Report) -> str:
     title = f"ecoready report: {report.matrix}"
     parts = [
@@ -313,7 +335,7 @@ def render(report: Report) -> str:
         grid(report),
         f"<p class=counts>{esc(counts_line(report))}</p>",
         legend(report),
-        failed(report),
+        failed(report) + drivers(report),
         benchmarks(report),
     ]
     if report.hosts:

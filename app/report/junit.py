@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import cells_in_grid_order, failures, run_seconds
-from ecoready.report.present import EMULATED_MEANING
+from ecoready.report.present import EMULATED_MEANING, packaging_line
 
 # Characters XML 1.0 cannot carry at all (inert() already removed most controls).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -40,9 +40,12 @@ def testcase(parent: ET.Element, cell: CellResult) -> None:
         name=xml_text(f"{cell.component}/{cell.arch}"),
         time=f"{cell.seconds:.3f}",
     )
-    if cell.emulated:
+    if cell.emulated or cell.packaging is not None:
         props = ET.SubElement(case, "properties")
-        ET.SubElement(props, "property", name="emulated", value="true")
+        if cell.emulated:
+            ET.SubElement(props, "property", name="emulated", value="true")
+        if cell.packaging is not None:  # a driver row: its packaging verdict next to the runtime result
+            ET.SubElement(props, "property", name="packaging", value=xml_text(packaging_line(cell.packaging)))
     message = xml_text(f"{cell.status.value}: {cell.detail}" if cell.detail else cell.status.value)
     if cell.status in FAILED:
         node = ET.SubElement(case, "failure", message=message, type=cell.status.value)

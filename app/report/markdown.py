@@ -15,10 +15,13 @@ from collections.abc import Sequence
 from ecoready.domain.model import BenchResult, CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import (
+    DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
     docker_versions,
+    driver_cells,
+    driver_row,
     failing_cells,
     failures,
     host_line,
@@ -176,11 +179,20 @@ def platforms(report: Report) -> list[str]:
     return lines
 
 
+def drivers(report: Report) -> list[str]:
+    """Driver rows: each one's packaging verdict next to its runtime result."""
+    cells = driver_cells(report)
+    if not cells:
+        return []
+    return ["## Drivers", "", *table(list(DRIVER_HEADER), [[md(v) for v in driver_row(c)] for c in cells]), ""]
+
+
 def render(report: Report) -> str:
     lines = ["# ecoready readiness report", "", md(run_line(report)), ""]
     lines.extend(grid(report))
     lines.extend(["", f"**{md(counts_line(report))}**", "", legend(report), ""])
     lines.extend(failed(report))
+    lines.extend(drivers(report))
     benched = bench_cells(report)
     lines.extend(["## Benchmarks", ""])
     if not benched:

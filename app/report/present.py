@@ -55,7 +55,7 @@ def cell_text(cell: CellResult, width: int = 28) -> str:
     if cell.status is Status.RUNNING:
         words = cell.stage.value if cell.stage else "starting"
     elif cell.status is Status.READY:
-        words = f"ready {cell.seconds:.1f}s"
+        words = f"ready {cell.seconds:.1f}s" + (f" · {packaging_word(cell.packaging)}" if cell.packaging else "")
     elif cell.status in (Status.PENDING, Status.MISSING, Status.SKIPPED):
         words = cell.status.value
     else:
@@ -113,6 +113,15 @@ def packaging_text(p: Packaging) -> str:
     if p.verdict is PackagingVerdict.SOURCE:
         return f"source build ({needs})" if needs else "source build"
     return f"ready ({p.artifact})" if p.artifact else "ready"
+
+
+def packaging_word(p: Packaging) -> str:
+    """The verdict in a word or two, for grid cells: `wheel`, `pure JS`, `built from source`."""
+    if p.install == "built from source":
+        return "built from source"
+    if p.verdict is PackagingVerdict.READY:
+        return p.artifact or "ready"
+    return str(p.verdict.value)
 
 
 def packaging_line(p: Packaging) -> str:

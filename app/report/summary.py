@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from ecoready.domain.model import Category, CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.images_table import registry_line
-from ecoready.report.present import EMULATED_MARK, cell_text, platform_text
+from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text
 
 
 def grid_rows(report: Report) -> list[tuple[Category, str, str, dict[str, CellResult]]]:
@@ -107,6 +107,10 @@ def render_summary(report: Report) -> str:
         detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # "missing: missing: …" reads badly
         where = f" on {cell.host}" if several and cell.host else ""
         lines.append(_one_line(f"  {cell.id}{where}: {cell.status.value}: {detail}"))
+    for cell in cells:  # driver rows: the packaging verdict next to the runtime result
+        if cell.packaging is not None:
+            packaging = packaging_line(cell.packaging)
+            lines.append(_one_line(f"  {cell.id}: {GLYPH[cell.status]} {cell.status.value} · packaging: {packaging}"))
     if several:
         for host in report.hosts:
             ran = sum(1 for c in cells if c.host == host.name)

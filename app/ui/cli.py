@@ -143,6 +143,22 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
     images.set_defaults(func=cmd_images)
 
+    drivers = verbs.add_parser(
+        "drivers",
+        help="does each driver version ship a prebuilt artifact per arch? (package registries only)",
+        description="Ask PyPI, npm, Maven Central or the Go module proxy which version each driver pin resolves to "
+        "and whether it ships a prebuilt artifact for each arch (a wheel, pure JS, a pure-Java jar, pure Go) or "
+        "builds from source (and what the build needs), without any container. Without SPEC: the driver rows of "
+        "the matrix. Exit 0 all prebuilt, 1 some build from source or have nothing for an arch, 2 a pin names no "
+        "published version, 3 a registry could not be asked.",
+    )
+    drivers.add_argument("specs", nargs="*", metavar="SPEC", help="e.g. pypi:mysqlclient==2.2.* npm:mysql2@3")
+    drivers.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    drivers.add_argument("--arch", type=_arches, metavar="ARCH,...", help="default: the matrix's, else amd64,arm64")
+    drivers.add_argument("--only", type=_csv, metavar="ID,...", help="only these rows of the matrix")
+    drivers.add_argument("--json", metavar="PATH", help="write the JSON here ('-' = stdout, then no table)")
+    drivers.set_defaults(func=cmd_drivers)
+
     validate = verbs.add_parser(
         "validate",
         help="check matrix files; errors as file:line:col",
@@ -371,6 +387,34 @@ def cmd_images(args: argparse.Namespace) -> int:
     from ecoready.ui.queries import images
 
     return images(matrix, args.json, args.only, args.arch)
+
+
+def cmd_drivers(args: argparse.Namespace) -> int:
+    """The pins given, or the matrix's driver rows; each spec checked before anything is asked."""
+    from ecoready.domain.drivers import parse_driver
+    from ecoready.matrix.kinds import KINDS
+    from ecoready.ui.queries import drivers
+
+    arches = args.arch
+    if args.specs:
+        if args.only or args.matrix:
+            raise UsageError("give driver SPECs or --matrix/--only, not both")
+        for text in args.specs:
+            try:
+                parse_driver(text)
+            except ValueError as exc:
+                raise UsageError(f"{text!r}: {exc}") from None
+        return drivers([("", text) for text in args.specs], arches or ["amd64", "arm64"], args.json)
+    matrix = _load(args)
+    only_known(args.only, matrix)
+    rows = []
+    for component in matrix.components:
+        option = KINDS[component.probe].installs
+        if option and component.options.get(option) and (not args.only or component.id in args.only):
+            rows.append((component.id, str(component.options[option])))
+    if not rows:
+        raise UsageError(f"{matrix.path} has no driver rows (connector rows with a `driver`): give SPECs")
+    return drivers(rows, arches or list(matrix.arches), args.json)
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:

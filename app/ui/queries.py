@@ -1,5 +1,6 @@
 """The verbs that look something up and print it: `validate` (matrix files), `images`
-(registries only), `report` (re-render saved reports), `diff` (two saved reports).
+(registries only), `drivers` (package registries only), `report` (re-render saved
+reports), `diff` (two saved reports).
 Results go to stdout, diagnostics to stderr."""
 
 from __future__ import annotations
@@ -48,6 +49,34 @@ def images(matrix: Matrix, json_path: str | None, only: Sequence[str] | None, ar
         for note in report.notes:
             eprint(f"ecoready: note: {note}")
         return exit_code(report)
+
+    return asyncio.run(work())
+
+
+def drivers(specs: Sequence[tuple[str, str]], arches: Sequence[str], json_path: str | None) -> int:
+    """Does each driver pin ship a prebuilt artifact for each arch? `specs`: (matrix row or
+    "", spec text), already checked. A table (and/or JSON)."""
+    import asyncio
+
+    from ecoready.domain.drivers import parse_driver
+
+    async def work() -> int:
+        from ecoready.packages.check import check_drivers, exit_code
+        from ecoready.packages.client import PackageClient
+        from ecoready.report.drivers_table import render_json, render_table
+        from ecoready.report.files import write_output
+
+        async with PackageClient() as client:
+            result = await check_drivers([(row, parse_driver(text)) for row, text in specs], arches, client)
+        if json_path:
+            write_output(json_path, render_json(result))
+        if json_path != "-":
+            sys.stdout.write(render_table(result))
+            sys.stdout.flush()
+        for check in result.checks:
+            if check.config_error:
+                eprint(f"ecoready: error: {check.row + ': ' if check.row else ''}{check.error}")
+        return exit_code(result)
 
     return asyncio.run(work())
 

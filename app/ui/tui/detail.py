@@ -1,5 +1,5 @@
-"""The detail view of one cell: stages with times, each check, the image and how it was
-found, the benchmark (table and tps-over-threads chart), and the container log tail.
+"""The detail view of one cell: a driver row's packaging verdict, stages with times, each
+check, the image and how it was found, the benchmark (table and tps-over-threads chart), and the container log tail.
 
 Everything shown here may come from a container or a config, so it goes in as `Text`
 (never parsed as markup) after `inert` (no escape sequences, no control characters).
@@ -21,9 +21,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Status
+from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Packaging, Status
 from ecoready.domain.text import inert
-from ecoready.report.present import EMULATED_MARK, GLYPH
+from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text
 from ecoready.ui.tui.bars import bar_chart
 
 OUTCOME_GLYPH: Mapping[Outcome | None, str] = {
@@ -85,6 +85,23 @@ def stages_section(cell: CellResult) -> RenderableType:
                 Text(f"{check.seconds:.2f}s" if check.seconds else ""),
                 safe(check.detail),
             )
+    return table
+
+
+def packaging_section(p: Packaging) -> RenderableType:
+    """A driver row's package: the registry's verdict for the arch and how it installed."""
+    rows = [
+        ("verdict", packaging_text(p)),
+        ("driver", f"{p.spec} -> {p.package} {p.version}"),
+        ("registry says", p.detail),
+        ("install", p.install + (" (by an earlier run: nothing installed now)" if p.cached else "")),
+    ]
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")
+    for key, value in rows:
+        if value:
+            table.add_row(Text(key), safe(value))
     return table
 
 
@@ -163,8 +180,10 @@ def log_section(lines: tuple[str, ...]) -> RenderableType:
 
 
 def detail_renderable(cell: CellResult, width: int) -> RenderableType:
+    packaging = [heading("packaging"), packaging_section(cell.packaging)] if cell.packaging is not None else []
     return Group(
         summary_section(cell),
+        *packaging,
         heading("stages"),
         stages_section(cell),
         heading("image"),

@@ -1,0 +1,212 @@
+"""Driver rows from the matrix to every view: the `driver` option checked with positions,
+the packaging stage planned first, the packaging verdict folded into the cell and shown
+next to the runtime result in every exporter, and the probe's reading of a failed install."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import replace
+
+import pytest
+
+from ecoready.domain.drivers import parse_driver
+from ecoready.domain.errors import ConfigError
+from ecoready.domain.events import CellFinished, CellStarted, Event, PackagingReported, StageFinished
+from ecoready.domain.model import HostFacts, Outcome, Packaging, PackagingVerdict, Report, Stage, Status
+from ecoready.domain.state import fold, reduce
+from ecoready.matrix.load import parse
+from ecoready.plan.cells import INSTALL_BUDGET, PACKAGING_BUDGET, make_plan
+from ecoready.probe_api.install_cache import labels_printed
+from ecoready.probes.shared.drivers import MISMATCH, failure, recipe
+from ecoready.report import html, junit, markdown
+from ecoready.report import json as json_report
+from ecoready.report.load import report_from_dict
+from ecoready.report.present import packaging_text
+from ecoready.report.summary import render_summary
+from ecoready.ui.cli import main
+from tests.support.reports_sample import lab_report
+
+HEAD = textwrap.dedent("""\
+    [[components]]
+    id = "db"
+    category = "server"
+    probe = "server"
+    image = "127.0.0.1:5000/lab/mariadb:10.11"
+
+    [[components]]
+    id = "py"
+    category = "connector"
+    probe = "connector"
+    image = "127.0.0.1:5000/lab/python:3.11"
+    backend = "db"
+""")
+
+
+def problems(options: str) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse(HEAD + options + "\n", "m.toml")
+    return [f"{p.line}:{p.col}: {p.message}" for p in info.value.problems]
+
+
+def test_a_driver_row_names_its_language_and_a_pin_its_smoke_program_speaks() -> None:
+    matrix = parse(HEAD + 'options = { language = "python", driver = "pypi:mysqlclient==2.2.*" }\n', "m.toml")
+    assert matrix.component("py").options["driver"] == "pypi:mysqlclient==2.2.*"
+    assert problems('options = { language = "python", driver = "pypi:mysqlclient==**" }') == [
+        "13:43: 'driver' 'pypi:mysqlclient==**': pypi: '==**' is not a PEP 440 version specifier "
+        "(e.g. ==2.2.*, >=1.1,<2)"
+    ]
+    assert problems('options = { language = "java", driver = "npm:mysql2@3" }') == [
+        "13:41: 'driver' 'npm:mysql2@3' is a nodejs driver: the row needs language = 'nodejs'"
+    ]
+    assert problems('options = { language = "python", driver = "pypi:mariadb" }') == [
+        "13:43: 'driver' 'pypi:mariadb': the python smoke program speaks pymysql, mysqlclient, mysql-connector-python"
+    ]
+    assert problems('options = { language = "python" }') == [
+        "13:24: language 'python' needs a 'driver' (e.g. \"pypi:PyMySQL\")"
+    ]
+
+
+MATRIX = parse(
+    HEAD
+    + 'options = { language = "python", driver = "pypi:PyMySQL" }\n\n'
+    + '[[components]]\nid = "c"\ncategory = "connector"\nprobe = "connector"\n'
+    + 'image = "127.0.0.1:5000/lab/connectors:bookworm"\nbackend = "db"\noptions = { language = "c" }\n',
+    "m.toml",
+)
+HOST = HostFacts("local", "amd64", emulated_arches=("arm64",), emulators={"arm64": "qemu 10"})
+
+
+def test_the_packaging_stage_comes_first_for_driver_rows_only_and_the_install_has_a_budget() -> None:
+    plan = make_plan(MATRIX, [HOST], only=["py", "c"])
+    cells = {c.id: c for c in plan.cells}
+    assert cells["py/amd64"].stages == (Stage.PACKAGING, Stage.IMAGE, Stage.START, Stage.SMOKE)
+    assert cells["c/amd64"].stages == (Stage.IMAGE, Stage.START, Stage.SMOKE)
+    native, emulated = cells["py/amd64"].budgets, cells["py/arm64"].budgets
+    assert native[Stage.PACKAGING] == emulated[Stage.PACKAGING] == PACKAGING_BUDGET  # network-bound: not scaled
+    assert native[Stage.START] == cells["c/amd64"].budgets[Stage.START] + INSTALL_BUDGET
+    assert emulated[Stage.START] > native[Stage.START]
+
+
+SOURCE = Packaging(
+    "pypi:mysqlclient==2.2.*",
+    "pypi",
+    "mysqlclient",
+    "2.2.8",
+    "arm64",
+    PackagingVerdict.SOURCE,
+    needs=("gcc", "python3-dev", "pkg-config", "libmariadb-dev"),
+    detail="no aarch64 wheel (wheels only for win_amd64); mysqlclient-2.2.8.tar.gz has native sources",
+)
+
+
+def test_the_verdict_reads_the_same_in_every_view() -> None:
+    assert packaging_text(SOURCE) == "source build (needs gcc, python3-dev, pkg-config, libmariadb-dev)"
+    built = replace(SOURCE, verdict=PackagingVerdict.READY, install="built from source")
+    assert packaging_text(built) == "ready (built from source: needs gcc, python3-dev, pkg-config, libmariadb-dev)"
+    failed = replace(SOURCE, verdict=PackagingVerdict.MISSING, install="failed: the image has no gcc")
+    assert packaging_text(failed) == "missing (no aarch64 build, source build failed: the image has no gcc)"
+    wheel = replace(SOURCE, verdict=PackagingVerdict.READY, artifact="wheel", needs=())
+    assert packaging_text(wheel) == "ready (wheel)"
+    nothing = replace(SOURCE, verdict=PackagingVerdict.MISSING, needs=(), detail="no aarch64 wheel and no sdist")
+    assert packaging_text(nothing) == "missing (no aarch64 wheel and no sdist)"
+
+
+def driver_report(packaging: Packaging, stages: list[tuple[Stage, Outcome, str]]) -> Report:
+    """The recorded lab report with one driver cell more, folded from its events."""
+    base = lab_report("lab-run")
+    cell = replace(next(iter(base.cells.values())), id="drv/arm64", component="drv", name="a driver", arch="arm64")
+    report = replace(base, cells={**base.cells, cell.id: cell})
+    events: list[Event] = [CellStarted(cell.id, "2026-11-21T23:25:00Z"), PackagingReported(cell.id, packaging)]
+    events += [StageFinished(cell.id, stage, outcome, 1.0, detail) for stage, outcome, detail in stages]
+    return fold([*events, CellFinished(cell.id, "2026-11-21T23:26:00Z", 41.0)], report)
+
+
+def test_a_failed_source_build_is_broken_with_its_verdict_next_to_it_in_every_view() -> None:
+    failed = replace(SOURCE, verdict=PackagingVerdict.MISSING, install="failed: the image has no gcc, pkg-config")
+    report = driver_report(
+        failed,
+        [
+            (Stage.PACKAGING, Outcome.PASS, "mysqlclient 2.2.8: source build"),
+            (Stage.IMAGE, Outcome.PASS, "index"),
+            (Stage.START, Outcome.FAIL, "mysqlclient 2.2.8 did not install: the image has no gcc, pkg-config"),
+        ],
+    )
+    cell = report.cells["drv/arm64"]
+    assert (cell.status, cell.packaging) == (Status.BROKEN, failed)
+    assert "did not install: the image has no gcc, pkg-config" in cell.detail
+    verdict = "missing (no aarch64 build, source build failed: the image has no gcc, pkg-config)"
+    assert f"drv/arm64: ✘ broken · packaging: mysqlclient 2.2.8 (pypi:mysqlclient==2.2.*): {verdict}" in (
+        render_summary(report)
+    )
+    assert "## Drivers" in markdown.render(report) and verdict in markdown.render(report)
+    assert "<h2>Drivers</h2>" in html.render(report) and verdict in html.render(report)
+    assert f'name="packaging" value="mysqlclient 2.2.8 (pypi:mysqlclient==2.2.*): {verdict}"' in junit.render(report)
+    written = json.loads(json_report.render(report))
+    (drv,) = [c for c in written["cells"] if c["id"] == "drv/arm64"]
+    assert drv["packaging"]["verdict"] == "missing" and drv["packaging"]["needs"][0] == "gcc"
+    assert report_from_dict(written).cells["drv/arm64"].packaging == failed  # and back
+
+
+def test_a_ready_driver_shows_its_artifact_in_the_grid_and_a_new_run_forgets_the_old_verdict() -> None:
+    wheel = replace(SOURCE, verdict=PackagingVerdict.READY, artifact="wheel", needs=(), install="wheel", cached=True)
+    stages = [(s, Outcome.PASS, "") for s in (Stage.PACKAGING, Stage.IMAGE, Stage.START, Stage.SMOKE)]
+    report = driver_report(wheel, stages)
+    assert "✔ ready 41.0s · wheel" in render_summary(report)
+    assert "ready (wheel) (installed by an earlier run)" in markdown.render(report)
+    again = reduce(report, CellStarted("drv/arm64", "2026-11-21T23:30:00Z"))
+    assert again.cells["drv/arm64"].packaging is None
+
+
+def test_nothing_for_the_arch_at_the_packaging_stage_is_missing() -> None:
+    nothing = replace(SOURCE, verdict=PackagingVerdict.MISSING, needs=(), detail="no aarch64 wheel and no sdist")
+    report = driver_report(nothing, [(Stage.PACKAGING, Outcome.FAIL, "missing: mysqlclient 2.2.8: missing (...)")])
+    assert report.cells["drv/arm64"].status is Status.MISSING
+
+
+PIP_FAILED = """\
+ecoready-label: nothing
+      Exception: Can not find valid pkg-config name.
+      [end of output]
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+error: subprocess-exited-with-error
+× Getting requirements to build wheel did not run successfully.
+│ exit code: 1
+╰─> See above for output.
+ecoready-absent: gcc
+ecoready-absent: pkg-config
+"""
+
+
+def test_a_failed_install_says_what_the_image_lacks_and_the_installers_own_words() -> None:
+    found = failure(PIP_FAILED, "")
+    assert found.absent == ("gcc", "pkg-config") and found.mismatch == ""
+    assert found.last == "Getting requirements to build wheel did not run successfully."
+    wrong = failure("ecoready-mismatch: the image has no npm: an npm driver needs a Node.js runtime image\n", "")
+    assert wrong.mismatch.startswith("the image has no npm")
+
+
+def test_install_scripts_check_the_image_first_and_pin_the_exact_version() -> None:
+    built = recipe(replace(SOURCE, arch="amd64"))
+    assert built.script.index("command -v python3") < built.script.index("pip install")
+    assert " mysqlclient==2.2.8 &&" in built.script and f"[ $rc -eq {MISMATCH} ]" in built.script
+    assert "echo ecoready-absent: libmariadb-dev" in built.script
+    npm = recipe(replace(SOURCE, registry="npm", package="mysql2", version="3.24.6", needs=()))
+    assert " mysql2@3.24.6 &&" in npm.script and npm.run_env == {"NODE_PATH": "/opt/ecoready/node/node_modules"}
+    java = recipe(replace(SOURCE, registry="maven", package="org.mariadb.jdbc:mariadb-java-client", version="3.5.1"))
+    assert java.program == ("smoke-java", "--scheme", "mariadb") and "<version>3.5.1</version>" in java.script
+    go = recipe(replace(SOURCE, registry="go", package="github.com/go-sql-driver/mysql", version="v1.9.3"))
+    assert "go get github.com/go-sql-driver/mysql@v1.9.3 &&" in go.script and go.env["GOTOOLCHAIN"] == "local"
+
+
+def test_an_install_records_facts_as_labels_of_the_cached_image() -> None:
+    assert labels_printed("x\necoready-label: how=built from source\necoready-label: junk\n") == {
+        "ecoready.install.how": "built from source"
+    }
+
+
+def test_the_drivers_verb_refuses_a_bad_pin_before_asking_anything(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["drivers", "pypi:mysqlclient==**"]) == 2
+    assert "is not a PEP 440 version specifier" in capsys.readouterr().err
+    assert main(["drivers", "npm:mysql2", "--only", "x"]) == 2
+    assert parse_driver("npm:mysql2").tag == "latest"
