@@ -49,7 +49,7 @@ SHA2_USER = "ecoready_sha2"
 DATABASE = "ecoready_connector"
 CONNECT_TIMEOUT = 5.0  # seconds, native: the drivers' own connect timeout
 RUN_LIMIT = 45.0  # seconds, native: the whole program, enforced inside the container
-INSTALL_LIMIT = 240.0  # seconds, native: one install (a source build, Maven, a Go build)
+INSTALL_LIMIT = 360.0  # seconds, native: one install (a source build, Maven, a Go build)
 KILL_GRACE = 5  # seconds between TERM and KILL when the limit is reached
 TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
 
@@ -238,6 +238,8 @@ class ConnectorProbe(Probe):
             how = done.labels.get("ecoready.install.how") or (
                 "built from source" if packaging.verdict is PackagingVerdict.SOURCE else "installed"
             )
+            if done.labels.get("ecoready.install.file"):  # the file pip took, e.g. which wheel
+                how = f"{how} ({done.labels['ecoready.install.file']})"
             ctx.report_packaging(replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
             return done.image_id, dict(recipe.run_env)
         assert done.result is not None

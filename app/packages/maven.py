@@ -16,6 +16,8 @@ from ecoready.packages.archives import native_libraries
 from ecoready.packages.http import ARCHIVE_LIMIT, PackageHttp, base_url, host_of
 
 _PROPERTY = re.compile(r"\$\{([^}]+)\}")
+_VERSION = re.compile(r"^[0-9][A-Za-z0-9._-]{0,80}$")  # what a version may hold (it goes into URLs and a POM)
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,120}$")
 _ARCH_WORDS = {"arm64": ("aarch64", "arm64"), "amd64": ("x86_64", "x86-64", "amd64", "x64")}
 
 
@@ -50,9 +52,11 @@ def _text(node: ET.Element | None, name: str) -> str:
 
 
 def metadata_versions(root: ET.Element) -> list[str]:
+    """The versions the metadata lists (anything that is not a plain version left out)."""
     versioning = _child(root, "versioning")
     versions = _child(versioning, "versions") if versioning is not None else None
-    return [(v.text or "").strip() for v in versions or [] if _local(v.tag) == "version" and v.text]
+    listed = [(v.text or "").strip() for v in versions or [] if _local(v.tag) == "version"]
+    return [v for v in listed if _VERSION.match(v)]
 
 
 def runtime_dependencies(pom: ET.Element) -> list[Dependency]:
@@ -67,7 +71,10 @@ def runtime_dependencies(pom: ET.Element) -> list[Dependency]:
         if (_text(dep, "scope") or "compile") not in ("compile", "runtime"):
             continue
         version = _PROPERTY.sub(lambda m: properties.get(m.group(1), m.group(0)), _text(dep, "version"))
-        out.append(Dependency(_text(dep, "groupId"), _text(dep, "artifactId"), "" if "${" in version else version))
+        group, artifact = _text(dep, "groupId"), _text(dep, "artifactId")
+        if not all(_NAME.match(part) for part in (group, artifact)):
+            continue  # not a plain coordinate: nothing to fetch
+        out.append(Dependency(group, artifact, version if _VERSION.match(version) else ""))
     return out
 
 

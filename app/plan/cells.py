@@ -41,7 +41,7 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
 # Driver rows: asking the package registry (network-bound, not scaled for emulation), and
 # the installing (a source build, a Maven or Go download and build) added to the start stage.
 PACKAGING_BUDGET = 120.0
-INSTALL_BUDGET = 300.0
+INSTALL_BUDGET = 420.0
 # Margin over the bench estimate: a loaded machine, a slow prepare.
 BENCH_MARGIN = 1.5
 BENCH_SLACK_S = 60.0

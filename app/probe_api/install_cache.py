@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ecoready.domain.errors import EcoreadyError
+from ecoready.domain.errors import DeadlineExceeded, EcoreadyError
 from ecoready.domain.specs import LABEL_CREATED, ContainerSpec, ExecResult, SecretFile
+from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.docker_host import DockerHost
 from ecoready.probe_api.context import ProbeContext
@@ -42,6 +43,8 @@ TRUST_JAVA = f"{TRUST_DIR}/java-cacerts"  # only when the host has a Java trust 
 _JAVA_STORE = Path("/etc/ssl/certs/java/cacerts")
 TRUST_ENV = {"SSL_CERT_FILE": TRUST_PEM}  # OpenSSL, Go and curl read it; recipes add their tools' own
 RECIPE_VERSION = "1"  # part of every key: bump to install everything afresh
+KILL_GRACE = 5  # seconds between TERM and KILL when an install runs out of time
+TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,12 @@ async def _installer(
     started = asyncio.get_running_loop().time()
     container = await host.run(spec)
     try:
-        result = await host.exec(container, ["sh", "-c", script], timeout=timeout, user="0", env=env)
+        # `timeout` inside ends a stuck install itself, so its output is still there to say why
+        limited = ["timeout", "-k", str(KILL_GRACE), f"{timeout:.0f}", "sh", "-c", script]
+        result = await host.exec(container, limited, timeout=timeout + KILL_GRACE + 30, user="0", env=env)
+        if result.exit_code in TIMED_OUT:
+            last = one_line(result.stdout + "\n" + result.stderr, 160)
+            raise DeadlineExceeded(f"the install of {of} did not finish within {timeout:.0f} s (last: {last})")
         facts = labels_printed(result.stdout)
         if not result.ok:
             return Installed("", False, facts, result, asyncio.get_running_loop().time() - started)

@@ -108,7 +108,7 @@ def packaging_text(p: Packaging) -> str:
         return f"missing (no {UNAME_MACHINE.get(p.arch, p.arch)} build, source build failed: {why})"
     if p.verdict is PackagingVerdict.MISSING:
         return f"missing ({p.detail})" if p.detail else "missing"
-    if p.install == "built from source":
+    if p.install.startswith("built from source"):
         return f"ready (built from source: {needs})" if needs else "ready (built from source)"
     if p.verdict is PackagingVerdict.SOURCE:
         return f"source build ({needs})" if needs else "source build"
@@ -117,7 +117,7 @@ def packaging_text(p: Packaging) -> str:
 
 def packaging_word(p: Packaging) -> str:
     """The verdict in a word or two, for grid cells: `wheel`, `pure JS`, `built from source`."""
-    if p.install == "built from source":
+    if p.install.startswith("built from source"):
         return "built from source"
     if p.verdict is PackagingVerdict.READY:
         return p.artifact or "ready"

@@ -64,6 +64,7 @@ def _python(p: Packaging) -> Recipe:
         f'    if name == "{wanted}":\n'
         '        url = item.get("download_info", {}).get("url", "")\n'
         '        print("ecoready-label: how=" + ("wheel" if url.endswith(".whl") else "built from source"))\n'
+        '        print("ecoready-label: file=" + url.rsplit("/", 1)[-1])\n'
     )
     script = _script(
         _need("command -v python3", "the image has no python3: a pypi driver needs a Python runtime image"),
@@ -131,8 +132,12 @@ def _java(p: Packaging) -> Recipe:
         "rm -rf /tmp/ecoready-m2",
         needs=p.needs,
     )
-    # C1 only and the serial collector: Maven's JVM starts much faster, above all emulated
-    env = {"MAVEN_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+    # C1 only and the serial collector: Maven's JVM starts much faster, above all emulated;
+    # a read timeout and retries of its own, so a stalled download fails instead of hanging
+    env = {
+        "MAVEN_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
+        "-Dmaven.wagon.rto=60000 -Dmaven.wagon.http.retryHandler.count=3"
+    }
     scheme = "mariadb" if group == "org.mariadb.jdbc" else "mysql"
     return Recipe(script, env, ("smoke-java", "--scheme", scheme), {"ECOREADY_DRIVER_CLASSPATH": f"{home}/lib/*"})
 

@@ -249,7 +249,8 @@ public final class EcoreadySmoke {
             }
             db.close();
         }
-        try (Connection wrong = open(args, password + "-wrong")) {
+        // over TLS when asked: full caching_sha2_password authentication needs it
+        try (Connection wrong = open(args, args.get("--user"), password + "-wrong", "yes".equals(args.get("--tls")))) {
             emit("wrong_password", false, "a wrong password was accepted");
         } catch (SQLException e) {
             boolean denied = e.getErrorCode() == ACCESS_DENIED;

@@ -313,7 +313,12 @@ func main() {
 		db.Close()
 	}
 
-	wrongDB, wrongConn, err := open(*host, *port, *user, password+"-wrong", *database, timeout)
+	// over TLS when asked: full caching_sha2_password authentication needs it
+	wrongTLS := ""
+	if *tls == "yes" {
+		wrongTLS = "skip-verify"
+	}
+	wrongDB, wrongConn, err := openWith(*host, *port, *user, password+"-wrong", *database, timeout, wrongTLS)
 	if err == nil {
 		wrongConn.Close()
 		wrongDB.Close()
