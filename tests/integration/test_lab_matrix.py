@@ -39,7 +39,11 @@ def test_lab_cell_gets_its_verdict(lab_report: dict[str, Any], cell_id: str) -> 
         return
     smoke = next(s for s in cell["stages"] if s["stage"] == "smoke")
     assert smoke["checks"], "every lab probe reports named checks"
-    assert all(k["outcome"] == "pass" for k in smoke["checks"])
+    # driver rows against MariaDB: tls and caching_sha2_password do not apply (MySQL only)
+    assert all(
+        k["outcome"] == "pass" or (k["outcome"] == "skip" and k["detail"].startswith("not applicable"))
+        for k in smoke["checks"]
+    )
 
 
 def test_the_whole_run_gets_the_expected_grid(lab_report: dict[str, Any]) -> None:

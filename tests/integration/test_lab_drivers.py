@@ -1,0 +1,198 @@
+"""Driver rows in the lab: drivers pinned in PyPI, npm, Maven Central and the Go module
+proxy, installed into the lab's language runtime images on amd64 (native) and arm64
+(emulated), then the smoke program against MariaDB 10.11, through the real engine, the
+real registries and the real package registries. A second run installs nothing; a
+source build without a compiler is `broken` naming what is missing; a pin that names no
+published version and an image without the smoke program are configuration errors
+naming the row."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecoready.domain.codec import from_plain
+from ecoready.domain.model import Packaging
+from ecoready.matrix.load import load
+from ecoready.report.present import packaging_text
+from tests.support.cli import LAB_MATRIX, ecoready
+
+pytestmark = pytest.mark.docker
+
+ROWS = [c.id for c in load(LAB_MATRIX).components if "driver" in c.options]
+# What each row's registry publishes for both lab arches (tests/integration/test_package_registries.py
+# checks the verdicts against the registries' own file lists), and how it was installed.
+EXPECTED = {
+    "driver-python-mysqlclient": ("ready (built from source: needs gcc, python3-dev, pkg-config, libmariadb-dev)"),
+    "driver-python-pymysql": "ready (pure-Python wheel)",
+    "driver-python-mysql-connector": "ready (wheel)",
+    "driver-nodejs-mysql2": "ready (pure JS)",
+    "driver-java-mysql-connector-j": "ready (pure-Java jar)",
+    "driver-java-mariadb-java-client": "ready (pure-Java jar)",
+    "driver-go-mysql": "ready (pure Go)",
+}
+SERVER = (
+    '[[components]]\nid = "mariadb-10.11"\ncategory = "server"\nprobe = "server"\n'
+    'image = "127.0.0.1:5000/lab/mariadb:10.11"\n\n'
+)
+
+
+def run(matrix: Path, *args: str, timeout: float = 3600) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    out = matrix.with_suffix(f".{len(list(matrix.parent.glob('*.json')))}.json")
+    result = ecoready("run", "--headless", "--matrix", str(matrix), "--json", str(out), *args, timeout=timeout)
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report, result
+
+
+def row(tmp_path: Path, cid: str, image: str, options: str) -> Path:
+    matrix = tmp_path / f"{cid}.toml"
+    matrix.write_text(
+        SERVER + f'[[components]]\nid = "{cid}"\ncategory = "connector"\nprobe = "connector"\n'
+        f'image = "127.0.0.1:5000/lab/{image}"\nbackend = "mariadb-10.11"\noptions = {{ {options} }}\n'
+    )
+    return matrix
+
+
+def checks_of(cell: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    smoke = [s for s in cell["stages"] if s["stage"] == "smoke"]
+    return {c["name"]: c for c in smoke[0]["checks"]} if smoke else {}
+
+
+def start_of(cell: dict[str, Any]) -> dict[str, Any]:
+    return next(s for s in cell["stages"] if s["stage"] == "start")
+
+
+def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(lab: Path, no_leaks: None) -> None:
+    assert sorted(ROWS) == sorted(EXPECTED)
+    first, result = run(lab, "--only", ",".join(ROWS))
+    assert result.returncode == 0, (result.stderr[-3000:], [(c["id"], c["detail"]) for c in first["cells"]])
+    for cell in first["cells"]:
+        packaging = cell["packaging"]
+        assert [s["stage"] for s in cell["stages"]] == ["packaging", "image", "start", "smoke"]
+        assert cell["emulated"] is (cell["arch"] == "arm64")
+        assert packaging["arch"] == cell["arch"] and packaging["verdict"] == "ready"
+        # the verdict as every view shows it, after the install
+        assert packaging_text(from_plain(Packaging, packaging)) == EXPECTED[cell["component"]], packaging
+        checks = checks_of(cell)
+        assert [k for k, c in checks.items() if c["outcome"] == "pass"] == [
+            "connect",
+            "version",
+            "prepared_utf8mb4",
+            "rollback",
+            "wrong_password",
+        ], checks
+        # against MariaDB: TLS and caching_sha2_password are MySQL's, and said to be so
+        assert {checks[k]["outcome"] for k in ("tls", "caching_sha2_password")} == {"skip"}
+        assert checks["tls"]["detail"].startswith("not applicable: the backend is MariaDB")
+        assert "MariaDB" in checks["version"]["detail"]
+    by_id = {c["id"]: c for c in first["cells"]}
+    for arch in ("amd64", "arm64"):
+        built = by_id[f"driver-python-mysqlclient/{arch}"]["packaging"]
+        assert built["install"].startswith("built from source") and built["needs"][0] == "gcc"
+        wheel = by_id[f"driver-python-mysql-connector/{arch}"]["packaging"]
+        machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
+        assert wheel["install"].startswith("wheel (") and wheel["install"].endswith(f"_{machine}.whl)"), wheel
+        assert (
+            f"mysql2 {by_id[f'driver-nodejs-mysql2/{arch}']['packaging']['version']}"
+            in (checks_of(by_id[f"driver-nodejs-mysql2/{arch}"])["connect"]["detail"])
+        )  # the very version the packaging stage resolved is the one that ran
+        go = by_id[f"driver-go-mysql/{arch}"]
+        assert f"go-sql-driver/mysql {go['packaging']['version']}" in checks_of(go)["connect"]["detail"]
+    # the same rows again: every install comes from the first run's images
+    second, result = run(lab, "--only", ",".join(ROWS))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert {c["id"]: c["packaging"]["cached"] for c in second["cells"]} == {c["id"]: True for c in second["cells"]}
+    for cell in second["cells"]:
+        assert cell["packaging"]["install"] == by_id[cell["id"]]["packaging"]["install"]
+    assert len(_cache_images()) >= len(second["cells"])  # kept by the engine, by label, across runs
+
+
+def _cache_images() -> list[str]:
+    listed = subprocess.run(
+        ["docker", "images", "--filter", "label=ecoready.cache=driver", "--format", "{{.Repository}}:{{.Tag}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return listed.stdout.split()
+
+
+def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tmp_path: Path, no_leaks: None) -> None:
+    # mysqlclient ships no aarch64 wheel; python:3.11-slim has no compiler (like upstream's)
+    options = 'language = "python", driver = "pypi:mysqlclient==2.2.*"'
+    matrix = row(tmp_path, "slim-mysqlclient", "python:3.11-slim", options)
+    report, result = run(matrix, "--only", "slim-mysqlclient", "--arch", "arm64", timeout=1800)
+    assert result.returncode == 1, result.stderr[-3000:]
+    (cell,) = report["cells"]
+    assert cell["status"] == "broken", cell
+    packaging = cell["packaging"]
+    assert packaging["verdict"] == "missing"
+    assert packaging["install"].startswith("failed: the image has no gcc, python3-dev, pkg-config, libmariadb-dev")
+    assert cell["stages"][0]["stage"] == "packaging" and "source build (needs gcc" in cell["stages"][0]["detail"]
+    assert "did not install: the image has no gcc, python3-dev, pkg-config, libmariadb-dev" in cell["detail"]
+    summary = result.stdout + result.stderr
+    assert "missing (no aarch64 build, source build failed: the image has no gcc" in summary
+
+
+def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path: Path, no_leaks: None) -> None:
+    matrix = row(tmp_path, "pin-nowhere", "python:3.11-slim", 'language = "python", driver = "pypi:PyMySQL==0.0.1"')
+    report, result = run(matrix, "--only", "pin-nowhere", "--arch", "amd64", timeout=600)
+    assert result.returncode == 3, result.stderr[-3000:]
+    (cell,) = report["cells"]
+    assert cell["status"] == "error"
+    assert [s["stage"] for s in cell["stages"]] == ["packaging"]  # judged before any image or container
+    assert "row pin-nowhere: pypi:PyMySQL==0.0.1: PyPI has no release of PyMySQL matching it" in cell["detail"]
+
+
+@pytest.mark.parametrize(
+    ("cid", "image", "options", "words"),
+    [
+        ("c-on-mariadb", "mariadb:10.11", 'language = "c"', "row c-on-mariadb: the image has no smoke-c on its PATH"),
+        (
+            "python-on-node",
+            "node:18",
+            'language = "python", driver = "pypi:PyMySQL"',
+            "row python-on-node: the image has no smoke-python on its PATH",  # node's image has python3 (node-gyp)
+        ),
+    ],
+)
+def test_an_image_without_the_smoke_program_is_a_configuration_error(
+    tmp_path: Path, no_leaks: None, cid: str, image: str, options: str, words: str
+) -> None:
+    report, result = run(row(tmp_path, cid, image, options), "--only", cid, "--arch", "amd64", timeout=900)
+    assert result.returncode == 3, result.stderr[-3000:]
+    (cell,) = report["cells"]
+    assert cell["status"] == "error" and words in cell["detail"], cell["detail"]
+    assert start_of(cell)["outcome"] == "error"
+
+
+def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password(tmp_path: Path, no_leaks: None) -> None:
+    published = subprocess.run(
+        ["curl", "-sf", "http://127.0.0.1:5000/v2/lab/mysql/tags/list"], capture_output=True, text=True, timeout=30
+    )
+    if '"9.7"' not in published.stdout:
+        pytest.skip("the lab's MySQL 9.7 image (issue 18) is not published: `ecoready lab build --only mysql`")
+    lab_rows = {c.id: c for c in load(LAB_MATRIX).components if c.id in ROWS}
+    text = '[[components]]\nid = "mysql-9.7"\ncategory = "server"\nprobe = "server"\n'
+    text += 'image = "127.0.0.1:5000/lab/mysql:9.7"\noptions = { flavor = "mysql" }\n'
+    for cid, component in lab_rows.items():
+        text += (
+            f'\n[[components]]\nid = "{cid}"\ncategory = "connector"\nprobe = "connector"\n'
+            f'image = "{component.image}"\nbackend = "mysql-9.7"\n'
+            f'options = {{ language = "{component.options["language"]}", driver = "{component.options["driver"]}" }}\n'
+        )
+    matrix = tmp_path / "mysql.toml"
+    matrix.write_text(text)
+    report, _ = run(matrix, "--only", ",".join(lab_rows), "--arch", "amd64")
+    cells = {c["component"]: c for c in report["cells"]}
+    for cid in lab_rows:
+        checks = checks_of(cells[cid])
+        assert checks["tls"]["outcome"] == "pass" and checks["tls"]["detail"].startswith("encrypted: TLS"), checks
+        sha2 = checks["caching_sha2_password"]
+        assert sha2["outcome"] == "pass" and "full, then fast authentication" in sha2["detail"], (cid, sha2)
+        assert "1045" in checks["wrong_password"]["detail"], (cid, checks["wrong_password"])
