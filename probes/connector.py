@@ -225,7 +225,8 @@ class ConnectorProbe(Probe):
         packaging = ctx.packaging
         if packaging is None:
             raise InfraError("the packaging stage gave this driver row no package to install")
-        recipe = drivers.recipe(packaging)
+        # one try of a download that can stall: a third of the install's time
+        recipe = drivers.recipe(packaging, ctx.scaled(INSTALL_LIMIT) / 3)
         self.argv = recipe.program
         done = await install(
             ctx,

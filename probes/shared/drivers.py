@@ -34,7 +34,10 @@ class Recipe:
     run_env: Mapping[str, str] = field(default_factory=dict)  # for the connector container
 
 
-def recipe(packaging: Packaging) -> Recipe:
+def recipe(packaging: Packaging, attempt: float = 120.0) -> Recipe:
+    """`attempt`: seconds one try of a download that can stall may take (Maven's)."""
+    if packaging.registry == "maven":
+        return _java(packaging, attempt)
     return _RECIPES[packaging.registry](packaging)
 
 
@@ -103,7 +106,16 @@ def _nodejs(p: Packaging) -> Recipe:
 MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 
 
-def _java(p: Packaging) -> Recipe:
+def _retried(command: str, limit: float, tries: int = 3) -> str:
+    """`command` under a time limit, tried again when it runs out (not when it fails)."""
+    bounded = f"timeout -k 5 {limit:.0f} {command}"
+    return (
+        f"{{ i=1; until {bounded}; do rc=$?; [ $rc -eq 124 -o $rc -eq 137 ] && [ $i -lt {tries} ] || exit $rc; "
+        f"i=$((i + 1)); echo 'ecoready: a download stalled, trying again' >&2; done; }}"
+    )
+
+
+def _java(p: Packaging, attempt: float = 120.0) -> Recipe:
     group, artifact = p.package.split(":")
     home = f"{ROOT}/java"
     central = registry_url("maven")
@@ -127,17 +139,18 @@ def _java(p: Packaging) -> Recipe:
         f"printf '%s\\n' {shlex.quote(pom)} > {home}/pom.xml",
         trust,
         "export MAVEN_OPTS",
-        f"mvn -B -q -Dstyle.color=never -f {home}/pom.xml -Dmaven.repo.local=/tmp/ecoready-m2 "
-        f"{MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies -DoutputDirectory={home}/lib -DincludeScope=runtime",
+        # Maven 3.8's HTTP has no timeout on a TLS handshake the other end never answers
+        # (seen through this site's proxy): a try that stalls is ended and made again
+        _retried(
+            f"mvn -B -q -Dstyle.color=never -f {home}/pom.xml -Dmaven.repo.local=/tmp/ecoready-m2 "
+            f"{MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies -DoutputDirectory={home}/lib -DincludeScope=runtime",
+            attempt,
+        ),
         "rm -rf /tmp/ecoready-m2",
         needs=p.needs,
     )
-    # C1 only and the serial collector: Maven's JVM starts much faster, above all emulated;
-    # a read timeout and retries of its own, so a stalled download fails instead of hanging
-    env = {
-        "MAVEN_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
-        "-Dmaven.wagon.rto=60000 -Dmaven.wagon.http.retryHandler.count=3"
-    }
+    # C1 only and the serial collector: Maven's JVM starts much faster, above all emulated
+    env = {"MAVEN_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dmaven.wagon.http.retryHandler.count=3"}
     scheme = "mariadb" if group == "org.mariadb.jdbc" else "mysql"
     return Recipe(script, env, ("smoke-java", "--scheme", scheme), {"ECOREADY_DRIVER_CLASSPATH": f"{home}/lib/*"})
 
@@ -172,7 +185,7 @@ def _go(p: Packaging) -> Recipe:
     return Recipe(script, env, (f"{ROOT}/bin/smoke-go",))
 
 
-_RECIPES = {"pypi": _python, "npm": _nodejs, "maven": _java, "go": _go}
+_RECIPES = {"pypi": _python, "npm": _nodejs, "go": _go}
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,10 @@ SERVER = (
 )
 
 
-def run(matrix: Path, *args: str, timeout: float = 3600) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    out = matrix.with_suffix(f".{len(list(matrix.parent.glob('*.json')))}.json")
+def run(
+    matrix: Path, reports: Path, *args: str, timeout: float = 3600
+) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    out = reports / f"report-{len(list(reports.glob('report-*.json')))}.json"
     result = ecoready("run", "--headless", "--matrix", str(matrix), "--json", str(out), *args, timeout=timeout)
     report: dict[str, Any] = json.loads(out.read_text())
     return report, result
@@ -66,9 +68,11 @@ def start_of(cell: dict[str, Any]) -> dict[str, Any]:
     return next(s for s in cell["stages"] if s["stage"] == "start")
 
 
-def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(lab: Path, no_leaks: None) -> None:
+def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(
+    lab: Path, tmp_path: Path, no_leaks: None
+) -> None:
     assert sorted(ROWS) == sorted(EXPECTED)
-    first, result = run(lab, "--only", ",".join(ROWS))
+    first, result = run(lab, tmp_path, "--only", ",".join(ROWS))
     assert result.returncode == 0, (result.stderr[-3000:], [(c["id"], c["detail"]) for c in first["cells"]])
     for cell in first["cells"]:
         packaging = cell["packaging"]
@@ -103,7 +107,7 @@ def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(
         go = by_id[f"driver-go-mysql/{arch}"]
         assert f"go-sql-driver/mysql {go['packaging']['version']}" in checks_of(go)["connect"]["detail"]
     # the same rows again: every install comes from the first run's images
-    second, result = run(lab, "--only", ",".join(ROWS))
+    second, result = run(lab, tmp_path, "--only", ",".join(ROWS))
     assert result.returncode == 0, result.stderr[-3000:]
     assert {c["id"]: c["packaging"]["cached"] for c in second["cells"]} == {c["id"]: True for c in second["cells"]}
     for cell in second["cells"]:
@@ -126,7 +130,7 @@ def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tm
     # mysqlclient ships no aarch64 wheel; python:3.11-slim has no compiler (like upstream's)
     options = 'language = "python", driver = "pypi:mysqlclient==2.2.*"'
     matrix = row(tmp_path, "slim-mysqlclient", "python:3.11-slim", options)
-    report, result = run(matrix, "--only", "slim-mysqlclient", "--arch", "arm64", timeout=1800)
+    report, result = run(matrix, tmp_path, "--only", "slim-mysqlclient", "--arch", "arm64", timeout=1800)
     assert result.returncode == 1, result.stderr[-3000:]
     (cell,) = report["cells"]
     assert cell["status"] == "broken", cell
@@ -141,7 +145,7 @@ def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tm
 
 def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path: Path, no_leaks: None) -> None:
     matrix = row(tmp_path, "pin-nowhere", "python:3.11-slim", 'language = "python", driver = "pypi:PyMySQL==0.0.1"')
-    report, result = run(matrix, "--only", "pin-nowhere", "--arch", "amd64", timeout=600)
+    report, result = run(matrix, tmp_path, "--only", "pin-nowhere", "--arch", "amd64", timeout=600)
     assert result.returncode == 3, result.stderr[-3000:]
     (cell,) = report["cells"]
     assert cell["status"] == "error"
@@ -164,7 +168,7 @@ def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path
 def test_an_image_without_the_smoke_program_is_a_configuration_error(
     tmp_path: Path, no_leaks: None, cid: str, image: str, options: str, words: str
 ) -> None:
-    report, result = run(row(tmp_path, cid, image, options), "--only", cid, "--arch", "amd64", timeout=900)
+    report, result = run(row(tmp_path, cid, image, options), tmp_path, "--only", cid, "--arch", "amd64", timeout=900)
     assert result.returncode == 3, result.stderr[-3000:]
     (cell,) = report["cells"]
     assert cell["status"] == "error" and words in cell["detail"], cell["detail"]
@@ -188,7 +192,7 @@ def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password(tmp_path: Pa
         )
     matrix = tmp_path / "mysql.toml"
     matrix.write_text(text)
-    report, _ = run(matrix, "--only", ",".join(lab_rows), "--arch", "amd64")
+    report, _ = run(matrix, tmp_path, "--only", ",".join(lab_rows), "--arch", "amd64")
     cells = {c["component"]: c for c in report["cells"]}
     for cid in lab_rows:
         checks = checks_of(cells[cid])
