@@ -241,6 +241,8 @@ class ConnectorProbe(Probe):
             )
             if done.labels.get("ecoready.install.file"):  # the file pip took, e.g. which wheel
                 how = f"{how} ({done.labels['ecoready.install.file']})"
+            if not done.cached:
+                how = f"{how} in {done.seconds:.0f} s"
             ctx.report_packaging(replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
             return done.image_id, dict(recipe.run_env)
         assert done.result is not None

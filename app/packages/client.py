@@ -36,11 +36,8 @@ class PackageClient:
         *,
         on_status: Callable[[RegistryStatus], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        deadline: float | None = None,
     ) -> None:
         self.http = PackageHttp(on_status=on_status, transport=transport)
-        if deadline is not None:
-            self.http.deadline = deadline
         self._answers: dict[tuple[str, str], asyncio.Future[Packaging]] = {}
 
     async def __aenter__(self) -> PackageClient:

@@ -6,21 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-# need -> (what it is, a POSIX shell test that succeeds when the image has it)
-NEEDS: Mapping[str, tuple[str, str]] = {
-    "gcc": ("a C compiler", "command -v cc || command -v gcc"),
-    "g++": ("a C++ compiler", "command -v c++ || command -v g++"),
-    "make": ("make", "command -v make"),
-    "python3": ("Python 3 (node-gyp runs it)", "command -v python3"),
-    "python3-dev": (
-        "Python's C headers",
-        'test -e "$(python3 -c \'import sysconfig; print(sysconfig.get_path("include"))\')/Python.h"',
-    ),
-    "pkg-config": ("pkg-config", "command -v pkg-config"),
-    "libmariadb-dev": (
-        "the MySQL/MariaDB client library's headers",
-        "test -e /usr/include/mariadb/mysql.h || test -e /usr/include/mysql/mysql.h",
-    ),
+# need -> a POSIX shell test that succeeds when the image has it
+NEEDS: Mapping[str, str] = {
+    "gcc": "command -v cc || command -v gcc",  # a C compiler
+    "g++": "command -v c++ || command -v g++",  # a C++ compiler
+    "make": "command -v make",
+    "python3": "command -v python3",  # node-gyp runs it
+    "python3-dev": 'test -e "$(python3 -c \'import sysconfig; print(sysconfig.get_path("include"))\')/Python.h"',
+    "pkg-config": "command -v pkg-config",
+    # the MySQL/MariaDB client library's headers
+    "libmariadb-dev": "test -e /usr/include/mariadb/mysql.h || test -e /usr/include/mysql/mysql.h",
 }
 
 NODE_GYP = ("python3", "make", "g++")  # what node-gyp needs to compile an addon
@@ -33,6 +28,6 @@ def absent_script(needs: Iterable[str], python: str = "python3") -> str:
     interpreter whose headers count, e.g. a virtual environment's)."""
     lines = []
     for need in needs:
-        _, test = NEEDS[need]
+        test = NEEDS[need]
         lines.append(f"{{ {test.replace('python3 -c', f'{python} -c')} ; }} >/dev/null 2>&1 || echo {need}")
     return "\n".join(lines) or "true"
