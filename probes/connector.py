@@ -37,6 +37,7 @@ from ecoready.probe_api import (
     SqlTarget,
     StageFailed,
     install,
+    report_packaging,
 )
 from ecoready.probes.shared import drivers
 from ecoready.probes.shared.accounts import Account, create_accounts
@@ -243,7 +244,7 @@ class ConnectorProbe(Probe):
                 how = f"{how} ({done.labels['ecoready.install.file']})"
             if not done.cached:
                 how = f"{how} in {done.seconds:.0f} s"
-            ctx.report_packaging(replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
+            report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
             return done.image_id, dict(recipe.run_env)
         assert done.result is not None
         failed = drivers.failure(done.result.stdout, done.result.stderr)
@@ -251,7 +252,7 @@ class ConnectorProbe(Probe):
             raise MatrixMismatch(f"row {ctx.cell.component.id}: {failed.mismatch}")
         why = f"the image has no {', '.join(failed.absent)}" if failed.absent else ""
         why = "; ".join(part for part in (why, failed.last) if part) or f"exit code {done.result.exit_code}"
-        ctx.report_packaging(replace(packaging, verdict=PackagingVerdict.MISSING, install=f"failed: {why}"))
+        report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.MISSING, install=f"failed: {why}"))
         raise StageFailed(f"{packaging.package} {packaging.version} did not install: {why}")
 
     async def smoke(self) -> None:

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from ecoready.domain.model import RegistryStatus
+from ecoready.domain.packaging import Packaging
+
 REGISTRIES = ("pypi", "npm", "maven", "go")
 # The connector language each registry's drivers are for (the row's `language`).
 LANGUAGE_OF = {"pypi": "python", "npm": "nodejs", "maven": "java", "go": "go"}
@@ -77,6 +80,26 @@ class DriverSpec:
         if self.registry == "maven":
             return f"{self.package}:{version}"
         return f"{self.package}@{version}"
+
+
+@dataclass(frozen=True)
+class DriverCheck:
+    """One row of `ecoready drivers`: a driver pin on one arch, asked of its registry."""
+
+    spec: str  # as given (a matrix row's `driver`, or the command line)
+    arch: str
+    row: str = ""  # the matrix row it came from ("" from the command line)
+    packaging: Packaging | None = None  # None when it could not be judged (see error)
+    error: str = ""  # "no version ...": the pin is wrong; "registry ...": it could not be asked
+    config_error: bool = False  # the pin names no published version (a configuration error)
+
+
+@dataclass(frozen=True)
+class DriversReport:
+    checked_at: str
+    seconds: float
+    checks: tuple[DriverCheck, ...] = ()
+    registries: tuple[RegistryStatus, ...] = ()
 
 
 def newest(registry: str, versions: Iterable[str]) -> str | None:

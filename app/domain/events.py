@@ -12,13 +12,13 @@ from ecoready.domain.model import (
     HostFacts,
     ImageInfo,
     Outcome,
-    Packaging,
     PlatformFitness,
     Profile,
     RegistryStatus,
     Stage,
     Status,
 )
+from ecoready.domain.packaging import Packaging
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecoready.domain.packaging import Packaging
+
 
 class Category(str, enum.Enum):
     SERVER = "server"
@@ -268,53 +270,6 @@ class BenchResult:
     # role -> CPUs it was pinned to ({"server": "0", "sysbench": "1"}); empty: not pinned
     cpusets: Mapping[str, str] = field(default_factory=dict)
     method: str = ""  # one line: tables x rows, threads, run length, warmup, repeats
-
-
-class PackagingVerdict(str, enum.Enum):
-    """Can a driver's pinned version be installed on an arch? From its package registry
-    (before any container), then from installing it (the start stage)."""
-
-    READY = "ready"  # a prebuilt artifact for the arch (or none needed), or the source build worked
-    SOURCE = "source"  # no prebuilt artifact: installing builds it from source (not tried yet)
-    MISSING = "missing"  # nothing for the arch: no prebuilt artifact and no source, or the source build failed
-
-
-@dataclass(frozen=True)
-class Packaging:
-    """A driver row's package for one arch: what its registry publishes (the packaging
-    stage) and how installing it went (the start stage)."""
-
-    spec: str  # as the matrix wrote it: "pypi:mysqlclient==2.2.*"
-    registry: str  # pypi | npm | maven | go
-    package: str
-    version: str  # what the spec resolved to
-    arch: str
-    verdict: PackagingVerdict
-    artifact: str = ""  # the prebuilt artifact for the arch ("wheel", "pure JS", ...); "" none
-    needs: tuple[str, ...] = ()  # what a source build needs, as Debian packages: gcc, libmariadb-dev
-    detail: str = ""  # one line: the files behind the verdict
-    install: str = ""  # how the start stage installed it ("prebuilt", "built from source", "failed: ..."); "" not yet
-    cached: bool = False  # the start stage found it installed by an earlier run (nothing installed again)
-
-
-@dataclass(frozen=True)
-class DriverCheck:
-    """One row of `ecoready drivers`: a driver pin on one arch, asked of its registry."""
-
-    spec: str  # as given (a matrix row's `driver`, or the command line)
-    arch: str
-    row: str = ""  # the matrix row it came from ("" from the command line)
-    packaging: Packaging | None = None  # None when it could not be judged (see error)
-    error: str = ""  # "no version ...": the pin is wrong; "registry ...": it could not be asked
-    config_error: bool = False  # the pin names no published version (a configuration error)
-
-
-@dataclass(frozen=True)
-class DriversReport:
-    checked_at: str
-    seconds: float
-    checks: tuple[DriverCheck, ...] = ()
-    registries: tuple[RegistryStatus, ...] = ()
 
 
 @dataclass(frozen=True)

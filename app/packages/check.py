@@ -8,9 +8,9 @@ import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from ecoready.domain.drivers import DriverSpec
+from ecoready.domain.drivers import DriverCheck, DriverSpec, DriversReport
 from ecoready.domain.errors import MatrixMismatch, RegistryError
-from ecoready.domain.model import DriverCheck, DriversReport, PackagingVerdict
+from ecoready.domain.packaging import PackagingVerdict
 from ecoready.packages.client import PackageClient
 
 

@@ -17,7 +17,8 @@ from types import TracebackType
 import httpx
 
 from ecoready.domain.drivers import DriverSpec
-from ecoready.domain.model import Packaging, RegistryStatus
+from ecoready.domain.model import RegistryStatus
+from ecoready.domain.packaging import Packaging
 from ecoready.packages import goproxy, maven, npm, pypi
 from ecoready.packages.http import PackageHttp
 

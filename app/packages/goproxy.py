@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ecoready.domain.drivers import DriverSpec, newest, semver
 from ecoready.domain.errors import MatrixMismatch, RegistryError
-from ecoready.domain.model import Packaging, PackagingVerdict
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.text import inert
 from ecoready.packages.archives import cgo_files, go_directive
 from ecoready.packages.http import ARCHIVE_LIMIT, PackageHttp, base_url, host_of

@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 
 from ecoready.domain.drivers import DriverSpec, newest
 from ecoready.domain.errors import MatrixMismatch, RegistryError
-from ecoready.domain.model import UNAME_MACHINE, Packaging, PackagingVerdict
+from ecoready.domain.model import UNAME_MACHINE
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.text import inert
 from ecoready.packages.archives import native_libraries
 from ecoready.packages.http import ARCHIVE_LIMIT, PackageHttp, base_url, host_of

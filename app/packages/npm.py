@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from ecoready.domain.drivers import DriverSpec, newest, parse_driver
 from ecoready.domain.errors import MatrixMismatch, RegistryError
-from ecoready.domain.model import Packaging, PackagingVerdict
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.text import inert
 from ecoready.packages.archives import npm_tarball_facts
 from ecoready.packages.http import ARCHIVE_LIMIT, PackageHttp, base_url, host_of

@@ -17,14 +17,15 @@ from ecoready.domain.errors import (
     SqlError,
     StageFailed,
 )
-from ecoready.domain.model import UNAME_MACHINE, Packaging, PackagingVerdict
+from ecoready.domain.model import UNAME_MACHINE
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.specs import ExecResult
 from ecoready.packages.http import base_url as registry_url
 from ecoready.packages.needs import absent_script
 from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.handles import Container, Endpoint
-from ecoready.probe_api.install_cache import TRUST_JAVA, TRUST_PEM, Installed, install
+from ecoready.probe_api.install_cache import TRUST_JAVA, TRUST_PEM, Installed, install, report_packaging
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, option_file, parse_xml
@@ -60,5 +61,6 @@ __all__ = [
     "option_file",
     "parse_xml",
     "registry_url",
+    "report_packaging",
     "run_bench",
 ]

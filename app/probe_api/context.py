@@ -27,8 +27,9 @@ from ecoready.domain.errors import (
     SqlError,
     StageFailed,
 )
-from ecoready.domain.events import BenchReported, CheckReported, PackagingReported
-from ecoready.domain.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Packaging, Stage
+from ecoready.domain.events import BenchReported, CheckReported
+from ecoready.domain.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Stage
+from ecoready.domain.packaging import Packaging
 from ecoready.domain.specs import (
     ContainerSpec,
     ContainerState,
@@ -81,8 +82,7 @@ class ProbeContext:
         # Environment added to every container of the cell, backends included (one dict
         # shared with child contexts): the runner sets QEMU_CPU=max here for its retry.
         self.extra_env: dict[str, str] = parent.extra_env if parent else {}
-        # A driver row's package for this arch: set by the packaging stage, then the install.
-        self.packaging: Packaging | None = None
+        self.packaging: Packaging | None = None  # a driver row's (probe_api/install_cache.py)
 
     # -- facts -----------------------------------------------------------------------
     @property
@@ -443,12 +443,10 @@ class ProbeContext:
             outcome, detail = Outcome.FAIL, str(exc)
         except DeadlineExceeded as exc:
             outcome, detail = Outcome.TIMEOUT, str(exc)
-        except Skip as exc:  # the check does not apply here ("not applicable: ...")
-            outcome, detail = Outcome.SKIP, str(exc)
         except InfraError:
             raise
-        except EcoreadyError as exc:
-            outcome, detail = Outcome.ERROR, str(exc)
+        except EcoreadyError as exc:  # Skip: the check does not apply here ("not applicable: ...")
+            outcome, detail = Outcome.SKIP if isinstance(exc, Skip) else Outcome.ERROR, str(exc)
         seconds = time.monotonic() - started
         if outcome is Outcome.FAIL or outcome is Outcome.ERROR:
             self.failed_checks.append(name)
@@ -464,11 +462,6 @@ class ProbeContext:
     def report_bench(self, result: BenchResult) -> None:
         """Publish the cell's benchmark numbers (again, as they grow)."""
         self.run.emit(BenchReported(self.cell.id, result))
-
-    def report_packaging(self, packaging: Packaging) -> None:
-        """Publish what is known of the driver's package (the install's outcome, too)."""
-        self.packaging = packaging
-        self.run.emit(PackagingReported(self.cell.id, packaging))
 
     # -- backends ---------------------------------------------------------------------
     async def backend(self) -> Endpoint:

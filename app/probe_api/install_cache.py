@@ -26,6 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ecoready.domain.errors import DeadlineExceeded, EcoreadyError
+from ecoready.domain.events import PackagingReported
+from ecoready.domain.packaging import Packaging
 from ecoready.domain.specs import LABEL_CREATED, ContainerSpec, ExecResult, SecretFile
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
@@ -54,6 +56,13 @@ class Installed:
     labels: Mapping[str, str] = field(default_factory=dict)  # the facts the script printed
     result: ExecResult | None = None  # the install's own output (None when cached)
     seconds: float = 0.0
+
+
+def report_packaging(ctx: ProbeContext, packaging: Packaging) -> None:
+    """What is known of a driver row's package, for the cell (an event) and the probe: the
+    packaging stage's finding, then the install's outcome."""
+    ctx.packaging = packaging
+    ctx.run.emit(PackagingReported(ctx.cell.id, packaging))
 
 
 def cache_key(runtime_image_id: str, arch: str, script: str) -> str:

@@ -7,7 +7,7 @@ import json
 
 from ecoready import __version__
 from ecoready.domain.codec import to_plain
-from ecoready.domain.model import DriverCheck, DriversReport
+from ecoready.domain.drivers import DriverCheck, DriversReport
 from ecoready.domain.text import one_line
 from ecoready.report.images_table import registry_line
 from ecoready.report.json import registry_dict

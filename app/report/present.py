@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ecoready.domain.model import UNAME_MACHINE, CellResult, Packaging, PackagingVerdict, PlatformFitness, Status
+from ecoready.domain.model import UNAME_MACHINE, CellResult, PlatformFitness, Status
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 
 GLYPH: Mapping[Status, str] = {
     Status.PENDING: "·",

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import ImageUnavailable, InfraError, MatrixMismatch
-from ecoready.domain.model import PackagingVerdict
+from ecoready.domain.packaging import PackagingVerdict
 from ecoready.matrix.kinds import KINDS
 from ecoready.plan.cells import CellPlan
 from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.install_cache import report_packaging
 from ecoready.report.present import packaging_text
 
 
@@ -28,7 +29,7 @@ async def packaging_stage(cell: CellPlan, ctx: ProbeContext) -> str:
         packaging = await client.assess(spec, cell.arch)
     except MatrixMismatch as exc:
         raise MatrixMismatch(f"row {cell.component.id}: {exc}") from None
-    ctx.report_packaging(packaging)
+    report_packaging(ctx, packaging)
     text = f"{packaging.package} {packaging.version}: {packaging_text(packaging)}"
     if packaging.verdict is PackagingVerdict.MISSING:
         raise ImageUnavailable(text, missing=True)

@@ -390,31 +390,14 @@ def cmd_images(args: argparse.Namespace) -> int:
 
 
 def cmd_drivers(args: argparse.Namespace) -> int:
-    """The pins given, or the matrix's driver rows; each spec checked before anything is asked."""
-    from ecoready.domain.drivers import parse_driver
-    from ecoready.matrix.kinds import KINDS
     from ecoready.ui.queries import drivers
 
-    arches = args.arch
-    if args.specs:
-        if args.only or args.matrix:
-            raise UsageError("give driver SPECs or --matrix/--only, not both")
-        for text in args.specs:
-            try:
-                parse_driver(text)
-            except ValueError as exc:
-                raise UsageError(f"{text!r}: {exc}") from None
-        return drivers([("", text) for text in args.specs], arches or ["amd64", "arm64"], args.json)
-    matrix = _load(args)
-    only_known(args.only, matrix)
-    rows = []
-    for component in matrix.components:
-        option = KINDS[component.probe].installs
-        if option and component.options.get(option) and (not args.only or component.id in args.only):
-            rows.append((component.id, str(component.options[option])))
-    if not rows:
-        raise UsageError(f"{matrix.path} has no driver rows (connector rows with a `driver`): give SPECs")
-    return drivers(rows, arches or list(matrix.arches), args.json)
+    if args.specs and (args.only or args.matrix):
+        raise UsageError("give driver SPECs or --matrix/--only, not both")
+    matrix = None if args.specs else _load(args)
+    if matrix is not None:
+        only_known(args.only, matrix)
+    return drivers(args.specs, matrix, args.only, args.arch, args.json)
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:

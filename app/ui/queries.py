@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 
-from ecoready.domain.errors import ConfigError
+from ecoready.domain.errors import ConfigError, UsageError
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.load import load
 from ecoready.ui.console import eprint
@@ -53,12 +53,33 @@ def images(matrix: Matrix, json_path: str | None, only: Sequence[str] | None, ar
     return asyncio.run(work())
 
 
-def drivers(specs: Sequence[tuple[str, str]], arches: Sequence[str], json_path: str | None) -> int:
-    """Does each driver pin ship a prebuilt artifact for each arch? `specs`: (matrix row or
-    "", spec text), already checked. A table (and/or JSON)."""
+def drivers(
+    specs: Sequence[str],
+    matrix: Matrix | None,
+    only: Sequence[str] | None,
+    arches: Sequence[str] | None,
+    json_path: str | None,
+) -> int:
+    """Does each driver pin ship a prebuilt artifact for each arch? The pins given (each
+    checked before anything is asked), or the driver rows of `matrix`. A table (and/or JSON)."""
     import asyncio
 
-    from ecoready.domain.drivers import parse_driver
+    from ecoready.domain.drivers import DriverSpec, parse_driver
+    from ecoready.matrix.kinds import KINDS
+
+    pins: list[tuple[str, DriverSpec]] = []
+    for text in specs:
+        try:
+            pins.append(("", parse_driver(text)))
+        except ValueError as exc:
+            raise UsageError(f"{text!r}: {exc}") from None
+    for component in matrix.components if matrix is not None else ():
+        option = KINDS[component.probe].installs
+        if option and component.options.get(option) and (not only or component.id in only):
+            pins.append((component.id, parse_driver(str(component.options[option]))))
+    if not pins:
+        raise UsageError(f"{matrix.path if matrix else 'the matrix'} has no driver rows (a connector's `driver`)")
+    arches = arches or (matrix.arches if matrix is not None else ("amd64", "arm64"))
 
     async def work() -> int:
         from ecoready.packages.check import check_drivers, exit_code
@@ -67,7 +88,7 @@ def drivers(specs: Sequence[tuple[str, str]], arches: Sequence[str], json_path: 
         from ecoready.report.files import write_output
 
         async with PackageClient() as client:
-            result = await check_drivers([(row, parse_driver(text)) for row, text in specs], arches, client)
+            result = await check_drivers(pins, arches, client)
         if json_path:
             write_output(json_path, render_json(result))
         if json_path != "-":

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ecoready.domain.codec import from_plain
-from ecoready.domain.model import Packaging
+from ecoready.domain.packaging import Packaging
 from ecoready.matrix.load import load
 from ecoready.report.present import packaging_text
 from tests.support.cli import LAB_MATRIX, ecoready

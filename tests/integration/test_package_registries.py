@@ -17,7 +17,7 @@ import pytest
 
 from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import MatrixMismatch
-from ecoready.domain.model import Packaging, PackagingVerdict
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.packages.client import PackageClient
 
 

@@ -13,7 +13,8 @@ import pytest
 from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import ConfigError
 from ecoready.domain.events import CellFinished, CellStarted, Event, PackagingReported, StageFinished
-from ecoready.domain.model import HostFacts, Outcome, Packaging, PackagingVerdict, Report, Stage, Status
+from ecoready.domain.model import HostFacts, Outcome, Report, Stage, Status
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.state import fold, reduce
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import INSTALL_BUDGET, PACKAGING_BUDGET, make_plan

@@ -19,7 +19,7 @@ import pytest
 
 from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import MatrixMismatch, RegistryError
-from ecoready.domain.model import Packaging, PackagingVerdict
+from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.packages import archives
 from ecoready.packages.client import PackageClient
 from ecoready.packages.npm import NpmVersion, fits

@@ -21,7 +21,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Packaging, Status
+from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Status
+from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text
 from ecoready.ui.tui.bars import bar_chart
