@@ -99,7 +99,7 @@ def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(
         assert built["install"].startswith("built from source") and built["needs"][0] == "gcc"
         wheel = by_id[f"driver-python-mysql-connector/{arch}"]["packaging"]
         machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
-        assert wheel["install"].startswith("wheel (") and wheel["install"].endswith(f"_{machine}.whl)"), wheel
+        assert wheel["install"].startswith("wheel (") and f"_{machine}.whl)" in wheel["install"], wheel
         assert (
             f"mysql2 {by_id[f'driver-nodejs-mysql2/{arch}']['packaging']['version']}"
             in (checks_of(by_id[f"driver-nodejs-mysql2/{arch}"])["connect"]["detail"])
