@@ -27,7 +27,7 @@ EcoreadyError
  |    |    +-- MislabelledBinary  the image's main program is of another arch (audit -> `broken`)
  |    +-- CheckFailed         one named check failed
  |    +-- SqlError            the server or client refused a statement
- +-- Skip                 the stage does not apply to this kind           -> stage `skip`
+ +-- Skip                 the stage does not apply, or could not be done  -> stage `skip`
 
 Never blame the component for an InfraError, nor the tool for a ComponentFailure.
 """
@@ -199,4 +199,6 @@ class SqlError(ComponentFailure):
 
 
 class Skip(EcoreadyError):
-    """The stage does not apply (e.g. no benchmark for this kind)."""
+    """The stage does not apply (e.g. no benchmark for this kind), or an optional one could
+    not be done and the cell goes on without it (the build audit when the engine would not
+    hand over the programs in time)."""

@@ -21,7 +21,7 @@ from ecoready.audit.findings import findings, mislabelled, summary
 from ecoready.audit.locate import candidates, search_dirs
 from ecoready.audit.program import audit_program
 from ecoready.domain.codec import from_plain, to_plain
-from ecoready.domain.errors import DataError, MislabelledBinary
+from ecoready.domain.errors import DataError, DeadlineExceeded, DockerUnavailable, EngineError, MislabelledBinary, Skip
 from ecoready.domain.events import AuditReported, Event
 from ecoready.domain.model import AuditResult, BinaryAudit, ImageInfo, PlatformFitness
 from ecoready.domain.specs import ImageFile
@@ -159,14 +159,19 @@ class Auditor:
             return replace(kept, cached=True)
         began = time.monotonic()
         engine = run.host.images
-        dirs = search_dirs(await engine.image_env(image.image_id))
-        files = await engine.read_files(
-            image.image_id,
-            [candidates(names, dirs) for names in programs],
-            labels=resource_labels(run, cell_id, "audit"),
-            max_bytes=MAX_PROGRAM_BYTES,
-            timeout=READ_TIMEOUT,
-        )
+        try:
+            dirs = search_dirs(await engine.image_env(image.image_id))
+            files = await engine.read_files(
+                image.image_id,
+                [candidates(names, dirs) for names in programs],
+                labels=resource_labels(run, cell_id, "audit"),
+                max_bytes=MAX_PROGRAM_BYTES,
+                timeout=READ_TIMEOUT,
+            )
+        except DockerUnavailable:
+            raise
+        except (DeadlineExceeded, EngineError) as exc:  # the audit is not worth the cell: it goes on
+            raise Skip(f"the programs could not be read: {exc}") from None
         binaries = []
         for names, found in zip(programs, files, strict=True):
             binaries.append(await asyncio.to_thread(_audit_file, names, found))

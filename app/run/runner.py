@@ -309,7 +309,9 @@ class Runner:
                     if held is None:
                         held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
-                if stage in (Stage.IMAGE, Stage.AUDIT, Stage.START) and outcome is not Outcome.PASS:
+                if stage in (Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
+                    break
+                if stage is Stage.AUDIT and outcome is Outcome.FAIL:  # a mislabelled binary: nothing to start
                     break
                 if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
                     break

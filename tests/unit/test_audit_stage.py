@@ -7,12 +7,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import cast
 
 import pytest
 
 from ecoready.audit.locate import candidates, search_dirs
-from ecoready.domain.errors import MislabelledBinary
+from ecoready.domain.errors import DeadlineExceeded, MislabelledBinary, Skip
 from ecoready.domain.events import (
     AuditReported,
     CellFinished,
@@ -161,6 +162,27 @@ def test_a_binary_of_another_arch_fails_the_stage_after_reporting_the_audit(tmp_
         "mislabelled binary: mariadbd (/usr/sbin/mariadbd) is built for amd64, the image says arm64"
     )
     assert cast(AuditReported, events[-1]).audit.findings[0].code == "mislabelled"
+
+
+class SlowEngine:
+    """An engine that never hands the files over in time (all an auditor asks of a host)."""
+
+    class images:  # stands for DockerHost.images
+        @staticmethod
+        async def image_env(image: str) -> list[str]:
+            raise DeadlineExceeded("docker call did not return within 35 s")
+
+
+def test_programs_the_engine_will_not_hand_over_skip_the_audit_not_the_cell(tmp_path: Path) -> None:
+    from ecoready.run.audit import AuditCache, Auditor
+
+    events: list[Event] = []
+    engine = cast(RunContext, SimpleNamespace(host=SlowEngine()))
+    auditor = Auditor(events.append, AuditCache(tmp_path))
+    with pytest.raises(Skip) as skipped:
+        asyncio.run(auditor.audit(engine, "db/arm64", "local", IMAGE, SERVER_PROGRAMS))
+    assert str(skipped.value) == "the programs could not be read: docker call did not return within 35 s"
+    assert events == []
 
 
 # -- the reducer --------------------------------------------------------------------------
