@@ -17,6 +17,7 @@ the LSE instruction when it is set, and an exclusive loop otherwise.
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections.abc import Iterator
@@ -69,16 +70,19 @@ def _word(encoding: Encoding) -> str:
     return "".join(_byte_class(encoding.mask >> s & 0xFF, encoding.value >> s & 0xFF) for s in (0, 8, 16, 24))
 
 
-_PATTERNS = {name: "|".join(_word(e) for e in encodings) for name, encodings in ENCODINGS.items()}
-_ANY_COUNTED = "|".join(f"(?:{p})" for p in _PATTERNS.values())
-_SWEEP = re.compile(
-    (
-        rf"(?=((?:(?!{_ANY_COUNTED})....){{1,{RUN}}}))\1"
-        + "".join(f"|(?P<{name}>{pattern})" for name, pattern in _PATTERNS.items())
-        + r"|(?P<tail>.{1,3}\Z)"
-    ).encode("ascii"),
-    re.DOTALL,
-)
+@functools.cache
+def _sweep_regex() -> re.Pattern[bytes]:
+    """The sweep's regex, compiled on first use."""
+    patterns = {name: "|".join(_word(e) for e in encodings) for name, encodings in ENCODINGS.items()}
+    counted = "|".join(f"(?:{p})" for p in patterns.values())
+    return re.compile(
+        (
+            rf"(?=((?:(?!{counted})....){{1,{RUN}}}))\1"
+            + "".join(f"|(?P<{name}>{pattern})" for name, pattern in patterns.items())
+            + r"|(?P<tail>.{1,3}\Z)"
+        ).encode("ascii"),
+        re.DOTALL,
+    )
 
 
 def word_at(code: bytes | memoryview, offset: int) -> int:
@@ -88,7 +92,7 @@ def word_at(code: bytes | memoryview, offset: int) -> int:
 
 def sweep(code: bytes | memoryview) -> Iterator[tuple[str, int]]:
     """(class, offset) of every counted instruction of `code` (word-aligned from its start)."""
-    for match in _SWEEP.finditer(code):
+    for match in _sweep_regex().finditer(code):
         kind = match.lastgroup
         if kind is None or kind == "tail":
             continue

@@ -26,6 +26,7 @@ A level the program declares (GNU_PROPERTY_X86_ISA_1_NEEDED) counts too.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -214,21 +215,25 @@ PATTERNS: Mapping[str, str] = {
     ),
 }
 
-_COUNTED = "|".join(f"(?:{PATTERNS[name]})" for name in CLASSES)
-_SWEEP = re.compile(
-    (
-        rf"(?=((?:{_generic(_COUNTED)}){{1,{RUN}}}))\1"
-        + "".join(f"|(?P<{name}>{PATTERNS[name]})" for name in CLASSES)
-        + "|(?P<bad>.)"
-    ).encode("ascii"),
-    re.DOTALL,
-)
+
+@functools.cache
+def _sweep_regex() -> re.Pattern[bytes]:
+    """The sweep's regex, compiled on first use (some 40 ms: runs that read nothing skip it)."""
+    counted = "|".join(f"(?:{PATTERNS[name]})" for name in CLASSES)
+    return re.compile(
+        (
+            rf"(?=((?:{_generic(counted)}){{1,{RUN}}}))\1"
+            + "".join(f"|(?P<{name}>{PATTERNS[name]})" for name in CLASSES)
+            + "|(?P<bad>.)"
+        ).encode("ascii"),
+        re.DOTALL,
+    )
 
 
 def sweep(code: bytes | memoryview) -> Iterator[tuple[str, int]]:
     """(class, offset) of every counted instruction of `code`, in order; undecodable bytes
     as ("bad", offset)."""
-    for match in _SWEEP.finditer(code):
+    for match in _sweep_regex().finditer(code):
         kind = match.lastgroup
         if kind is not None:
             yield kind, match.start()
