@@ -165,11 +165,48 @@ def _legacy(z: int, *, escaped: bool) -> str:
     return rf"{REX}\x0f(?:{_tails(TWO_BYTE, z)}|\x38.{MODRM}|\x3a.{MODRM}.)"
 
 
-def _generic(counted: str) -> str:
+@dataclass(frozen=True)
+class LegacyForm:
+    """A counted instruction in the legacy encoding: [prefixes] `last` [REX] 0F `opcode` `then`."""
+
+    cls: str
+    last: str  # the mandatory prefix (66, F2, F3), if any
+    opcode: str  # after 0F
+    then: str  # what follows (ModRM, displacement, immediate)
+    rex: str = REX
+    checked: bool = False  # the look-ahead must see `then` too (the opcode alone is not enough)
+
+    @property
+    def pattern(self) -> str:
+        return rf"{PREFIX}*{self.last}{self.rex}\x0f{self.opcode}{self.then}"
+
+    @property
+    def start(self) -> str:
+        """What the look-ahead checks, after the prefixes."""
+        return rf"{self.last}{self.rex}\x0f{self.opcode}" + (self.then if self.checked else "")
+
+
+LEGACY_FORMS = (
+    LegacyForm("v2", r"\xf3", r"\xb8", MODRM),  # POPCNT
+    LegacyForm("v2", r"\xf2", r"[\x12\xf0\xd0\x7c\x7d]", MODRM),  # SSE3
+    LegacyForm("v2", r"\xf3", r"[\x12\x16]", MODRM),
+    LegacyForm("v2", r"\x66", r"[\xd0\x7c\x7d]", MODRM),
+    LegacyForm("v2", "", r"\x38[\x00-\x0b\x10-\x41]", MODRM),  # SSSE3, SSE4.1, PCMPGTQ
+    LegacyForm("v2", "", r"\x3a[\x08-\x0f\x14-\x17\x20-\x22\x40-\x42\x60-\x63]", MODRM + "."),
+    LegacyForm("v2", "", r"\xc7", _modrm((1,), memory_only=True), rex=REX_W, checked=True),  # CMPXCHG16B
+    LegacyForm("crc32", r"\xf2", r"\x38[\xf0\xf1]", MODRM),
+    LegacyForm("pclmul", r"\x66", r"\x3a\x44", MODRM + "."),
+    LegacyForm("v3", r"\xf3", r"\xbd", MODRM),  # LZCNT (BSR on older CPUs: wrong results, not a fault)
+    LegacyForm("v3", "", r"\x38[\xf0\xf1]", MODRM),  # MOVBE (CRC32, with F2, is tried first)
+)
+
+
+def _generic() -> str:
     """Any legacy-encoded instruction (no VEX/EVEX) not of a counted class, sized right with
     and without a 66 prefix. Only the 0F maps hold counted ones, so only they pay for the
-    look-ahead that leaves those to their own group."""
+    look-ahead that leaves those to their own group, and it looks at their opcodes only."""
     no66, with66 = f"{PREFIX_NO_66}*", rf"{PREFIX_NO_66}*\x66{PREFIX}*"
+    counted = f"{PREFIX}*(?:" + "|".join(form.start for form in LEGACY_FORMS) + ")"
     return (
         rf"(?:{no66}{_legacy(4, escaped=False)}|{with66}{_legacy(2, escaped=False)}"
         rf"|(?!{counted})(?:{no66}{_legacy(4, escaped=True)}|{with66}{_legacy(2, escaped=True)}))"
@@ -182,47 +219,32 @@ _C4_MAP = {m: _cls(b for b in range(256) if b & 0x1F == m) for m in (1, 2, 3)}
 _EVEX_P0 = {m: _cls(b for b in range(256) if b & 0x0F == m) for m in (1, 2, 3, 5, 6)}
 _EVEX_P1 = _cls(b for b in range(256) if b & 0x04)
 
+_VEX = (
+    rf"{VEX_PREFIX}\xc5.{_VEX_MAP1}",
+    rf"{VEX_PREFIX}\xc4{_C4_MAP[1]}.{_VEX_MAP1}",
+    rf"{VEX_PREFIX}\xc4{_C4_MAP[2]}..{MODRM}",
+    rf"{VEX_PREFIX}\xc4{_C4_MAP[3]}..{MODRM}.",
+)
+_EVEX = (
+    rf"{VEX_PREFIX}\x62{_EVEX_P0[1]}{_EVEX_P1}.(?:{_VEX_IMM}{MODRM}.|.{MODRM})",
+    rf"{VEX_PREFIX}\x62(?:{_EVEX_P0[2]}|{_EVEX_P0[5]}|{_EVEX_P0[6]}){_EVEX_P1}..{MODRM}",
+    rf"{VEX_PREFIX}\x62{_EVEX_P0[3]}{_EVEX_P1}..{MODRM}.",
+)
 PATTERNS: Mapping[str, str] = {
-    "crc32": rf"{PREFIX}*\xf2{REX}\x0f\x38[\xf0\xf1]{MODRM}",
-    "pclmul": rf"{PREFIX}*\x66{REX}\x0f\x3a\x44{MODRM}.",
-    "v2": "|".join(
-        (
-            rf"{PREFIX}*\xf3{REX}\x0f\xb8{MODRM}",  # POPCNT
-            rf"{PREFIX}*\xf2{REX}\x0f[\x12\xf0\xd0\x7c\x7d]{MODRM}",  # SSE3
-            rf"{PREFIX}*\xf3{REX}\x0f[\x12\x16]{MODRM}",
-            rf"{PREFIX}*\x66{REX}\x0f[\xd0\x7c\x7d]{MODRM}",
-            rf"{PREFIX}*{REX}\x0f\x38[\x00-\x0b\x10-\x41]{MODRM}",  # SSSE3, SSE4.1, PCMPGTQ
-            rf"{PREFIX}*{REX}\x0f\x3a[\x08-\x0f\x14-\x17\x20-\x22\x40-\x42\x60-\x63]{MODRM}.",
-            rf"{PREFIX}*{REX_W}\x0f\xc7{_modrm((1,), memory_only=True)}",  # CMPXCHG16B
-        )
-    ),
-    "v3": "|".join(
-        (
-            rf"{VEX_PREFIX}\xc5.{_VEX_MAP1}",
-            rf"{VEX_PREFIX}\xc4{_C4_MAP[1]}.{_VEX_MAP1}",
-            rf"{VEX_PREFIX}\xc4{_C4_MAP[2]}..{MODRM}",
-            rf"{VEX_PREFIX}\xc4{_C4_MAP[3]}..{MODRM}.",
-            rf"{PREFIX}*\xf3{REX}\x0f\xbd{MODRM}",  # LZCNT (BSR on older CPUs: wrong results, not a fault)
-            rf"{PREFIX}*{REX}\x0f\x38[\xf0\xf1]{MODRM}",  # MOVBE (after crc32, which has F2)
-        )
-    ),
-    "v4": "|".join(
-        (
-            rf"{VEX_PREFIX}\x62{_EVEX_P0[1]}{_EVEX_P1}.(?:{_VEX_IMM}{MODRM}.|.{MODRM})",
-            rf"{VEX_PREFIX}\x62(?:{_EVEX_P0[2]}|{_EVEX_P0[5]}|{_EVEX_P0[6]}){_EVEX_P1}..{MODRM}",
-            rf"{VEX_PREFIX}\x62{_EVEX_P0[3]}{_EVEX_P1}..{MODRM}.",
-        )
-    ),
+    cls: "|".join(
+        [form.pattern for form in LEGACY_FORMS if form.cls == cls]
+        + list(_VEX if cls == "v3" else _EVEX if cls == "v4" else ())
+    )
+    for cls in CLASSES
 }
 
 
 @functools.cache
 def _sweep_regex() -> re.Pattern[bytes]:
     """The sweep's regex, compiled on first use (some 40 ms: runs that read nothing skip it)."""
-    counted = "|".join(f"(?:{PATTERNS[name]})" for name in CLASSES)
     return re.compile(
         (
-            rf"(?=((?:{_generic(counted)}){{1,{RUN}}}))\1"
+            rf"(?=((?:{_generic()}){{1,{RUN}}}))\1"
             + "".join(f"|(?P<{name}>{PATTERNS[name]})" for name in CLASSES)
             + "|(?P<bad>.)"
         ).encode("ascii"),
