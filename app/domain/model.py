@@ -21,6 +21,7 @@ class Category(str, enum.Enum):
     CONNECTOR = "connector"
     SHELL = "shell"
     TOOLKIT = "toolkit"
+    APP = "app"  # the user's own services, checked by the generic `command` probe
 
 
 class Stage(str, enum.Enum):
@@ -125,6 +126,8 @@ class Component:
     arches: tuple[str, ...] = ()
     timeout_s: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    service: str = ""  # the compose service (or container) `ecoready init` made it from
+    platform: str = ""  # that service's `platform:` pin ("linux/amd64"); the plan says if it can go
 
 
 @dataclass(frozen=True)
