@@ -93,9 +93,9 @@ class RunningContainer:
     name: str
     image: str  # the reference it was started from, as the engine keeps it
     arch: str = ""  # its image's architecture
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)  # what it was started with, not its image's
     labels: Mapping[str, str] = field(default_factory=dict)
-    command: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()  # when it was started with another than its image's own
     healthcheck: tuple[str, ...] = ()
     ports: tuple[int, ...] = ()  # exposed TCP ports
 

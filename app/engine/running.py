@@ -17,7 +17,7 @@ MAX_LISTED = 500  # containers read at most (one inspect each)
 def running_containers(api: Any) -> list[RunningContainer]:
     """Blocking SDK calls on `api` (docker.APIClient): run it on the engine's pool."""
     found: list[RunningContainer] = []
-    arches: dict[str, str] = {}
+    images: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}  # image id -> arch, CMD, ENV
     for summary in api.containers()[:MAX_LISTED]:
         if LABEL_RUN in (summary.get("Labels") or {}):
             continue
@@ -27,16 +27,18 @@ def running_containers(api: Any) -> list[RunningContainer]:
             continue  # gone since it was listed
         config = info.get("Config") or {}
         image_id = str(info.get("Image") or "")
-        if image_id not in arches:
-            arches[image_id] = _image_arch(api, image_id)
+        if image_id not in images:
+            images[image_id] = _image_facts(api, image_id)
+        arch, own_command, own_env = images[image_id]
+        command = tuple(str(a) for a in config.get("Cmd") or ())
         found.append(
             RunningContainer(
                 name=str(info.get("Name") or summary["Id"][:12]).lstrip("/"),
                 image=str(config.get("Image") or image_id),
-                arch=arches[image_id],
-                env=dict(item.partition("=")[::2] for item in config.get("Env") or []),
+                arch=arch,
+                env=dict(item.partition("=")[::2] for item in config.get("Env") or [] if item not in own_env),
                 labels={str(k): str(v) for k, v in (config.get("Labels") or {}).items()},
-                command=tuple(str(a) for a in config.get("Cmd") or ()),
+                command=() if command == own_command else command,  # only what was asked
                 healthcheck=tuple(str(a) for a in (config.get("Healthcheck") or {}).get("Test") or ()),
                 ports=tuple(
                     sorted(
@@ -50,8 +52,13 @@ def running_containers(api: Any) -> list[RunningContainer]:
     return found
 
 
-def _image_arch(api: Any, image_id: str) -> str:
+def _image_facts(api: Any, image_id: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """An image's architecture, its own command (CMD) and environment (ENV): a container's
+    are reported only where they differ, i.e. what it was started with."""
     try:
-        return normalize_arch(str(api.inspect_image(image_id).get("Architecture", ""))) or ""
+        info = api.inspect_image(image_id)
     except docker.errors.NotFound:
-        return ""
+        return "", (), frozenset()
+    config = info.get("Config") or {}
+    arch = normalize_arch(str(info.get("Architecture", ""))) or ""
+    return arch, tuple(str(a) for a in config.get("Cmd") or ()), frozenset(str(e) for e in config.get("Env") or ())
