@@ -11,6 +11,7 @@ from ecoready.domain.specs import RunningContainer
 
 # Labels docker compose puts on the containers it starts.
 COMPOSE_SERVICE = "com.docker.compose.service"
+COMPOSE_PROJECT = "com.docker.compose.project"
 COMPOSE_DEPENDS_ON = "com.docker.compose.depends_on"  # "db:service_started:false,cache:..."
 
 
@@ -47,10 +48,20 @@ def from_images(references: Sequence[str]) -> list[Service]:
 
 def from_containers(containers: Sequence[RunningContainer], native_arch: str) -> list[Service]:
     """`--from-host`: one service per running container, named by its compose service when
-    compose started it. A container whose image is of another arch than the engine's runs
-    emulated: that is a pin (`platform: linux/<arch>`) as much as one in a compose file."""
+    compose started it (replicas of one service are one service). A container whose image
+    is of another arch than the engine's runs emulated: that is a pin (`platform:
+    linux/<arch>`) as much as one in a compose file."""
     services = []
+    seen: set[tuple[str, str, str]] = set()
     for container in containers:
+        replica = (
+            container.labels.get(COMPOSE_PROJECT, ""),
+            container.labels.get(COMPOSE_SERVICE, ""),
+            container.image,
+        )
+        if replica[1] and replica in seen:
+            continue
+        seen.add(replica)
         depends = container.labels.get(COMPOSE_DEPENDS_ON, "")
         services.append(
             Service(

@@ -281,6 +281,7 @@ def test_running_containers_keep_their_compose_names_and_emulation_pins() -> Non
             ports=(8080,),
         ),
         RunningContainer("loose", "sha256:" + "a" * 64, "amd64"),
+        RunningContainer("shop-db-2", "mariadb:10.11", "amd64", labels={COMPOSE_SERVICE: "db"}),  # a replica
     ]
     services = from_containers(containers, native_arch="amd64")
     assert [(s.name, s.platform, s.depends_on) for s in services] == [
