@@ -99,7 +99,7 @@ def _step(
         seen = f"the {other.arch} image was ready under emulation in {other.seconds:.1f} s"
         why = f"{cell.status.value} for {arch}; {seen}{cost}"
         return step(Action.EMULATE, f"emulate the {other.arch} image", why)
-    why = f"{cell.status.value}: {cell.detail or 'no detail'}"
+    why = cell.detail if cell.detail.startswith(cell.status.value) else f"{cell.status.value}: {cell.detail}"
     if found is not None:
         why += f"; {found.error}" if found.error else f"; no other tag publishes {arch} ({looked(found)})"
     return step(Action.BLOCKED, "blocked", why)

@@ -242,8 +242,8 @@ def running_stack() -> Iterator[str]:
 
 
 def test_init_from_the_host_maps_the_running_containers(
-    running_stack: str, tmp_path: Path, no_leaks: None, lab: Path
-) -> None:
+    no_leaks: None, running_stack: str, tmp_path: Path, lab: Path
+) -> None:  # no_leaks first: it looks after running_stack removed its containers
     out = tmp_path / "host.toml"
     result = ecoready("init", "--from-host", "-o", str(out))
     assert result.returncode == 0, result.stderr
