@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ecoready.domain.model import Category
-from ecoready.matrix.command_options import COMMAND_PLACEHOLDERS, placeholders_in
+from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.kinds import KINDS
 from ecoready.stack.known import Known, known
 from ecoready.stack.services import Service
@@ -30,7 +30,13 @@ _FLAG = frozenset({"", "0", "1", "yes", "no", "true", "false", "on", "off"})
 _VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]")
 _CREDENTIALS_IN_URL = re.compile(r"//[^/@\s:]*:[^/@\s]*@")
 _DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
-_IMAGE_BAD = re.compile(r"\s|^sha256:")  # an image id is no reference a registry knows
+# Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_REFERENCE = re.compile(
+    rf"^(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::[0-9]+)?/)?{_PATH_PART}(?:/{_PATH_PART})*"
+    r"(?::\w[\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+)
 MYSQL_PORT = "3306"
 
 
@@ -67,12 +73,27 @@ def row_id(name: str, taken: set[str]) -> str:
     return candidate
 
 
+def unique_names(services: Sequence[Service]) -> list[Service]:
+    """Services named apart: two images of one repository (`--images mysql:8.4,mysql:9.1`)
+    or one compose service name in two projects on a host get `-2`, `-3`, ..."""
+    taken: set[str] = set()
+    out = []
+    for service in services:
+        name, n = service.name, 2
+        while name in taken:
+            name, n = f"{service.name}-{n}", n + 1
+        taken.add(name)
+        out.append(service if name == service.name else replace(service, name=name))
+    return out
+
+
 def map_services(services: Sequence[Service]) -> Mapped:
+    services = unique_names(services)
     undecided: list[str] = []
     usable: list[Service] = []
     for service in services:
         undecided.extend(f"{service.name}: {note}" for note in service.notes)
-        if not service.image or _IMAGE_BAD.search(service.image):
+        if not _REFERENCE.match(service.image) or service.image.startswith("sha256:"):  # an image id: no
             undecided.append(f"{service.name}: no image reference ecoready can ask a registry for: left out")
             continue
         if service.built:
@@ -253,7 +274,7 @@ def _environment(
             undecided.append(f"{where} is not a name the matrix takes: left out")
         elif _VARIABLE.search(value):
             undecided.append(f"{where} needs variables from the shell or .env: left out")
-        elif any(name not in COMMAND_PLACEHOLDERS for name in placeholders_in(value)):
+        elif placeholders_in(value):  # the matrix would read them as placeholders
             undecided.append(f"{where} has {{…}} words ecoready would fill in: left out")
         elif server is not None and "PASS" in upper and upper.endswith("_FILE"):
             env[key] = "{password_file}"

@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ecoready.domain.errors import ConfigError
 from ecoready.domain.model import Category
@@ -267,6 +269,12 @@ def test_row_ids_are_valid_and_unique() -> None:
 def test_image_lists_are_named_after_their_repository() -> None:
     services = from_images(["mysql:8.4", "127.0.0.1:5000/lab/mariadb:10.11", "ghcr.io/a/b@sha256:" + "0" * 64])
     assert [s.name for s in services] == ["mysql", "mariadb", "b"]
+    twice = map_services(from_images(["mysql:8.4", "mysql:9.1", "mysql:8.4"]))
+    assert [(r.id, r.name, r.image) for r in twice.rows] == [
+        ("mysql", "mysql", "mysql:8.4"),
+        ("mysql-2", "mysql-2", "mysql:9.1"),
+        ("mysql-3", "mysql-3", "mysql:8.4"),
+    ]
 
 
 def test_running_containers_keep_their_compose_names_and_emulation_pins() -> None:
@@ -330,3 +338,34 @@ def test_init_is_light_without_from_host() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stderr.strip().splitlines()[-1] == "HEAVY="
+
+
+# -- whatever the stack holds, what init writes validates ----------------------------------
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=24) | st.sampled_from(
+    ["db", "db:3306", "mysql://u@db:3306/shop", "{host}", "{nope}", "${X}", "3306", "shop", "root", "1"]
+)
+_images = st.sampled_from(["mysql:8.4", "mariadb:10.11", "haproxy:2.9", "proxysql/proxysql:2.7", "x/app:1"]) | _text
+_services = st.lists(
+    st.builds(
+        Service,
+        name=_text,
+        image=_images,
+        platform=st.sampled_from(["", "linux/amd64", "linux/arm64"]),
+        depends_on=st.lists(st.sampled_from(["db", "app", "proxy"]) | _text, max_size=2).map(tuple),
+        environment=st.dictionaries(_text, _text, max_size=4),
+        command=st.lists(_text, max_size=3).map(tuple),
+        healthcheck=st.sampled_from([(), ("CMD", "true"), ("CMD-SHELL", "exit 0")]),
+        ports=st.lists(st.integers(1, 65535), max_size=2).map(tuple),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_services)
+def test_whatever_the_services_hold_the_matrix_validates(services: list[Service]) -> None:
+    mapped = map_services(services)
+    if not mapped.rows:
+        return
+    parse(matrix_text("fuzz", ("amd64", "arm64"), mapped.rows, mapped.undecided), "fuzz.toml")
