@@ -51,6 +51,20 @@ def test_versions_and_candidates_in_order() -> None:
     assert newer("latest", tags) == []
 
 
+def test_only_next_pages_of_the_same_tag_list_are_followed() -> None:
+    from ecoready.registry.client import _next_page
+
+    link = '</v2/acme/app/tags/list?last=1.1&n=3>; rel="next"'
+    assert _next_page(link, "acme/app") == "tags/list?last=1.1&n=3"
+    assert _next_page('<https://other.example/v2/acme/app/tags/list?n=3>; rel="next"', "acme/app") == (
+        "tags/list?n=3"  # asked of the same registry as the first page, never of the other host
+    )
+    assert _next_page('</v2/acme/other/tags/list?n=3>; rel="next"', "acme/app") is None
+    assert _next_page('</v2/acme/app/manifests/x>; rel="next"', "acme/app") is None
+    assert _next_page('</v2/acme/app/tags/list?n=3>; rel="prev"', "acme/app") is None
+    assert _next_page("", "acme/app") is None
+
+
 async def test_tag_lists_are_followed_page_by_page(registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(client_module, "TAG_PAGE", 3)
     async with RegistryClient(cache=False) as client:
