@@ -66,6 +66,8 @@ IMAGES: tuple[LabImage, ...] = (
         aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
     ),
     LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
+    # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
+    LabImage("app-client", "1", "app-client", "bookworm"),
 )
 
 
