@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ecoready.domain.model import (
     BenchResult,
     Check,
+    ComponentOrigin,
     HostFacts,
     ImageInfo,
     Outcome,
@@ -17,6 +18,7 @@ from ecoready.domain.model import (
     RegistryStatus,
     Stage,
     Status,
+    TagSearch,
 )
 
 
@@ -40,6 +42,7 @@ class RunStarted:
     arches: tuple[str, ...]
     cells: tuple[CellPlanned, ...]
     hosts: tuple[HostFacts, ...] = ()
+    origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and compose pin)
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,14 @@ class HostLost:
 
 
 @dataclass(frozen=True)
+class TagsSearched:
+    """The tag list of a missing cell's repository, searched for its arch."""
+
+    cell_id: str
+    search: TagSearch
+
+
+@dataclass(frozen=True)
 class RunFinished:
     at: str
     interrupted: bool = False
@@ -151,5 +162,6 @@ Event = (
     | RegistryObserved
     | PlatformObserved
     | HostLost
+    | TagsSearched
     | RunFinished
 )

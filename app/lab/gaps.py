@@ -8,6 +8,7 @@ availability checks meet each case in a real registry.
 | gap-mislabelled     | an index whose arm64 entry is an amd64 image                 |
 | gap-attestation     | an OCI index: amd64, arm64 and an unknown/unknown attestation |
 | gap-suffix-only     | an index with amd64 only, and a `1-aarch64` tag for arm64     |
+| gap-upgrade         | `1`: an index with amd64 only; `2`: amd64 and arm64 (arm64 only in a newer tag) |
 
 They are made from the per-arch MariaDB manifests the lab already publishes
 (`amd64/mariadb:10.11`, `arm64/mariadb:10.11`): blobs are mounted across repositories and
@@ -29,7 +30,7 @@ from ecoready.lab.oci_writer import OCI_INDEX, IndexEntry, Manifest, RegistryWri
 
 GAP_TAG = "1"
 SOURCE_NAME, SOURCE_TAG = "mariadb", "10.11"
-GAPS = ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation", "gap-suffix-only")
+GAPS = ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation", "gap-suffix-only", "gap-upgrade")
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 Log = Callable[[str], None]
@@ -174,6 +175,12 @@ def plan(amd: Manifest, arm: Manifest) -> list[GapTag]:
     repo = "lab/gap-suffix-only"
     tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry]), _copy(amd, amd_repo, repo)))
     tags.append(GapTag(repo, f"{GAP_TAG}-aarch64", arm.media_type, arm.body, _mount(arm, arm_repo, repo)))
+
+    # arm64 arrives in a later version: what the migration plan's `upgrade to` finds
+    repo = "lab/gap-upgrade"
+    tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry]), _copy(amd, amd_repo, repo)))
+    both = _all(_copy(amd, amd_repo, repo), _copy(arm, arm_repo, repo))
+    tags.append(GapTag(repo, "2", *index_body([amd_entry, arm_entry]), both))
     return tags
 
 

@@ -75,6 +75,8 @@ IMAGES: tuple[LabImage, ...] = (
         build_args=(("MYSQL_VERSION", "9.7.4-2"),),
         aliases=(("mysql-router", "9.7"), ("mysql-client", "9.7")),
     ),
+    # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
+    LabImage("app-client", "1", "app-client", "bookworm"),
 )
 
 

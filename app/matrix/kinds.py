@@ -8,8 +8,11 @@ matrix loader and the planner read it; `ecoready validate` never imports a probe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from ecoready.matrix.command_options import COMMAND_MODES, Problems, check_command_options
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,11 @@ class ProbeKind:
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
     required: tuple[str, ...] = ()  # options that must be given
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # allowed values of an option
+    # (options, has a backend) -> problems below `options` that their types do not show
+    check: Callable[[Mapping[str, Any], bool], Problems] | None = None
+    # an option holding the smoke stage's own time limit (native seconds): the stage's
+    # budget grows to hold it
+    smoke_limit: str = ""
 
 
 _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
@@ -51,6 +59,20 @@ CONNECTOR_LANGUAGES = (
 _CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "language": str,  # which smoke program runs (CONNECTOR_LANGUAGES)
     "password": str,  # a literal the connector uses instead of the backend's password (failure tests)
+}
+
+# The generic probe: any image, run once (passes on exit 0) or kept up (passes when healthy).
+_COMMAND_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "mode": str,  # run (default) | service
+    "command": list,  # the container's command (default: the image's)
+    "entrypoint": list,
+    "env": dict,  # name -> value with placeholders ({host}, {password_file}, ...)
+    "files": dict,  # absolute path -> content
+    "port": int,  # service: ready when this TCP port listens
+    "healthcheck": list,  # service: Docker's test, e.g. ["CMD", "curl", "-f", "http://localhost/"]
+    "limit": (int, float),  # run: seconds the command may take (native; scaled for emulation)
+    "user": str,
+    "database": str,  # created on the backend for the app (default ecoready_app)
 }
 
 KINDS: Mapping[str, ProbeKind] = {
@@ -103,6 +125,15 @@ KINDS: Mapping[str, ProbeKind] = {
             options=_CONNECTOR_OPTIONS,
             required=("language",),
             choices={"language": CONNECTOR_LANGUAGES},
+        ),
+        # The backend is optional: its details reach the image through placeholders.
+        ProbeKind(
+            "command",
+            "ecoready.probes.command",
+            options=_COMMAND_OPTIONS,
+            choices={"mode": COMMAND_MODES},
+            check=check_command_options,
+            smoke_limit="limit",
         ),
     )
 }

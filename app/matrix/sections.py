@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ecoready.domain.model import Category, Component, Host, TlsFiles
+from ecoready.domain.model import Category, Component, Host, TlsFiles, normalize_arch
 from ecoready.matrix.bench_settings import (
     ACCESS_PATTERNS,
     KNOBS,
@@ -54,7 +54,13 @@ TLS_DIR_FILES = {"tls_ca": "ca.pem", "tls_cert": "cert.pem", "tls_key": "key.pem
 _ENGINE_URL = re.compile(r"^(unix|npipe)://.+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
 
 
-COMPONENT_KEYS = ("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options")
+COMPONENT_KEYS = (
+    *("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options"),
+    *("service", "platform"),  # where `ecoready init` found the row: a compose service, its pin
+)
+
+
+_PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?$")
 
 
 REGISTRY_KEYS = ("mirror", "insecure")
@@ -278,9 +284,14 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
         arches = c.arch_list(item, path, "arches") or ()
         timeout = c.typed(item, path, "timeout", (int, float), check=positive)
         options = c.typed(item, path, "options", dict) or {}
+        service = c.typed(item, path, "service", str) or ""
+        platform = c.typed(item, path, "platform", str, check=_platform_check) or ""
         if probe in KINDS:
             kind = KINDS[probe]
             _options(options, (*path, "options"), kind, c)
+            if kind.check is not None:
+                for where, message in kind.check(options, backend is not None):
+                    c.add((*path, "options", *where), message)
             if kind.needs_backend and backend is None:
                 c.add(
                     path,
@@ -300,6 +311,8 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
                 arches=arches,
                 timeout_s=None if timeout is None else float(timeout),
                 options=options,
+                service=service,
+                platform=platform,
             )
         )
     _backends(raw or [], components, c)
@@ -311,6 +324,13 @@ def _image_check(ref: str) -> str | None:
         return "must be an image reference like registry/name:tag"
     if ref != ref.strip() or ref.endswith((":", "@")):
         return "must be an image reference like registry/name:tag"
+    return None
+
+
+def _platform_check(text: str) -> str | None:
+    found = _PLATFORM.match(text)
+    if found is None or normalize_arch(found.group(1)) is None:
+        return "must be a platform like linux/amd64 or linux/arm64/v8 (the compose file's pin)"
     return None
 
 

@@ -37,7 +37,12 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     # PMM server runs several databases of its own; the client registration starts the backend.
     "pmm": {Stage.IMAGE: 600.0, Stage.START: 300.0, Stage.SMOKE: 240.0, Stage.BENCH: 600.0},
     "shell": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+    # the user's image: its backend, then a service that may take a while to be healthy;
+    # the smoke budget grows with the command's own `limit` (SMOKE_LIMIT_MARGIN)
+    "command": {Stage.IMAGE: 300.0, Stage.START: 120.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
 }
+# Seconds of smoke budget over a kind's own smoke time limit (reading the output, checks).
+SMOKE_LIMIT_MARGIN = 30.0
 # Margin over the bench estimate: a loaded machine, a slow prepare.
 BENCH_MARGIN = 1.5
 BENCH_SLACK_S = 60.0
@@ -94,6 +99,9 @@ def budgets_for(component: Component, emulated: bool, bench: BenchSettings | Non
     base = dict(DEFAULT_BUDGETS.get(component.probe, DEFAULT_BUDGETS["default"]))
     if component.timeout_s is not None:
         base[Stage.START] = component.timeout_s
+    limit = component.options.get(KINDS[component.probe].smoke_limit) if component.probe in KINDS else None
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        base[Stage.SMOKE] = max(base[Stage.SMOKE], float(limit) + SMOKE_LIMIT_MARGIN)
     factor = EMULATION_FACTOR if emulated else 1.0
     scaled = {stage: seconds * (factor if stage is not Stage.IMAGE else 1.0) for stage, seconds in base.items()}
     if bench is not None:

@@ -55,6 +55,10 @@ from ecoready.registry.transport import (
     single_flight,
 )
 
+TAG_PAGE = 1000  # tags asked per page of a tag list
+MAX_TAG_PAGES = 10  # pages followed at most (Docker Hub's busiest repositories have thousands)
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # the distribution spec's tag grammar
+
 # The tags vendors publish per arch when their index lacks it, in the order tried.
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"arm64": ("aarch64", "arm64"), "amd64": ("amd64", "x86_64")}
 _DIGEST = re.compile(r"^sha(256|512):[0-9a-f]{64,128}$")
@@ -91,6 +95,7 @@ class RegistryClient:
         )
         self._tags: dict[Hashable, asyncio.Future[Manifest | None]] = {}
         self._bodies: dict[Hashable, asyncio.Future[bytes]] = {}
+        self._tag_lists: dict[Hashable, asyncio.Future[tuple[str, ...]]] = {}
 
     async def __aenter__(self) -> RegistryClient:
         return self
@@ -99,7 +104,7 @@ class RegistryClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        pending: list[asyncio.Future[Any]] = [*self._tags.values(), *self._bodies.values()]
+        pending: list[asyncio.Future[Any]] = [*self._tags.values(), *self._bodies.values(), *self._tag_lists.values()]
         for future in pending:
             future.cancel()
         await self.http.aclose()
@@ -196,6 +201,34 @@ class RegistryClient:
             raise RegistryError(ref.registry, f"{what} is not a JSON object")
         return arch_name(str(data.get("architecture", "")))
 
+    async def tags(self, reference: str) -> tuple[str, ...]:
+        """The tags of `reference`'s repository, as its tag list (`/v2/<repo>/tags/list`)
+        gives them, following its pages up to MAX_TAG_PAGES; asked once per repository and
+        run. Empty when the repository does not exist."""
+        ref = mirror_reference(parse_reference(reference), self.mirror)
+        key = ("tags", ref.api_host, ref.repository)
+        return await single_flight(self._tag_lists, key, lambda: self._tag_list(ref))
+
+    async def _tag_list(self, ref: ImageRef) -> tuple[str, ...]:
+        found: list[str] = []
+        path: str | None = f"tags/list?n={TAG_PAGE}"
+        for _ in range(MAX_TAG_PAGES):
+            if path is None:
+                break
+            reply = await self.http.request(ref, "GET", path, "application/json")
+            if reply.status == 404:
+                return ()
+            try:
+                data = json.loads(reply.body)
+            except ValueError:
+                data = None
+            tags = data.get("tags") if isinstance(data, dict) else None
+            if not isinstance(tags, list) and tags is not None:
+                raise RegistryError(ref.registry, f"the tag list of {ref.repository} is not a list of tags")
+            found.extend(t for t in tags or () if isinstance(t, str) and _TAG.match(t))
+            path = _next_page(str(reply.headers.get("link", "")), ref.repository)
+        return tuple(dict.fromkeys(found))
+
     # -- verdicts -------------------------------------------------------------------
     async def resolve(self, reference: str, arch: str) -> Availability:
         """Whether `reference` is published for `arch`, and the per-arch digest to pull."""
@@ -267,6 +300,20 @@ class RegistryClient:
             found_as="index",
             pull_reference=ref.pull_name(digest),
         )
+
+
+def _next_page(link: str, repository: str) -> str | None:
+    """The next page of a tag list from its `Link: </v2/<repo>/tags/list?last=…>; rel="next"`
+    header, as a path below the repository; None when there is none or it points elsewhere."""
+    found = re.search(r'<([^>]*)>\s*;\s*rel="?next"?', link)
+    prefix = f"/v2/{repository}/"
+    if found is None:
+        return None
+    target = found.group(1)
+    at = target.find(prefix)
+    if at < 0 or not target[at + len(prefix) :].startswith("tags/list?"):
+        return None
+    return target[at + len(prefix) :]
 
 
 def _media(reply: Reply) -> str:

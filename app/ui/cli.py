@@ -143,6 +143,37 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
     images.set_defaults(func=cmd_images)
 
+    init = verbs.add_parser(
+        "init",
+        help="write a matrix for your own stack: a compose file, the running containers, or images",
+        description="Map a stack onto matrix rows: known images onto their probes, backends from depends_on and "
+        "the environment, every other service onto the generic `command` probe. The matrix validates; each row "
+        "says why it was mapped so; what could not be decided is printed (docs/own-stack.md).",
+    )
+    source = init.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="compose", metavar="COMPOSE.yml", help="a docker compose file")
+    source.add_argument("--from-host", action="store_true", help="the containers running on the engine")
+    source.add_argument("--images", type=_csv, metavar="IMAGE,...", help="a list of image references")
+    init.add_argument(
+        "--output",
+        "-o",
+        default=DEFAULT_MATRIX,
+        metavar="PATH",
+        help=f"where to write it ('-' = stdout; default ./{DEFAULT_MATRIX})",
+    )
+    init.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    init.add_argument("--arch", type=_arches, metavar="ARCH,...", help="the matrix's arches (default: amd64,arm64)")
+    init.set_defaults(func=cmd_init)
+
+    plan = verbs.add_parser(
+        "plan",
+        help="the migration plan of a saved report, as tables to paste into a ticket",
+        description="Per component and arch: ready, use TAG, upgrade to >= VERSION, emulate, or blocked; and which "
+        "platform: pins of the compose file can go. Read from the report alone (Markdown on stdout).",
+    )
+    plan.add_argument("report", metavar="REPORT.json", help="a saved report ('-' = stdin)")
+    plan.set_defaults(func=cmd_plan)
+
     validate = verbs.add_parser(
         "validate",
         help="check matrix files; errors as file:line:col",
@@ -363,6 +394,25 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ecoready.ui.queries import diff
 
     return diff(args.old, args.new, args.json)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from ecoready.ui.stack import init
+
+    return init(
+        compose=args.compose,
+        from_host=args.from_host,
+        images=args.images,
+        output=args.output,
+        force=args.force,
+        arches=args.arch,
+    )
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from ecoready.ui.queries import plan
+
+    return plan(args.report)
 
 
 def cmd_images(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """The verbs that look something up and print it: `validate` (matrix files), `images`
-(registries only), `report` (re-render saved reports), `diff` (two saved reports).
+(registries only), `report` (re-render saved reports), `diff` (two saved reports), `plan`
+(the migration plan of a saved report).
 Results go to stdout, diagnostics to stderr."""
 
 from __future__ import annotations
@@ -85,3 +86,17 @@ def diff(old: str, new: str, json_path: str | None) -> int:
     if json_path:
         write_output(json_path, json.dumps(diff_dict(change), indent=2, ensure_ascii=False))
     return 1 if change.regressed else 0
+
+
+def plan(path: str) -> int:
+    """The migration plan of a saved report, as Markdown tables (report/markdown.py)."""
+    from ecoready.report.common import run_line
+    from ecoready.report.load import load_report
+    from ecoready.report.markdown import md, migration
+
+    saved = load_report(path)
+    if not saved.migration.origins:
+        eprint(f"ecoready: error: {path}: no migration plan: the run that wrote it predates it (run again)")
+        return 2
+    print("\n".join([f"# Migration plan: {md(saved.matrix)}", "", md(run_line(saved)), "", *migration(saved)]).rstrip())
+    return 0
