@@ -91,20 +91,25 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind("router", "ecoready.probes.router", needs_backend=True),
         # The server it monitors is the backend; the client image is part of the component.
         ProbeKind("pmm", "ecoready.probes.pmm", needs_backend=True, options={"client_image": str}),
-        # `client` picks the check set: mysqlsh here, mariadb from the lab probes.
+        # `client` picks the check set: MySQL Shell, or a classic client (mariadb, mysql).
         ProbeKind(
             "shell",
             "ecoready.probes.shell",
             needs_backend=True,
             options={"client": str},
-            choices={"client": ("mysqlsh", "mariadb")},
+            choices={"client": ("mysqlsh", "mariadb", "mysql")},
         ),
         ProbeKind("galera", "ecoready.probes.galera", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
         # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
         ProbeKind("pxc", "ecoready.probes.pxc", serves_sql=True),
-        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements).
+        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements); `args`
+        # go to both servers after the probe's own (e.g. a buffer pool size, a filter).
         ProbeKind(
-            "replication", "ecoready.probes.replication", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES
+            "replication",
+            "ecoready.probes.replication",
+            serves_sql=True,
+            options={"flavor": str, "args": list},
+            choices=_FLAVOR_CHOICES,
         ),
         ProbeKind("group-replication", "ecoready.probes.group_replication", serves_sql=True),
         ProbeKind("mariabackup", "ecoready.probes.mariabackup", options=_FLAVOR, choices=_FLAVOR_CHOICES),
