@@ -15,6 +15,7 @@ from ecoready.domain.errors import CredentialError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.registry.cache import DiskCache, digest_of
 from ecoready.registry.credentials import DockerCredentials, Login, registry_key, server_url
+from ecoready.registry.headers import parse_challenge, parse_rate_limit
 from ecoready.registry.manifests import (
     ImageRef,
     index_platforms,
@@ -23,7 +24,6 @@ from ecoready.registry.manifests import (
     parse_reference,
     pick_entry,
 )
-from ecoready.registry.transport import parse_challenge, parse_rate_limit
 from ecoready.report.images_table import render_json, render_table
 
 
