@@ -154,7 +154,9 @@ class EcoreadyApp(App[int]):
         self.header.show(self.report, self.matrix.title, self.size.width)
         self.set_interval(FLUSH_SECONDS, self.flush)
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
+        # SIGINT too: on a terminal Ctrl-C is a key, but `kill -INT` (or `timeout`) is not; a
+        # second or third signal while quitting changes nothing (quit_clean runs once)
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             try:
                 loop.add_signal_handler(sig, self.call_later, self.quit_clean, 128 + sig)
             except (NotImplementedError, RuntimeError):  # not the main thread (tests)
