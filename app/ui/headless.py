@@ -123,11 +123,23 @@ async def run_headless(matrix: Matrix, options: RunOptions, outputs: Mapping[str
 
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
-    written = True
-    try:
+
+    async def wind_up() -> None:
         await asyncio.wait({running})
+        await session.close()
+
+    written = True
+    from_outside = False  # cancelled by our caller, not by a signal: the same cleanup, then re-raised
+    try:
         try:
-            await to_the_end(session.close())
+            await asyncio.wait({running})
+        except asyncio.CancelledError:
+            from_outside = True
+            running.cancel()
+        try:
+            await to_the_end(wind_up())
+        except asyncio.CancelledError:
+            from_outside = True
         finally:
             progress.stop(report)
         failure = None if running.cancelled() else running.exception()
@@ -140,6 +152,8 @@ async def run_headless(matrix: Matrix, options: RunOptions, outputs: Mapping[str
             loop.remove_signal_handler(sig)
             if received:
                 signal.signal(sig, signal.SIG_IGN)
+    if from_outside:
+        raise asyncio.CancelledError
     if received:
         return report, 128 + received[0]
     if not written:

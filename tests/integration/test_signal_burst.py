@@ -8,13 +8,19 @@ traceback). About 10 s a round here, 3 to 4 minutes in all."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import cell_containers
+from ecoready.domain.model import Profile
+from ecoready.matrix.load import load
+from ecoready.run.session import RunOptions
+from ecoready.ui.headless import run_headless
+from tests.support.cli import TEST_LABEL_KEY, TEST_SESSION, cell_containers
 from tests.support.matrices import LAB_SERVER
 from tests.support.runs import Run
 
@@ -63,3 +69,26 @@ def test_a_burst_of_signals_during_a_bench_exits_143_with_the_report_and_nothing
     assert all(c["status"] not in ("running", "pending") for c in report["cells"]), report["cells"]
     assert run.resources() == {"containers": [], "networks": [], "volumes": []}
     assert cell_containers(run.owner) == []
+
+
+def test_a_headless_run_cancelled_by_its_caller_cleans_up_the_same(
+    lab: Path, short_bench: Path, tmp_path: Path, no_leaks: None
+) -> None:
+    # no signal: the coroutine itself is cancelled (an embedding program, asyncio.run's own
+    # Ctrl-C); the run stops, its cleanup and report happen all the same, then it re-raises
+    out = tmp_path / "r.json"
+    options = RunOptions(only=["mariadb-10.11"], arches=["amd64"], profile=Profile.QUICK)
+
+    async def scenario() -> str:
+        task = asyncio.ensure_future(run_headless(load(short_bench), options, {"json": str(out)}))
+        while not await asyncio.to_thread(cell_containers, f"{TEST_LABEL_KEY}={TEST_SESSION}", running=True):
+            assert not task.done(), task
+            await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return "cancelled"
+
+    assert asyncio.run(scenario()) == "cancelled"
+    report = json.loads(out.read_text())
+    assert report["interrupted"] is True and report["finished_at"]
