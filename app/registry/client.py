@@ -232,7 +232,9 @@ class RegistryClient:
                 data = json.loads(reply.body)
             except ValueError:
                 data = None
-            page = data.get("tags") if isinstance(data, dict) else None
+            page = data.get("tags", "absent") if isinstance(data, dict) else "absent"
+            if page is None:  # distribution's answer for a repository whose tags were all deleted
+                page = []
             if not isinstance(page, list):
                 raise RegistryError(ref.registry, f"the tag list of {ref.repository} is not a JSON object with tags")
             found.extend(t for t in page if isinstance(t, str))
