@@ -27,13 +27,13 @@ from ecoready.report.files import write_output
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.console import eprint
 from ecoready.ui.progress import make_progress
+from ecoready.ui.signals import catch_stop_signals, release_stop_signals
 
 if TYPE_CHECKING:
     from ecoready.matrix.document import Matrix
     from ecoready.run.eventlog import EventLog
 
 WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def write_reports(report: Report, outputs: Mapping[str, str]) -> dict[str, str]:
@@ -121,8 +121,7 @@ async def run_headless(matrix: Matrix, options: RunOptions, outputs: Mapping[str
         else:
             progress.note(f"ecoready: {name}: already stopping; the cleanup goes on")
 
-    for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, on_signal, sig)
+    catch_stop_signals(loop, on_signal)
 
     async def wind_up() -> None:
         await asyncio.wait({running})
@@ -148,10 +147,7 @@ async def run_headless(matrix: Matrix, options: RunOptions, outputs: Mapping[str
     finally:
         if report.run_id and outputs:
             written = deliver(report, outputs)
-        for sig in STOP_SIGNALS:
-            loop.remove_signal_handler(sig)
-            if received:
-                signal.signal(sig, signal.SIG_IGN)
+        release_stop_signals(loop, ignore=bool(received))
     if from_outside:
         raise asyncio.CancelledError
     if received:

@@ -40,8 +40,14 @@ def read_for(fd: int, seconds: float, until: bytes = b"") -> bytes:
     return out
 
 
-# one SIGTERM, and a burst (a supervisor's stop, then `kill -INT`): the first one counts
-@pytest.mark.parametrize("burst", [(signal.SIGTERM,), (signal.SIGTERM, signal.SIGTERM, signal.SIGINT)])
+# one SIGTERM, and a burst (a supervisor's stop, then `kill -INT`) a few times over: the
+# first one counts (before the fix, a late SIGINT sometimes killed the process: exit -2)
+BURST = (signal.SIGTERM, signal.SIGTERM, signal.SIGINT)
+
+
+@pytest.mark.parametrize(
+    "burst", [(signal.SIGTERM,), *[BURST] * 4], ids=["sigterm", *[f"burst-{i}" for i in range(1, 5)]]
+)
 def test_sigterm_on_a_terminal_cleans_up_and_says_so(lab: Path, burst: tuple[int, ...], no_leaks: None) -> None:
     exe = str(Path(sys.executable).with_name("ecoready"))
     argv = [exe, "run", "--matrix", str(LAB_MATRIX), "--only", "mariadb-10.11", "--arch", "arm64"]
