@@ -197,6 +197,7 @@ class RegistryStatus:
     window_s: int | None = None  # the limit's window (the `w=` of the header)
     source: str = ""  # whom the limit counts: "ip" (anonymous) or "account"; never the value
     error: str = ""  # the last reason it could not be asked (one line, no secrets)
+    waited_s: float = 0.0  # seconds this run paused because it asked to (429 with Retry-After)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from ecoready.matrix.bench_settings import (
     BenchOverrides,
     SysbenchConfig,
 )
-from ecoready.matrix.checker import Checker, dotted, non_empty, non_negative, positive
+from ecoready.matrix.checker import Checker, a_name, dotted, non_empty, non_negative, positive
 from ecoready.matrix.document import RegistrySettings
 from ecoready.matrix.kinds import KINDS, ProbeKind
 
@@ -51,7 +51,7 @@ TLS_FILES = ("tls_ca", "tls_cert", "tls_key")
 TLS_DIR_FILES = {"tls_ca": "ca.pem", "tls_cert": "cert.pem", "tls_key": "key.pem"}
 
 
-_ENGINE_URL = re.compile(r"^(unix|npipe)://.+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
+_ENGINE_URL = re.compile(r"^(unix|npipe)://\S+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
 
 
 COMPONENT_KEYS = (
@@ -63,7 +63,14 @@ COMPONENT_KEYS = (
 _PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?$")
 
 
-REGISTRY_KEYS = ("mirror", "insecure")
+REGISTRY_KEYS = ("mirror", "insecure", "rate_limit_wait")
+MAX_RATE_LIMIT_WAIT = 3600
+
+
+# Option values that are text for the program, not names: they may hold spaces (control and
+# invisible characters are refused in every string all the same). Server `args` entries
+# and `env` values are text too.
+FREE_TEXT_OPTIONS = frozenset({"password"})
 
 
 SYSBENCH_PROFILE_TABLES = ("quick", "full", "emulated")
@@ -158,12 +165,25 @@ def registry_section(data: dict[str, Any], c: Checker) -> RegistrySettings:
         return RegistrySettings()
     path = ("registry",)
     c.keys(raw, path, REGISTRY_KEYS)
-    mirror = c.typed(raw, path, "mirror", str, check=non_empty)
+    mirror = c.typed(raw, path, "mirror", str, check=a_name)
     insecure = c.typed(raw, path, "insecure", list) or []
     for i, item in enumerate(insecure):
-        if not isinstance(item, str):
+        if (*path, "insecure", i) in c.flagged:
+            continue
+        if not isinstance(item, str) or a_name(item):
             c.add((*path, "insecure", i), "'registry.insecure' must list registry host names")
-    return RegistrySettings(mirror=mirror, insecure=tuple(str(x) for x in insecure))
+    wait = c.typed(
+        raw,
+        path,
+        "rate_limit_wait",
+        (int, float),
+        check=lambda v: None if 0 <= v <= MAX_RATE_LIMIT_WAIT else f"must be between 0 and {MAX_RATE_LIMIT_WAIT}",
+    )
+    return RegistrySettings(
+        mirror=mirror,
+        insecure=tuple(str(x) for x in insecure),
+        rate_limit_wait=RegistrySettings.rate_limit_wait if wait is None else float(wait),
+    )
 
 
 def hosts_section(data: dict[str, Any], c: Checker, base: Path) -> list[Host]:
@@ -176,7 +196,7 @@ def hosts_section(data: dict[str, Any], c: Checker, base: Path) -> list[Host]:
             c.add(path, "each entry of 'hosts' must be a table ([[hosts]])")
             continue
         c.keys(item, path, HOST_KEYS)
-        name = c.typed(item, path, "name", str, required=True, check=non_empty)
+        name = c.typed(item, path, "name", str, required=True, check=a_name)
         if name in seen:
             c.add((*path, "name"), f"host name {name!r} is used twice")
         seen.add(name or "")
@@ -280,7 +300,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
             c.add((*path, "probe"), f"unknown probe kind {probe!r}{more}")
         image = c.typed(item, path, "image", str, required=True, check=_image_check)
         name = c.typed(item, path, "name", str, check=non_empty) or cid or ""
-        backend = c.typed(item, path, "backend", str)
+        backend = c.typed(item, path, "backend", str, check=a_name)
         arches = c.arch_list(item, path, "arches") or ()
         timeout = c.typed(item, path, "timeout", (int, float), check=positive)
         options = c.typed(item, path, "options", dict) or {}
@@ -337,7 +357,10 @@ def _platform_check(text: str) -> str | None:
 def _options(options: Mapping[str, Any], path: tuple[str | int, ...], kind: ProbeKind, c: Checker) -> None:
     c.keys(options, path, list(kind.options))
     for key, value_type in kind.options.items():
-        value = c.typed(options, path, key, value_type, required=key in kind.required)
+        check = _image_check if key.endswith("image") else a_name if value_type is str else None
+        if key in FREE_TEXT_OPTIONS:
+            check = None
+        value = c.typed(options, path, key, value_type, required=key in kind.required, check=check)
         allowed = kind.choices.get(key)
         if allowed and isinstance(value, str) and value not in allowed:
             hint = difflib.get_close_matches(value, allowed, n=1)

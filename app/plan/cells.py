@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ecoready.domain.model import Component, HostFacts, Profile, Stage
+from ecoready.domain.errors import EnvironmentProblem
+from ecoready.domain.model import UNAME_MACHINE, Component, HostFacts, Profile, Stage
 from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
@@ -131,6 +132,22 @@ def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | Non
     if arch == "amd64":
         fix = "register qemu-x86_64 (binfmt, F flag) or add a native amd64 host under [[hosts]]"
     return None, False, f"no host for {arch} (hosts serve: {natives}{down}); fix: {fix}"
+
+
+def refuse_unserved(asked: Iterable[str], served: Iterable[str]) -> None:
+    """Arches asked for by name (`--arch`) that no engine serves, natively or emulated, nor
+    lists (a listed host that is down gets its cells as `error`, naming it): the run is
+    refused before it starts (exit 3), saying what would serve them. An arch of the matrix
+    not asked by name instead ends its cells as `error` with the fix (`_choose_host`)."""
+    known = set(served)
+    lacking = [arch for arch in asked if arch not in known]
+    if lacking:
+        raise EnvironmentProblem(
+            "; ".join(
+                f"no engine serves {arch}: register qemu-{UNAME_MACHINE.get(arch, arch)} or add a [[hosts]] entry"
+                for arch in lacking
+            )
+        )
 
 
 def make_plan(

@@ -67,7 +67,7 @@ async def search_tags(
         return answer.verdict is Verdict.AVAILABLE
 
     try:
-        tags = await client.tags(reference)
+        tags = await client.tags(reference) or ()
         for tag in variants(pinned, tags, arch)[:budget]:
             if await publishes(tag):
                 return TagSearch(component, arch, reference, len(tags), looked, use_tag=tag)

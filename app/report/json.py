@@ -79,7 +79,9 @@ LAYOUTS = {
         optional=frozenset({"cpusets", "method"}),  # added after schema 1 was first written
     ),
     HostFacts: Layout(finish=_served, optional=frozenset({"docker", "serves", "error"})),
-    RegistryStatus: Layout(finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source"})),
+    RegistryStatus: Layout(
+        finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
+    ),
     Report: Layout(optional=frozenset({"platforms", "migration"})),
 }
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ecoready.domain.model import Category
+from ecoready.domain.text import acting_character, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.kinds import KINDS
 from ecoready.stack.known import Known, known
@@ -88,7 +89,9 @@ def unique_names(services: Sequence[Service]) -> list[Service]:
 
 
 def map_services(services: Sequence[Service]) -> Mapped:
-    services = unique_names(services)
+    # a matrix carries no string with a character that acts (validate refuses it): names are
+    # shown escaped, values with one are left out below
+    services = unique_names([replace(s, name=shown(s.name)) for s in services])
     undecided: list[str] = []
     usable: list[Service] = []
     for service in services:
@@ -204,13 +207,17 @@ def _generic_row(
         )
     options: dict[str, Any] = {"mode": mode}
     for key, argv in (("command", service.command), ("entrypoint", service.entrypoint)):
-        if argv and _placeholder_free(argv):
+        if argv and _acting(argv):
+            undecided.append(f"{service.name}: its `{key}:` holds {_acting(argv)}: not taken over")
+        elif argv and _placeholder_free(argv):
             options[key] = list(argv)
         elif argv:
             undecided.append(f"{service.name}: its `{key}:` has {{…}} words ecoready would fill in: not taken over")
     if mode == "service" and service.ports:
         options["port"] = service.ports[0]
-    if service.healthcheck:
+    if service.healthcheck and _acting(service.healthcheck):
+        undecided.append(f"{service.name}: its `healthcheck:` holds {_acting(service.healthcheck)}: not taken over")
+    elif service.healthcheck:
         options["healthcheck"] = list(service.healthcheck)
     server = by_name[backend] if backend is not None else None
     hosts = (backend, *(proxy for proxy, target in fronts.items() if target == backend)) if backend else ()
@@ -252,6 +259,13 @@ def _row(
     )
 
 
+def _acting(words: Sequence[str]) -> str:
+    """Which character a matrix would refuse in `words` (a control, layout or invisible
+    one), named; '' when none."""
+    char = next((c for w in words if (c := acting_character(w, layout_ok=False))), None)
+    return f"a character a matrix cannot carry ({shown(char)})" if char else ""
+
+
 def _placeholder_free(words: Sequence[str]) -> bool:
     return not any(placeholders_in(word) for word in words)
 
@@ -268,10 +282,12 @@ def _environment(
     db_user = next((db_env[k] for k in ("MYSQL_USER", "MARIADB_USER") if k in db_env), "root")
     db_name = next((db_env[k] for k in ("MYSQL_DATABASE", "MARIADB_DATABASE") if k in db_env), "")
     for key, value in service.environment.items():
-        where = f"{service.name}: `{key}`"
+        where = f"{service.name}: `{shown(key)}`"
         upper = key.upper()
         if not _ENV_NAME.match(key):
             undecided.append(f"{where} is not a name the matrix takes: left out")
+        elif _acting([value]):
+            undecided.append(f"{where} holds {_acting([value])}: left out")
         elif _VARIABLE.search(value):
             undecided.append(f"{where} needs variables from the shell or .env: left out")
         elif placeholders_in(value):  # the matrix would read them as placeholders

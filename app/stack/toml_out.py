@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ecoready.domain.text import shown
 from ecoready.stack.mapping import Row
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -61,7 +62,7 @@ def comment(text: str) -> str:
 
 def matrix_text(title: str, arches: Sequence[str], rows: Sequence[Row], header: Sequence[str] = ()) -> str:
     lines = [comment(h) for h in header]
-    lines += [f"title = {toml_string(title)}", f"arches = {toml_value(list(arches))}", 'profile = "smoke"', ""]
+    lines += [f"title = {toml_string(shown(title))}", f"arches = {toml_value(list(arches))}", 'profile = "smoke"', ""]
     for row in rows:
         lines.extend(comment(why) for why in row.why)
         lines.append("[[components]]")

@@ -125,7 +125,7 @@ async def test_a_registry_that_never_answers_times_out_as_an_error() -> None:
                 await client.resolve(f"{host}/lab/x:1", "amd64")
             with pytest.raises(RegistryError) as again:
                 await client.resolve(f"{host}/lab/x:1", "arm64")
-    assert str(caught.value) == f"{host}: no answer in time (read timeout, 0.5 s)"
+    assert str(caught.value) == f"{host}: no answer in time (read timeout, 0.5 s) for lab/x"
     assert caught.value.registry == host and str(again.value) == str(caught.value)
     assert client.statuses()[0].requests == 1
 
