@@ -10,6 +10,7 @@ from ecoready.domain.model import (
     AuditResult,
     BenchResult,
     Check,
+    ComponentOrigin,
     HostFacts,
     ImageInfo,
     Outcome,
@@ -18,6 +19,7 @@ from ecoready.domain.model import (
     RegistryStatus,
     Stage,
     Status,
+    TagSearch,
 )
 
 
@@ -41,6 +43,7 @@ class RunStarted:
     arches: tuple[str, ...]
     cells: tuple[CellPlanned, ...]
     hosts: tuple[HostFacts, ...] = ()
+    origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and compose pin)
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,14 @@ class HostLost:
 
 
 @dataclass(frozen=True)
+class TagsSearched:
+    """The tag list of a missing cell's repository, searched for its arch."""
+
+    cell_id: str
+    search: TagSearch
+
+
+@dataclass(frozen=True)
 class RunFinished:
     at: str
     interrupted: bool = False
@@ -162,5 +173,6 @@ Event = (
     | RegistryObserved
     | PlatformObserved
     | HostLost
+    | TagsSearched
     | RunFinished
 )

@@ -21,6 +21,7 @@ class Category(str, enum.Enum):
     CONNECTOR = "connector"
     SHELL = "shell"
     TOOLKIT = "toolkit"
+    APP = "app"  # the user's own services, checked by the generic `command` probe
 
 
 class Stage(str, enum.Enum):
@@ -126,6 +127,8 @@ class Component:
     arches: tuple[str, ...] = ()
     timeout_s: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    service: str = ""  # the compose service (or container) `ecoready init` made it from
+    platform: str = ""  # that service's `platform:` pin ("linux/amd64"); the plan says if it can go
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,7 @@ class RegistryStatus:
     window_s: int | None = None  # the limit's window (the `w=` of the header)
     source: str = ""  # whom the limit counts: "ip" (anonymous) or "account"; never the value
     error: str = ""  # the last reason it could not be asked (one line, no secrets)
+    waited_s: float = 0.0  # seconds this run paused because it asked to (429 with Retry-After)
 
 
 @dataclass(frozen=True)
@@ -419,6 +423,42 @@ class PlatformFitness:
 
 
 @dataclass(frozen=True)
+class ComponentOrigin:
+    """A component as the matrix pinned it: its image reference and, when `ecoready init`
+    wrote the row, the compose service and its `platform:` pin. Input of the migration plan."""
+
+    component: str
+    image: str
+    service: str = ""
+    platform: str = ""
+
+
+@dataclass(frozen=True)
+class TagSearch:
+    """What a repository's tag list offered a cell whose image was missing for its arch: a
+    tag of the same version that publishes the arch (`use_tag`), else the oldest newer
+    version that does (`upgrade_to`). Searched during the run and kept in the report, so
+    the migration plan is rendered from the report alone."""
+
+    component: str
+    arch: str
+    reference: str
+    tags_listed: int = 0  # tags in the repository's list
+    looked_at: int = 0  # tags whose manifests were asked (bounded)
+    use_tag: str = ""
+    upgrade_to: str = ""
+    error: str = ""  # why the search could not finish (the registry); the cell stays missing
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What the migration plan is made from, besides the cells."""
+
+    origins: tuple[ComponentOrigin, ...] = ()
+    searches: tuple[TagSearch, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     schema_version: int
     run_id: str
@@ -434,6 +474,7 @@ class Report:
     notes: tuple[str, ...] = ()
     registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
+    migration: Migration = field(default_factory=Migration)
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -27,11 +27,13 @@ from ecoready.domain.events import (
     RunStarted,
     StageFinished,
     StageStarted,
+    TagsSearched,
 )
 from ecoready.domain.model import (
     REPORT_SCHEMA_VERSION,
     Category,
     CellResult,
+    Migration,
     Outcome,
     Profile,
     Report,
@@ -130,6 +132,7 @@ def reduce(report: Report, event: Event) -> Report:
             cells=cells,
             finished_at=None,
             interrupted=False,
+            migration=Migration(origins=event.origins),
         )
     if isinstance(event, RunFinished):
         finished: Mapping[str, CellResult] = report.cells
@@ -154,6 +157,10 @@ def reduce(report: Report, event: Event) -> Report:
         else:
             platforms = (*report.platforms, event.platform)
         return replace(report, platforms=platforms)
+    if isinstance(event, TagsSearched):
+        key = (event.search.component, event.search.arch)
+        kept = tuple(s for s in report.migration.searches if (s.component, s.arch) != key)
+        return replace(report, migration=replace(report.migration, searches=(*kept, event.search)))
     if isinstance(event, HostLost):
         hosts = tuple(
             replace(h, error=f"lost mid-run: {event.reason}") if h.name == event.host else h for h in report.hosts

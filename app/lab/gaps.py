@@ -8,6 +8,7 @@ availability checks (and the build audit) meet each case in a real registry.
 | gap-mislabelled        | an index whose arm64 entry is an amd64 image                 |
 | gap-attestation        | an OCI index: amd64, arm64 and an unknown/unknown attestation |
 | gap-suffix-only        | an index with amd64 only, and a `1-aarch64` tag for arm64     |
+| gap-upgrade            | `1`: an index with amd64 only; `2`: amd64 and arm64 (arm64 only in a newer tag) |
 | gap-binary-mislabelled | an index and an image config saying arm64 over amd64 layers  |
 
 They are made from the per-arch MariaDB manifests the lab already publishes
@@ -37,6 +38,7 @@ GAPS = (
     "gap-mislabelled",
     "gap-attestation",
     "gap-suffix-only",
+    "gap-upgrade",
     "gap-binary-mislabelled",
 )
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -197,6 +199,11 @@ def plan(amd: Manifest, arm: Manifest, amd_config: bytes) -> list[GapTag]:
     tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry]), _copy(amd, amd_repo, repo)))
     tags.append(GapTag(repo, f"{GAP_TAG}-aarch64", arm.media_type, arm.body, _mount(arm, arm_repo, repo)))
 
+    # arm64 arrives in a later version: what the migration plan's `upgrade to` finds
+    repo = "lab/gap-upgrade"
+    tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry]), _copy(amd, amd_repo, repo)))
+    both = _all(_copy(amd, amd_repo, repo), _copy(arm, arm_repo, repo))
+    tags.append(GapTag(repo, "2", *index_body([amd_entry, arm_entry]), both))
     # The index and the image's config both say arm64, the programs are amd64: what a build
     # that labels without cross-compiling publishes. Only the build audit can tell.
     repo = "lab/gap-binary-mislabelled"

@@ -66,6 +66,17 @@ IMAGES: tuple[LabImage, ...] = (
         aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
     ),
     LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
+    # Debian ships MySQL only in its unstable suite (sid); the version is pinned there.
+    LabImage(
+        "mysql",
+        "9.7",
+        "mysql",
+        "sid",
+        build_args=(("MYSQL_VERSION", "9.7.4-2"),),
+        aliases=(("mysql-router", "9.7"), ("mysql-client", "9.7")),
+    ),
+    # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
+    LabImage("app-client", "1", "app-client", "bookworm"),
 )
 
 

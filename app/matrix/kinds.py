@@ -9,8 +9,11 @@ matrix loader and the planner read it; `ecoready validate` never imports a probe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from ecoready.matrix.command_options import COMMAND_MODES, Problems, check_command_options
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,11 @@ class ProbeKind:
     options: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
     required: tuple[str, ...] = ()  # options that must be given
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # allowed values of an option
+    # (options, has a backend) -> problems below `options` that their types do not show
+    check: Callable[[Mapping[str, Any], bool], Problems] | None = None
+    # an option holding the smoke stage's own time limit (native seconds): the stage's
+    # budget grows to hold it
+    smoke_limit: str = ""
     # The main programs the build audit reads in the image, each as the names it goes by
     # (the first found is read): none for kinds whose programs are scripts or the user's.
     programs: tuple[tuple[str, ...], ...] = ()
@@ -60,6 +68,20 @@ _CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
 _SERVER = (("mariadbd", "mysqld"),)
 _MYSQLD = (("mysqld",),)
 
+# The generic probe: any image, run once (passes on exit 0) or kept up (passes when healthy).
+_COMMAND_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "mode": str,  # run (default) | service
+    "command": list,  # the container's command (default: the image's)
+    "entrypoint": list,
+    "env": dict,  # name -> value with placeholders ({host}, {password_file}, ...)
+    "files": dict,  # absolute path -> content
+    "port": int,  # service: ready when this TCP port listens
+    "healthcheck": list,  # service: Docker's test, e.g. ["CMD", "curl", "-f", "http://localhost/"]
+    "limit": (int, float),  # run: seconds the command may take (native; scaled for emulation)
+    "user": str,
+    "database": str,  # created on the backend for the app (default ecoready_app)
+}
+
 KINDS: Mapping[str, ProbeKind] = {
     k.name: k
     for k in (
@@ -83,13 +105,13 @@ KINDS: Mapping[str, ProbeKind] = {
             options={"client_image": str},
             programs=(("pmm-managed",),),
         ),
-        # `client` picks the check set: mysqlsh here, mariadb from the lab probes.
+        # `client` picks the check set: MySQL Shell, or a classic client (mariadb, mysql).
         ProbeKind(
             "shell",
             "ecoready.probes.shell",
             needs_backend=True,
             options={"client": str},
-            choices={"client": ("mysqlsh", "mariadb")},
+            choices={"client": ("mysqlsh", "mariadb", "mysql")},
             programs=(("mysqlsh", "mariadb", "mysql"),),
         ),
         ProbeKind(
@@ -102,12 +124,13 @@ KINDS: Mapping[str, ProbeKind] = {
         ),
         # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
         ProbeKind("pxc", "ecoready.probes.pxc", serves_sql=True, programs=_MYSQLD),
-        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements).
+        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements); `args`
+        # go to both servers after the probe's own (e.g. a buffer pool size, a filter).
         ProbeKind(
             "replication",
             "ecoready.probes.replication",
             serves_sql=True,
-            options=_FLAVOR,
+            options={"flavor": str, "args": list},
             choices=_FLAVOR_CHOICES,
             programs=_SERVER,
         ),
@@ -132,6 +155,15 @@ KINDS: Mapping[str, ProbeKind] = {
             options=_CONNECTOR_OPTIONS,
             required=("language",),
             choices={"language": CONNECTOR_LANGUAGES},
+        ),
+        # The backend is optional: its details reach the image through placeholders.
+        ProbeKind(
+            "command",
+            "ecoready.probes.command",
+            options=_COMMAND_OPTIONS,
+            choices={"mode": COMMAND_MODES},
+            check=check_command_options,
+            smoke_limit="limit",
         ),
     )
 }

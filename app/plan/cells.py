@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ecoready.domain.model import Component, HostFacts, Profile, Stage
+from ecoready.domain.errors import EnvironmentProblem
+from ecoready.domain.model import UNAME_MACHINE, Component, HostFacts, Profile, Stage
 from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
@@ -37,10 +38,15 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     # PMM server runs several databases of its own; the client registration starts the backend.
     "pmm": {Stage.IMAGE: 600.0, Stage.START: 300.0, Stage.SMOKE: 240.0, Stage.BENCH: 600.0},
     "shell": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+    # the user's image: its backend, then a service that may take a while to be healthy;
+    # the smoke budget grows with the command's own `limit` (SMOKE_LIMIT_MARGIN)
+    "command": {Stage.IMAGE: 300.0, Stage.START: 120.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
 }
 # The build audit reads files of an image already on the host and parses them here: its
 # budget is not scaled under emulation (nothing runs emulated).
 AUDIT_BUDGET_S = 120.0
+# Seconds of smoke budget over a kind's own smoke time limit (reading the output, checks).
+SMOKE_LIMIT_MARGIN = 30.0
 # Margin over the bench estimate: a loaded machine, a slow prepare.
 BENCH_MARGIN = 1.5
 BENCH_SLACK_S = 60.0
@@ -97,6 +103,9 @@ def budgets_for(component: Component, emulated: bool, bench: BenchSettings | Non
     base = dict(DEFAULT_BUDGETS.get(component.probe, DEFAULT_BUDGETS["default"]))
     if component.timeout_s is not None:
         base[Stage.START] = component.timeout_s
+    limit = component.options.get(KINDS[component.probe].smoke_limit) if component.probe in KINDS else None
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        base[Stage.SMOKE] = max(base[Stage.SMOKE], float(limit) + SMOKE_LIMIT_MARGIN)
     factor = EMULATION_FACTOR if emulated else 1.0
     scaled = {stage: seconds * (factor if stage is not Stage.IMAGE else 1.0) for stage, seconds in base.items()}
     scaled[Stage.AUDIT] = AUDIT_BUDGET_S
@@ -127,6 +136,22 @@ def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | Non
     if arch == "amd64":
         fix = "register qemu-x86_64 (binfmt, F flag) or add a native amd64 host under [[hosts]]"
     return None, False, f"no host for {arch} (hosts serve: {natives}{down}); fix: {fix}"
+
+
+def refuse_unserved(asked: Iterable[str], served: Iterable[str]) -> None:
+    """Arches asked for by name (`--arch`) that no engine serves, natively or emulated, nor
+    lists (a listed host that is down gets its cells as `error`, naming it): the run is
+    refused before it starts (exit 3), saying what would serve them. An arch of the matrix
+    not asked by name instead ends its cells as `error` with the fix (`_choose_host`)."""
+    known = set(served)
+    lacking = [arch for arch in asked if arch not in known]
+    if lacking:
+        raise EnvironmentProblem(
+            "; ".join(
+                f"no engine serves {arch}: register qemu-{UNAME_MACHINE.get(arch, arch)} or add a [[hosts]] entry"
+                for arch in lacking
+            )
+        )
 
 
 def make_plan(

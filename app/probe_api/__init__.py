@@ -11,15 +11,18 @@ from ecoready.domain.errors import (
     CheckFailed,
     DeadlineExceeded,
     EmulatorTooOld,
+    MatrixMismatch,
     SqlError,
     StageFailed,
 )
 from ecoready.domain.model import UNAME_MACHINE
-from ecoready.domain.specs import ExecResult
+from ecoready.domain.specs import ContainerState, ExecResult
 from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.handles import Container, Endpoint
+from ecoready.probe_api.ports import port_listens
 from ecoready.probe_api.probe import Probe
+from ecoready.probe_api.refusals import matrix_mismatch
 from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, option_file, parse_xml
 
@@ -29,10 +32,12 @@ __all__ = [
     "BenchTarget",
     "CheckFailed",
     "Container",
+    "ContainerState",
     "DeadlineExceeded",
     "EmulatorTooOld",
     "Endpoint",
     "ExecResult",
+    "MatrixMismatch",
     "Probe",
     "ProbeContext",
     "Row",
@@ -41,7 +46,9 @@ __all__ = [
     "SqlTarget",
     "StageFailed",
     "bench_detail",
+    "matrix_mismatch",
     "option_file",
     "parse_xml",
+    "port_listens",
     "run_bench",
 ]

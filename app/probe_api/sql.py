@@ -49,9 +49,11 @@ def client_command(client: str, cnf_path: str, target: SqlTarget, statement: str
 
 
 def option_file(user: str, password: str) -> bytes:
-    """A [client] option file; values quoted so any character survives."""
+    """A [client] option file; values quoted so any character survives. The [mysql] group
+    turns client commands on: MySQL's client (8.4 and later) runs `source FILE` from `-e`
+    only with `--commands`, which MariaDB's client does not know (hence `loose-`)."""
     escaped = password.replace("\\", "\\\\").replace('"', '\\"')
-    return f'[client]\nuser="{user}"\npassword="{escaped}"\n'.encode()
+    return f'[client]\nuser="{user}"\npassword="{escaped}"\n[mysql]\nloose-commands=1\n'.encode()
 
 
 def parse_xml(output: str) -> list[list[Row]]:

@@ -40,8 +40,10 @@ from ecoready.report.common import (
     target_words,
 )
 from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
+from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import COLOUR, EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
-from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
+from ecoready.report.summary import column_title, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
 
 # present.COLOUR names (Rich's) -> CSS colours with enough contrast on white
@@ -324,6 +326,20 @@ def platforms(report: Report) -> str:
     return "".join(out)
 
 
+def migration(report: Report) -> str:
+    """The migration plan and the `platform:` pins that can go (report/migration.py)."""
+    steps = plan_steps(report)
+    parts = [
+        "<h2>Migration plan</h2>",
+        table([esc(h) for h in PLAN_HEADER], [[esc(v) for v in step_row(s)] for s in steps]),
+    ]
+    pins = plan_pins(report, steps)
+    if pins:
+        parts.append("<h3><code>platform:</code> pins of the compose file</h3>")
+        parts.append(table([esc(h) for h in PIN_HEADER], [[esc(v) for v in pin_row(p)] for p in pins]))
+    return "".join(parts)
+
+
 def render(report: Report) -> str:
     title = f"ecoready report: {report.matrix}"
     parts = [
@@ -349,5 +365,7 @@ def render(report: Report) -> str:
         parts.append(platforms(report))
     if report.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
+    if report.migration.origins:
+        parts.append(migration(report))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -40,8 +40,10 @@ from ecoready.report.common import (
     target_words,
 )
 from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
+from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
-from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
+from ecoready.report.summary import column_title, host_mark
 
 LOG_LINES = 10
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
@@ -200,6 +202,21 @@ def platforms(report: Report) -> list[str]:
     return lines
 
 
+def migration(report: Report) -> list[str]:
+    """The migration plan: per component and arch what to do, and which `platform:` pins can
+    go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone)."""
+    steps = plan_steps(report)
+    lines = ["## Migration plan", ""]
+    lines.extend(table(list(PLAN_HEADER), [[md(v) for v in step_row(s)] for s in steps]))
+    lines.append("")
+    pins = plan_pins(report, steps)
+    if pins:
+        lines.extend(["### `platform:` pins of the compose file", ""])
+        lines.extend(table(list(PIN_HEADER), [[md(v) for v in pin_row(p)] for p in pins]))
+        lines.append("")
+    return lines
+
+
 def render(report: Report) -> str:
     lines = ["# ecoready readiness report", "", md(run_line(report)), ""]
     lines.extend(grid(report))
@@ -225,4 +242,6 @@ def render(report: Report) -> str:
         lines.extend(["## Notes", ""])
         lines.extend(f"- {md(note)}" for note in report.notes)
         lines.append("")
+    if report.migration.origins:
+        lines.extend(migration(report))
     return "\n".join(lines).rstrip("\n") + "\n"

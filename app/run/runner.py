@@ -42,8 +42,9 @@ from ecoready.domain.events import (
     RunStarted,
     StageFinished,
     StageStarted,
+    TagsSearched,
 )
-from ecoready.domain.model import Outcome, Stage
+from ecoready.domain.model import ComponentOrigin, Outcome, Stage, TagSearch
 from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
@@ -55,8 +56,10 @@ from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
 from ecoready.run.audit import AuditCache, Auditor, default_dir
+from ecoready.registry.tag_search import search_tags
 
 log = logging.getLogger("ecoready.runner")
+TAG_SEARCH_BUDGET = 60.0  # seconds a missing cell's tag search may take (its manifests are bounded too)
 
 
 def load_probe(kind: str) -> type[Probe]:
@@ -112,6 +115,7 @@ class Runner:
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
         # id would then remove under it.
         self._sweep_lock = asyncio.Lock()
+        self._missing: set[str] = set()  # cells whose image stage found no image for the arch
 
     def context_for(self, cell: CellPlan) -> RunContext:
         """The context of the host the plan put the cell on (the default one otherwise)."""
@@ -144,6 +148,14 @@ class Runner:
             arches=self.plan.arches,
             cells=cells,
             hosts=self.plan.hosts,
+            origins=tuple(
+                {
+                    c.component.id: ComponentOrigin(
+                        c.component.id, c.component.image, c.component.service, c.component.platform
+                    )
+                    for c in self.plan.cells
+                }.values()
+            ),
         )
 
     def under_way(self) -> frozenset[str]:
@@ -297,6 +309,9 @@ class Runner:
                 if stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
                     async with scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
+                    if cell.id in self._missing:
+                        self._missing.discard(cell.id)
+                        await self._search_tags(cell, ctx)
                 elif stage is Stage.AUDIT:  # reads files and parses them: outside the CPU slots too
                     outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage in cell.exclusive:
@@ -362,6 +377,8 @@ class Runner:
                 outcome, detail = Outcome.ERROR, "docker daemon unavailable"
         except ImageUnavailable as exc:
             outcome, detail, missing = Outcome.FAIL, str(exc), exc.missing
+            if missing and stage is Stage.IMAGE:
+                self._missing.add(cell.id)
         except Skip as exc:
             outcome, detail = Outcome.SKIP, str(exc)
         except (StageFailed, SqlError) as exc:
@@ -389,6 +406,22 @@ class Runner:
             )
         )
         return outcome
+
+    async def _search_tags(self, cell: CellPlan, ctx: ProbeContext) -> None:
+        """The cell's image is not published for its arch: look through its repository's
+        tags for one that is (the migration plan's `use TAG` / `upgrade to`). The search's
+        trouble is its own: it is recorded, and never changes the cell."""
+        component = cell.component
+        try:
+            found = await asyncio.wait_for(
+                search_tags(ctx.run.images.registry, component.id, component.image, cell.arch), TAG_SEARCH_BUDGET
+            )
+        except asyncio.TimeoutError:
+            found = TagSearch(component.id, cell.arch, component.image, error=f"took over {TAG_SEARCH_BUDGET:.0f} s")
+        except Exception as exc:
+            log.warning("tag search of %s failed: %s", cell.id, exc)
+            found = TagSearch(component.id, cell.arch, component.image, error=f"internal error: {one_line(str(exc))}")
+        self.run.emit(TagsSearched(cell.id, found))
 
     async def _do(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> str:
         if stage is Stage.IMAGE:

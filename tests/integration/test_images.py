@@ -128,7 +128,7 @@ async def test_a_registry_that_never_answers_times_out_as_an_error() -> None:
                 await client.resolve(f"{host}/lab/x:1", "amd64")
             with pytest.raises(RegistryError) as again:
                 await client.resolve(f"{host}/lab/x:1", "arm64")
-    assert str(caught.value) == f"{host}: no answer in time (read timeout, 0.5 s)"
+    assert str(caught.value) == f"{host}: no answer in time (read timeout, 0.5 s) for lab/x"
     assert caught.value.registry == host and str(again.value) == str(caught.value)
     assert client.statuses()[0].requests == 1
 
@@ -204,10 +204,16 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         writer.close()
     assert sorted(first) == sorted(
         [f"lab/{name}:1" for name in ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation")]
-        + ["lab/gap-suffix-only:1", "lab/gap-suffix-only:1-aarch64", "lab/gap-binary-mislabelled:1"]
+        + [
+            "lab/gap-suffix-only:1",
+            "lab/gap-suffix-only:1-aarch64",
+            "lab/gap-upgrade:1",
+            "lab/gap-upgrade:2",
+            "lab/gap-binary-mislabelled:1",
+        ]
     )
     assert second == [] and len(logged) == 1
-    assert warm_requests == 3 + 7  # the two sources and the amd64 config, one HEAD per gap tag
+    assert warm_requests == 3 + 9  # the two sources and the amd64 config, one HEAD per gap tag
     async with RegistryClient(cache=False) as client:
         verdicts = {
             (gap, arch): (found.verdict, found.found_as)
@@ -215,6 +221,17 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
             for arch in ("amd64", "arm64")
             for found in [await client.resolve(f"{scratch_registry.host}/lab/{gap}:1", arch)]
         }
+        upgrade = {
+            (tag, arch): (await client.resolve(f"{scratch_registry.host}/lab/gap-upgrade:{tag}", arch)).verdict
+            for tag in ("1", "2")
+            for arch in ("amd64", "arm64")
+        }
+    assert upgrade == {
+        ("1", "amd64"): Verdict.AVAILABLE,
+        ("1", "arm64"): Verdict.MISSING,
+        ("2", "amd64"): Verdict.AVAILABLE,
+        ("2", "arm64"): Verdict.AVAILABLE,
+    }
     assert verdicts == {
         ("gap-amd64-only", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-amd64-only", "arm64"): (Verdict.MISSING, ""),

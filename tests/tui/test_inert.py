@@ -1,5 +1,6 @@
-"""The TUI shows a component name and a cell detail carrying `<script>`, Rich markup and
-ANSI/OSC escapes as plain, inert text."""
+"""The TUI shows a component name and a cell detail carrying `<script>`, Rich markup,
+ANSI/OSC escapes and bidi or invisible characters as plain, inert text (those shown
+escaped)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,11 @@ from ecoready.ui.tui.app import EcoreadyApp
 from tests.support.cli import LAB_MATRIX
 
 NAME = "[bold red]boom[/][link=https://evil.example]x[/link]\x1b[31m<script>alert(1)</script>"
-LINE = "[blink]log[/blink] \x1b]8;;https://evil.example\x1b\\osc\x1b]8;;\x1b\\ \x1b[2J<script>alert(2)</script>"
+LINE = (
+    "[blink]log[/blink] \x1b]8;;https://evil.example\x1b\\osc\x1b]8;;\x1b\\ \x1b[2J<script>alert(2)</script>"
+    " rtl\u202eoverride\u2066isolate\u200bzero"
+)
+ACTING = ("\x1b", "\x07", "\u202e", "\u2066", "\u200b")
 # a program's path and build notes come from the image: as hostile as a log line
 PROGRAM = "[reverse]/usr/sbin/x[/reverse]\x1b[5m<script>alert(3)</script>"
 
@@ -73,7 +78,7 @@ def events() -> list[Event]:
 def assert_inert(value: object) -> str:
     assert isinstance(value, Text)
     assert not value.spans  # markup in the text made no styles
-    assert "\x1b" not in value.plain and "\x07" not in value.plain
+    assert not any(char in value.plain for char in ACTING)
     return value.plain
 
 
@@ -95,7 +100,8 @@ async def test_markup_script_and_escapes_stay_text_in_the_grid() -> None:
     assert label.endswith("<script>alert(1)</script>")
     assert cell.startswith("✘ broken: [blink]log[/blink]")
     for screen in (grid_screen, detail_screen):
-        assert "\x1b" not in screen
+        assert not any(char in screen for char in ACTING)
+    assert "rtl\\u202eoverride\\u2066isolate\\u200bzero" in detail_screen.replace("&#160;", " ")
     assert "[bold red]boom[/]" in grid_screen.replace("&#160;", " ")  # narrow column: the start of it
     assert "&lt;script&gt;alert(1)" in detail_screen  # drawn as text on the screen
     assert "&lt;script&gt;alert(2)" in detail_screen

@@ -1,6 +1,8 @@
-"""A `<script>`, Rich markup and ANSI/OSC escapes in a component name, a detail and a log
-line come out inert in every output: HTML, Markdown (as GitHub would render it), JUnit,
-the terminal grid, the diff and the webhook text. (The TUI: tests/tui/test_inert.py.)"""
+"""A `<script>`, Rich markup, ANSI/OSC escapes, a lone control character and bidi or
+invisible characters (U+202E and friends) in a component name, a detail and a log line come
+out inert in every output: HTML, Markdown (as GitHub would render it), JUnit, the terminal
+grid, the diff and the webhook text, the characters that would act shown escaped.
+(The TUI: tests/tui/test_inert.py.)"""
 
 from __future__ import annotations
 
@@ -32,8 +34,11 @@ SCRIPT = "<script>alert(1)</script>"
 MARKUP = "[bold red]boom[/][link=https://evil.example]click[/link]"
 ANSI = "\x1b[31mred\x1b[0m"
 OSC = "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\"
-PAYLOAD = f"{MARKUP} {SCRIPT} {ANSI} {OSC} <img src=x onerror=alert(2)> [x](https://evil.example) ``` |"
-ESCAPES = ("\x1b", "\x07", "\x9b")
+# a right-to-left override, an isolate, a zero-width space, a tag character, a lone BEL
+BIDI = "evil\u202egnp.exe\u2066x\u2069\u200b\U000e0041\x07"
+PAYLOAD = f"{MARKUP} {SCRIPT} {ANSI} {OSC} <img src=x onerror=alert(2)> [x](https://evil.example) ``` | {BIDI}"
+ESCAPES = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\u2069", "\u200b", "\U000e0041")
+SHOWN = "evil\\u202egnp.exe\\u2066x\\u2069\\u200b\\U000e0041\\x07"  # as every view shows it
 
 
 def poisoned() -> Report:
@@ -78,9 +83,11 @@ def tags(text: str) -> list[tuple[str, dict[str, str | None]]]:
     return parser.tags
 
 
-def assert_no_escapes(text: str) -> None:
+def assert_no_escapes(text: str, *, shown: bool = True) -> None:
     for esc in ESCAPES:
         assert esc not in text
+    if shown:
+        assert SHOWN in text
 
 
 def assert_no_active_html(text: str) -> None:

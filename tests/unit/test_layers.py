@@ -24,7 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"lab", "run"}),
     frozenset({"probes"}),
     frozenset({"probe_api"}),
-    frozenset({"registry", "plan", "judge"}),
+    frozenset({"registry", "plan", "judge", "stack"}),
     frozenset({"report", "engine", "matrix", "audit"}),
     frozenset({"domain"}),
     frozenset({""}),
@@ -37,6 +37,7 @@ ONLY_IN: dict[str, tuple[str, ...]] = {
     "requests": ("ecoready.engine.sdk",),
     "urllib3": ("ecoready.engine.sdk",),
     "httpx": ("ecoready.registry", "ecoready.judge.webhook", "ecoready.lab"),
+    "yaml": ("ecoready.stack.compose",),
 }
 
 
