@@ -243,6 +243,8 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         ("gap-attestation", "arm64"): (Verdict.AVAILABLE, "index"),
         ("gap-suffix-only", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-suffix-only", "arm64"): (Verdict.AVAILABLE, "tag 1-aarch64"),
+        ("gap-upgrade", "amd64"): (Verdict.AVAILABLE, "index"),
+        ("gap-upgrade", "arm64"): (Verdict.MISSING, ""),
         ("gap-binary-mislabelled", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-binary-mislabelled", "arm64"): (Verdict.AVAILABLE, "index"),
     }
