@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecoready.domain.model import (
+    AuditResult,
     BenchResult,
     Check,
     ComponentOrigin,
@@ -88,6 +89,15 @@ class BenchReported:
 
 
 @dataclass(frozen=True)
+class AuditReported:
+    """The build audit of a cell's image; sent again when the platform fitness it is
+    crossed with arrives later (the findings change, the programs read do not)."""
+
+    cell_id: str
+    audit: AuditResult
+
+
+@dataclass(frozen=True)
 class CellLog:
     """The last lines of the cell's main container log (already redacted)."""
 
@@ -156,6 +166,7 @@ Event = (
     | ImageResolved
     | StageFinished
     | BenchReported
+    | AuditReported
     | CellLog
     | CellFinished
     | RunNote

@@ -26,6 +26,7 @@ class Category(str, enum.Enum):
 
 class Stage(str, enum.Enum):
     IMAGE = "image"
+    AUDIT = "audit"  # the build audit: the image's main programs read, never run
     START = "start"
     SMOKE = "smoke"
     BENCH = "bench"
@@ -273,6 +274,63 @@ class BenchResult:
     method: str = ""  # one line: tables x rows, threads, run length, warmup, repeats
 
 
+class Severity(str, enum.Enum):
+    """How much a finding of the build audit matters where the cell runs."""
+
+    FINE = "fine"  # a good property, or one this platform has what it needs for
+    NOTE = "note"  # worth knowing: a build choice, a property of other platforms
+    HAZARD = "hazard"  # it runs, but costs performance or will fail on some platforms
+    FATAL = "fatal"  # it cannot run here (or is not what the image says it is)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence of the build audit about one program, crossed with the platform."""
+
+    program: str
+    code: str  # stable: "lse", "no-lse", "crc32", "page-4k", "x86-level", "mislabelled", "not-found", ...
+    severity: Severity
+    text: str
+
+
+@dataclass(frozen=True)
+class BinaryAudit:
+    """What the build audit read in one of a cell's main programs, without running it."""
+
+    program: str  # the name looked for ("mariadbd")
+    path: str = ""  # where it is in the image, links followed ("" = not found)
+    machine: str = ""  # its ELF machine as Docker names arches ("amd64", "arm64"; "EM 8" when unknown)
+    size: int = 0  # bytes
+    load_align: int = 0  # the largest PT_LOAD alignment: 4096 will not load on 64 KiB-page kernels
+    interpreter: str = ""  # the dynamic loader it asks for ("" = static)
+    build: str = ""  # what it records of its build: compiler, -march/-mcpu options
+    lse: str = ""  # arm64 atomics: "inline" (LSE), "outline" (LSE chosen at run time), "none"
+    lse_count: int = 0  # LSE instructions (CAS, LDADD, SWP, ...)
+    llsc_count: int = 0  # exclusive loads: one per load/store-exclusive loop
+    crc32_count: int = 0  # CRC32 instructions (arm64 CRC32/CRC32C, amd64 SSE4.2 crc32)
+    pmull_count: int = 0  # carry-less multiplies (arm64 PMULL on 64-bit polynomials, amd64 PCLMULQDQ)
+    bti: bool = False  # arm64: built for branch target identification
+    pac: bool = False  # arm64: built with pointer authentication
+    x86_needs: str = ""  # amd64: the x86-64 level its code needs ("x86-64" is the baseline)
+    x86_uses: str = ""  # amd64: the highest level of any instruction (paths chosen at run time too)
+    x86_basis: str = ""  # how x86_needs was decided
+    note: str = ""  # why there is nothing more: not found, not an ELF program, too large
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The build audit of one cell's image: its main programs and the findings about them,
+    crossed with the platform fitness of the cell's host and arch once that is known."""
+
+    arch: str
+    image_digest: str  # what was read: the per-arch manifest digest (or the image id)
+    binaries: tuple[BinaryAudit, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    platform: str = ""  # "host/arch" whose fitness the findings take into account ("" = none yet)
+    seconds: float = 0.0  # reading and parsing (what the cache saves)
+    cached: bool = False  # read from the audit cache: nothing read from the image
+
+
 @dataclass(frozen=True)
 class CellResult:
     id: str  # "component/arch"
@@ -292,6 +350,7 @@ class CellResult:
     seconds: float = 0.0
     log_tail: tuple[str, ...] = ()
     bench: BenchResult | None = None
+    audit: AuditResult | None = None
 
     def stage_result(self, stage: Stage) -> StageResult | None:
         for result in self.stages:

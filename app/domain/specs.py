@@ -114,3 +114,18 @@ class SweepResult:
         return SweepResult(
             self.containers + other.containers, self.networks + other.networks, self.volumes + other.volumes
         )
+
+
+@dataclass(frozen=True)
+class ImageFile:
+    """A regular file read from an image (links followed inside it): where it was found,
+    its size, and its bytes (empty when it was larger than the reader would take)."""
+
+    asked: str  # the path asked for
+    path: str  # where it is once links are followed
+    size: int
+    data: bytes = b""
+
+    @property
+    def complete(self) -> bool:
+        return len(self.data) == self.size

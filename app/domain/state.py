@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ecoready import __version__
 from ecoready.domain.events import (
+    AuditReported,
     BenchReported,
     CellFinished,
     CellLog,
@@ -59,8 +60,9 @@ def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
     """A finished cell's status and its one-line reason, from its stages.
 
     Infrastructure trouble (`error`) wins over everything, because then nothing else can be
-    trusted; a missing image is `missing`; a start that fails is `broken`; failing smoke or
-    bench checks leave a started component `partial`.
+    trusted; a missing image is `missing`; a binary of another arch than the image says
+    (the build audit) or a start that fails is `broken`; failing smoke or bench checks
+    leave a started component `partial`.
     """
     by_stage = {s.stage: s for s in stages}
     for result in stages:
@@ -74,9 +76,10 @@ def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
         # not published for the arch: missing; published but not what it claims
         # ("mislabelled: the index says arm64, the image's config says amd64"): broken
         return Status.MISSING if image.detail.startswith("missing") else Status.BROKEN, image.detail
-    start = by_stage.get(Stage.START)
-    if start is not None and start.outcome is Outcome.FAIL:
-        return Status.BROKEN, start.detail
+    for stage in (Stage.AUDIT, Stage.START):  # "mislabelled binary: ..."; "exec format error"
+        broke = by_stage.get(stage)
+        if broke is not None and broke.outcome is Outcome.FAIL:
+            return Status.BROKEN, broke.detail
     failed = [r for r in stages if r.outcome is Outcome.FAIL]
     if failed:
         names = [c.name for r in failed for c in r.checks if c.outcome is Outcome.FAIL]
@@ -188,6 +191,7 @@ def reduce(report: Report, event: Event) -> Report:
             seconds=0.0,
             log_tail=(),
             bench=None,
+            audit=None,
         )
     elif isinstance(event, StageStarted):
         cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
@@ -203,6 +207,8 @@ def reduce(report: Report, event: Event) -> Report:
         cell = _update_stage(cell, event.stage, outcome=event.outcome, seconds=event.seconds, detail=detail)
     elif isinstance(event, BenchReported):
         cell = replace(cell, bench=event.bench)
+    elif isinstance(event, AuditReported):
+        cell = replace(cell, audit=event.audit)
     elif isinstance(event, CellLog):
         cell = replace(cell, log_tail=tuple(event.lines[-LOG_TAIL_LINES:]))
     elif isinstance(event, CellFinished):

@@ -42,6 +42,9 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     # the smoke budget grows with the command's own `limit` (SMOKE_LIMIT_MARGIN)
     "command": {Stage.IMAGE: 300.0, Stage.START: 120.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
 }
+# The build audit reads files of an image already on the host and parses them here: its
+# budget is not scaled under emulation (nothing runs emulated).
+AUDIT_BUDGET_S = 120.0
 # Seconds of smoke budget over a kind's own smoke time limit (reading the output, checks).
 SMOKE_LIMIT_MARGIN = 30.0
 # Margin over the bench estimate: a loaded machine, a slow prepare.
@@ -105,6 +108,7 @@ def budgets_for(component: Component, emulated: bool, bench: BenchSettings | Non
         base[Stage.SMOKE] = max(base[Stage.SMOKE], float(limit) + SMOKE_LIMIT_MARGIN)
     factor = EMULATION_FACTOR if emulated else 1.0
     scaled = {stage: seconds * (factor if stage is not Stage.IMAGE else 1.0) for stage, seconds in base.items()}
+    scaled[Stage.AUDIT] = AUDIT_BUDGET_S
     if bench is not None:
         scaled[Stage.BENCH] = bench_budget(bench, emulated)
     return Budgets(scaled)
@@ -162,7 +166,6 @@ def make_plan(
     wanted_ids = set(only) if only else None
     wanted_arches = tuple(arches) if arches else matrix.arches
     chosen = profile or matrix.profile
-    base_stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
     cells: list[CellPlan] = []
     for component in matrix.components:
         if wanted_ids is not None and component.id not in wanted_ids:
@@ -176,7 +179,13 @@ def make_plan(
             bench = (
                 settings_for(chosen, matrix.sysbench, emulated=emulated) if KINDS[component.probe].benchmarks else None
             )
-            stages = (*base_stages, Stage.BENCH) if bench is not None else base_stages
+            stages = (
+                Stage.IMAGE,
+                *((Stage.AUDIT,) if KINDS[component.probe].programs else ()),
+                Stage.START,
+                Stage.SMOKE,
+                *((Stage.BENCH,) if bench is not None else ()),
+            )
             cells.append(
                 CellPlan(
                     id=f"{component.id}/{arch}",

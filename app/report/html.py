@@ -14,6 +14,15 @@ from html import escape
 
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report.binaries import (
+    AUDIT_INTRO,
+    BINARY_HEADER,
+    SEVERITY_LEGEND,
+    audit_about,
+    audited_cells,
+    binary_rows,
+    finding_lines,
+)
 from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
@@ -142,6 +151,9 @@ def cell_body(cell: CellResult) -> str:
         if image.found_as:
             facts.append(f"found as {esc(image.found_as)}")
         parts.append(f"<p>image: {', '.join(facts)}</p>")
+    if cell.audit is not None:
+        items = "".join(f"<li>{esc(line)}</li>" for line in finding_lines(cell))
+        parts.append(f"<p>build audit ({esc(audit_about(cell))}):</p><ul class=findings>{items}</ul>")
     parts.append(f"<p>host {esc(cell.host)}, started {esc(cell.started_at or '-')}</p>")
     if cell.log_tail:
         lines = "\n".join(esc(line) for line in cell.log_tail[-LOG_LINES:])
@@ -290,6 +302,19 @@ def comparison(result: Comparison) -> str:
     return "".join(out)
 
 
+def binaries(report: Report) -> str:
+    """The build audit: a row per program, then each cell's findings."""
+    cells = audited_cells(report)
+    rows = [[esc(v) for v in row] for row in binary_rows(report)]
+    out = ["<h2>Binaries (build audit)</h2>", f"<p>{esc(AUDIT_INTRO)}</p>", table(list(BINARY_HEADER), rows)]
+    out.append(f"<p class=meta>{esc(SEVERITY_LEGEND)}</p><ul class=findings>")
+    for cell in cells:
+        items = "".join(f"<li>{esc(line)}</li>" for line in finding_lines(cell))
+        out.append(f"<li><b>{esc(cell.id)}</b> ({esc(audit_about(cell))})<ul>{items}</ul></li>")
+    out.append("</ul>")
+    return "".join(out)
+
+
 def platforms(report: Report) -> str:
     """Platform fitness: what a container of each arch saw on each host, and the hazards."""
     versions = docker_versions(report)
@@ -332,6 +357,8 @@ def render(report: Report) -> str:
         failed(report),
         benchmarks(report),
     ]
+    if audited_cells(report):
+        parts.append(binaries(report))
     if report.hosts:
         parts.append("<h2>Hosts</h2><ul>" + "".join(f"<li>{esc(host_line(h))}</li>" for h in report.hosts) + "</ul>")
     if report.platforms:

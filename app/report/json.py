@@ -63,9 +63,10 @@ LAYOUTS = {
     CellResult: Layout(
         first=(
             *("id", "component", "name", "category", "arch", "host", "status", "emulated", "detail", "seconds"),
-            *("started_at", "finished_at", "image", "stages", "bench", "log_tail"),
+            *("started_at", "finished_at", "image", "audit", "stages", "bench", "log_tail"),
         ),
         skip=frozenset({"stage"}),  # only while a run is under way
+        optional=frozenset({"audit"}),  # added after schema 1 was first written
     ),
     Check: Layout(first=("name", "outcome", "seconds", "detail")),
     BenchSeries: Layout(

@@ -14,6 +14,15 @@ from collections.abc import Sequence
 
 from ecoready.domain.model import BenchResult, CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report.binaries import (
+    AUDIT_INTRO,
+    BINARY_HEADER,
+    SEVERITY_LEGEND,
+    audit_about,
+    audited_cells,
+    binary_rows,
+    finding_lines,
+)
 from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
@@ -164,6 +173,21 @@ def comparison(result: Comparison) -> list[str]:
     return lines
 
 
+def binaries(report: Report) -> list[str]:
+    """The build audit: a row per program, then each cell's findings."""
+    cells = audited_cells(report)
+    if not cells:
+        return []
+    lines = ["## Binaries (build audit)", "", md(AUDIT_INTRO), ""]
+    lines.extend(table(list(BINARY_HEADER), [[md(v) for v in row] for row in binary_rows(report)]))
+    lines.extend(["", md(SEVERITY_LEGEND), ""])
+    for cell in cells:
+        lines.append(f"- **{md(cell.id)}** ({md(audit_about(cell))})")
+        lines.extend(f"  - {md(line)}" for line in finding_lines(cell))
+    lines.append("")
+    return lines
+
+
 def platforms(report: Report) -> list[str]:
     """Platform fitness: what a container of each arch saw on each host, and the hazards."""
     versions = docker_versions(report)
@@ -207,6 +231,7 @@ def render(report: Report) -> str:
         lines.extend(bench_section(cell, cell.bench))
     if benched:
         lines.extend(comparison(compare(report)))
+    lines.extend(binaries(report))
     if report.hosts:
         lines.extend(["## Hosts", ""])
         lines.extend(f"- {md(host_line(h))}" for h in report.hosts)

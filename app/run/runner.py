@@ -56,6 +56,7 @@ from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
 from ecoready.registry.tag_search import search_tags
+from ecoready.run.audit import AuditCache, Auditor, default_dir
 
 log = logging.getLogger("ecoready.runner")
 TAG_SEARCH_BUDGET = 60.0  # seconds a missing cell's tag search may take (its manifests are bounded too)
@@ -108,6 +109,7 @@ class Runner:
         self._lost: dict[str, str] = {}  # host name -> why it is considered gone
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
+        self.auditor = Auditor(run.emit, AuditCache(default_dir()))
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
         self._active: dict[str, asyncio.Task[None]] = {}
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
@@ -284,6 +286,7 @@ class Runner:
     async def _cell(self, cell: CellPlan) -> None:
         emit = self.run.emit
         emit(CellStarted(cell.id, now()))
+        self.auditor.forget(cell.id)
         if cell.unrunnable:
             emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, cell.unrunnable))
             emit(CellFinished(cell.id, now(), 0.0))
@@ -309,6 +312,8 @@ class Runner:
                     if cell.id in self._missing:
                         self._missing.discard(cell.id)
                         await self._search_tags(cell, ctx)
+                elif stage is Stage.AUDIT:  # reads files and parses them: outside the CPU slots too
+                    outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage in cell.exclusive:
                     if held is not None:  # give the slot back first: two cells waiting for all would deadlock
                         slots.release(held)
@@ -320,6 +325,8 @@ class Runner:
                         held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
+                    break
+                if stage is Stage.AUDIT and outcome is Outcome.FAIL:  # a mislabelled binary: nothing to start
                     break
                 if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
                     break
@@ -431,6 +438,10 @@ class Runner:
                         f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
                     ) from None
             return f"{info.found_as} {info.digest[:19]}"
+        if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
+            info = await ctx.run.images.ensure(cell.component.image, cell.arch)
+            programs = KINDS[cell.component.probe].programs
+            return await self.auditor.audit(ctx.run, cell.id, cell.host, info, programs)
         if stage is Stage.START:
             return await self._start(cell, ctx, probe)
         if stage is Stage.SMOKE:

@@ -244,6 +244,8 @@ class Session:
             else:
                 fitness = replace(fitness, hazards=hazards(fitness, self._kinds_for(arch, host)))
             self.emit(PlatformObserved(fitness))
+            if self.runner is not None:  # the build audits of that platform's cells, crossed with it
+                self.runner.auditor.observe(fitness)
 
         await asyncio.gather(*(one(*pair) for pair in pairs if pair[0] in self.runs))
 

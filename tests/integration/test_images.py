@@ -16,7 +16,7 @@ import pytest
 
 from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import Verdict
-from ecoready.lab.gaps import publish_gaps
+from ecoready.lab.gaps import GAPS, publish_gaps
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.client import RegistryClient
 from tests.support.cli import ecoready, one_image_matrix
@@ -38,6 +38,9 @@ EXPECTED = {
     ("gap-attestation", "arm64"): ("available", "index"),
     ("gap-suffix-only", "amd64"): ("available", "index"),
     ("gap-suffix-only", "arm64"): ("available", "tag 1-aarch64"),
+    # the index and the config agree: only the build audit tells (tests/integration/test_lab_audit.py)
+    ("gap-binary-mislabelled", "amd64"): ("available", "index"),
+    ("gap-binary-mislabelled", "arm64"): ("available", "index"),
 }
 
 
@@ -201,14 +204,20 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         writer.close()
     assert sorted(first) == sorted(
         [f"lab/{name}:1" for name in ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation")]
-        + ["lab/gap-suffix-only:1", "lab/gap-suffix-only:1-aarch64", "lab/gap-upgrade:1", "lab/gap-upgrade:2"]
+        + [
+            "lab/gap-suffix-only:1",
+            "lab/gap-suffix-only:1-aarch64",
+            "lab/gap-upgrade:1",
+            "lab/gap-upgrade:2",
+            "lab/gap-binary-mislabelled:1",
+        ]
     )
     assert second == [] and len(logged) == 1
-    assert warm_requests == 2 + 8  # the two sources, one HEAD per gap tag
+    assert warm_requests == 3 + 9  # the two sources and the amd64 config, one HEAD per gap tag
     async with RegistryClient(cache=False) as client:
         verdicts = {
             (gap, arch): (found.verdict, found.found_as)
-            for gap in ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation", "gap-suffix-only")
+            for gap in GAPS
             for arch in ("amd64", "arm64")
             for found in [await client.resolve(f"{scratch_registry.host}/lab/{gap}:1", arch)]
         }
@@ -234,4 +243,8 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         ("gap-attestation", "arm64"): (Verdict.AVAILABLE, "index"),
         ("gap-suffix-only", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-suffix-only", "arm64"): (Verdict.AVAILABLE, "tag 1-aarch64"),
+        ("gap-upgrade", "amd64"): (Verdict.AVAILABLE, "index"),
+        ("gap-upgrade", "arm64"): (Verdict.MISSING, ""),
+        ("gap-binary-mislabelled", "amd64"): (Verdict.AVAILABLE, "index"),
+        ("gap-binary-mislabelled", "arm64"): (Verdict.AVAILABLE, "index"),
     }

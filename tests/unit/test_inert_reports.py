@@ -12,7 +12,18 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from ecoready.domain.model import Check, Outcome, Report, Stage, StageResult, Status
+from ecoready.domain.model import (
+    AuditResult,
+    BinaryAudit,
+    Check,
+    Finding,
+    Outcome,
+    Report,
+    Severity,
+    Stage,
+    StageResult,
+    Status,
+)
 from ecoready.judge.diff import diff, diff_text
 from ecoready.judge.webhook import payload
 from ecoready.report import html, junit, markdown
@@ -43,6 +54,13 @@ def poisoned() -> Report:
         detail=PAYLOAD,
         stages=(*cell.stages[:2], smoke),
         log_tail=("a normal line", PAYLOAD, "```", "</pre></details><script>alert(3)</script>"),
+        # a program's path and build notes come from the image
+        audit=AuditResult(
+            "amd64",
+            "sha256:0",
+            (BinaryAudit(PAYLOAD, PAYLOAD, "amd64", 10, 4096, build=PAYLOAD, x86_needs="x86-64"),),
+            (Finding(PAYLOAD, "x86-level", Severity.NOTE, PAYLOAD),),
+        ),
     )
     cells = {k: v for k, v in report.cells.items() if k != cell.id}
     cells[bad.id] = bad

@@ -25,7 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"probes"}),
     frozenset({"probe_api"}),
     frozenset({"registry", "plan", "judge", "stack"}),
-    frozenset({"report", "engine", "matrix"}),
+    frozenset({"report", "engine", "matrix", "audit"}),
     frozenset({"domain"}),
     frozenset({""}),
 )
