@@ -22,7 +22,7 @@ from typing import Any
 
 from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget, StageFailed
 from ecoready.probes.shared.accounts import Account, create_accounts
-from ecoready.probes.shared.proxy_checks import APP_USER, SMOKE_DB, crud_through, routed_to_backend
+from ecoready.probes.shared.proxy_checks import APP_USER, SMOKE_DB, backend_hostname, crud_through, routed_to_backend
 
 CONFIG_PATH = "/etc/maxscale.cnf.d/ecoready.cnf"
 REST_PORT = 8989
@@ -80,6 +80,7 @@ class MaxScaleProbe(Probe):
     async def start(self) -> None:
         ctx = self.ctx
         self.backend = await ctx.backend()
+        self.backend_host = await backend_hostname(ctx, self.backend)
         self.service_password = ctx.secret("maxscale-service")
         self.app_password = ctx.secret("maxscale-app")
         await create_accounts(
@@ -142,7 +143,7 @@ class MaxScaleProbe(Probe):
         return f"{SERVICE} ({router}) Started, {LISTENER} Running on {LISTENER_PORT}"
 
     async def _routing(self) -> str:
-        return await routed_to_backend(self.ctx, self.backend, self.through, str(LISTENER_PORT))
+        return await routed_to_backend(self.backend, self.backend_host, self.through, str(LISTENER_PORT))
 
     async def _crud(self) -> str:
         return await crud_through(self.through, str(LISTENER_PORT))

@@ -17,7 +17,7 @@ v1.0; the copy database is new, so it only matters for a re-run.
 from __future__ import annotations
 
 from ecoready.probe_api import CheckFailed, Probe, SqlError, StageFailed
-from ecoready.probes.shared.sql_server import Server, numbers, start_server
+from ecoready.probes.shared.sql_server import Server, hex32, numbers, start_server
 
 SOURCE_DB = "ecoready_dump"
 COPY_DB = "ecoready_copy"
@@ -26,7 +26,7 @@ ROWS = 2000
 SEED = (
     f"CREATE DATABASE {SOURCE_DB}; "
     f"CREATE TABLE {SOURCE_DB}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL, n DOUBLE) ENGINE=InnoDB; "
-    f"INSERT INTO {SOURCE_DB}.t SELECT n, MD5(n), n / 7 FROM {numbers(ROWS)}; "
+    f"INSERT INTO {SOURCE_DB}.t SELECT n, {hex32('n')}, n / 7 FROM {numbers(ROWS)}; "
     f"CREATE TABLE {SOURCE_DB}.empty_one (id INT PRIMARY KEY) ENGINE=InnoDB"
 )
 

@@ -25,7 +25,7 @@ import time
 
 from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget, StageFailed
 from ecoready.probes.shared.accounts import Account, create_accounts, run_script
-from ecoready.probes.shared.proxy_checks import APP_USER, SMOKE_DB, crud_through, routed_to_backend
+from ecoready.probes.shared.proxy_checks import APP_USER, SMOKE_DB, backend_hostname, crud_through, routed_to_backend
 
 ADMIN_PORT = 6032
 CLIENT_PORT = 6033
@@ -143,6 +143,7 @@ class ProxySQLProbe(Probe):
     async def start(self) -> None:
         ctx = self.ctx
         self.backend = await ctx.backend()
+        self.backend_host = await backend_hostname(ctx, self.backend)
         self.admin_password = ctx.secret("proxysql-admin")
         self.monitor_password = ctx.secret("proxysql-monitor")
         self.app_password = ctx.secret("proxysql-app")
@@ -198,7 +199,7 @@ class ProxySQLProbe(Probe):
         return f"ProxySQL {rows[0]['version']}"
 
     async def _routing(self) -> str:
-        return await routed_to_backend(self.ctx, self.backend, self.through, str(CLIENT_PORT))
+        return await routed_to_backend(self.backend, self.backend_host, self.through, str(CLIENT_PORT))
 
     async def _crud(self) -> str:
         return await crud_through(self.through, str(CLIENT_PORT))

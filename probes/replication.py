@@ -126,9 +126,10 @@ class ReplicationProbe(Probe):
         ctx = self.ctx
         flavor = flavor_of(ctx.image_ref, ctx.options.get("flavor"))
         self.dialect = d = dialect(flavor)
+        extra = [str(a) for a in ctx.options.get("args", [])]  # the matrix's, after ours: they win
         self.primary, self.replica = await asyncio.gather(
-            start_server(ctx, "primary", args=d.primary_args),
-            start_server(ctx, "replica", args=d.replica_args),
+            start_server(ctx, "primary", args=[*d.primary_args, *extra]),
+            start_server(ctx, "replica", args=[*d.replica_args, *extra]),
         )
         version = await self.primary.version()
         for server in (self.primary, self.replica):

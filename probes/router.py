@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from ecoready.probe_api import CheckFailed, Endpoint, Probe, Row, SqlTarget
-from ecoready.probes.shared.proxy_checks import crud_through, routed_to_backend
+from ecoready.probes.shared.proxy_checks import backend_hostname, crud_through, routed_to_backend
 
 CONFIG_PATH = "/etc/ecoready/mysqlrouter.conf"
 RW_PORT = 6446
@@ -59,6 +59,7 @@ class RouterProbe(Probe):
     async def start(self) -> None:
         ctx = self.ctx
         self.backend = await ctx.backend()
+        self.backend_host = await backend_hostname(ctx, self.backend)
         self.container = await ctx.start_container(
             "router",
             entrypoint=["mysqlrouter", "-c", CONFIG_PATH],
@@ -88,7 +89,7 @@ class RouterProbe(Probe):
         return parse_version(result.stdout)
 
     async def _route(self, port: int) -> str:
-        return await routed_to_backend(self.ctx, self.backend, lambda sql: self.via(port, sql), str(port))
+        return await routed_to_backend(self.backend, self.backend_host, lambda sql: self.via(port, sql), str(port))
 
     async def _crud(self) -> str:
         return await crud_through(lambda sql: self.via(RW_PORT, sql), str(RW_PORT))

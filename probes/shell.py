@@ -5,10 +5,12 @@ its own against the cell's backend server. The `client` option picks the check s
   `--sql` over the classic protocol (3306) and `--mysqlx` over the X protocol (33060),
   with `--json=raw` output parsed; bad SQL must give a non-zero exit and a JSON error
   object carrying the server's error code; `mysqlsh --version` names the cell's CPU.
-- `mariadb` (the MariaDB client, in the mariadb images and the lab's client image): batch
-  mode (`--batch --skip-column-names`, tab-separated), bad SQL must exit non-zero with the
-  server's `ERROR 1064`, `--xml` output parsed (NULL as `xsi:nil`), and the client's own
-  `--version` names the cell's CPU. Credentials come from an option file.
+- `mariadb` and `mysql` (the classic command-line clients: MariaDB's in the mariadb images
+  and the lab's client image, MySQL's in the mysql images): batch mode (`--batch
+  --skip-column-names`, tab-separated), bad SQL must exit non-zero with the server's
+  `ERROR 1064`, `--xml` output parsed (NULL as `xsi:nil`), and the client's own `--version`
+  names the cell's CPU. Credentials come from an option file; the same checks for both
+  clients, only the binary and its version line differ.
 
 MySQL Shell's JSON wrapping (mysql/mysql-shell `mysqlshdk/shellcore/shell_console.cc`;
 MySQL Shell manual 5.7.5 "JSON Wrapping") prints one JSON document per line: result sets
@@ -42,7 +44,7 @@ from ecoready.probe_api import (
 PASSWORD_FILE = "/run/ecoready/backend-password"  # noqa: S105 - a path
 X_PORT = 33060
 CLIENT_CNF = "/run/ecoready/client.cnf"
-CLIENTS = ("mysqlsh", "mariadb")
+CLIENTS = ("mysqlsh", "mariadb", "mysql")
 _MARIADB_VERSION = re.compile(r"(?:Ver\s+\S+\s+Distrib|from)\s+(\S+?),?\s.*\((\w+)\)\s*$", re.M)
 _VERSION = re.compile(r"Ver\s+(\S+)\s+for\s+(\S+)\s+on\s+(\S+)")
 
@@ -201,21 +203,31 @@ def parse_mariadb_version(text: str) -> tuple[str, str]:
     raise CheckFailed(f"unexpected mariadb --version output: {text.strip()[:160]!r}")
 
 
+def parse_client_version(client: str, text: str) -> tuple[str, str]:
+    """(version, machine) from `mariadb --version` or `mysql --version` (`mysql  Ver 9.7.4-2
+    for Linux on aarch64 ((Debian))`)."""
+    if client == "mariadb":
+        return parse_mariadb_version(text)
+    version, _system, machine = parse_version(text)
+    return version, machine
+
+
 def parse_batch(stdout: str) -> list[list[str]]:
     """`--batch --skip-column-names` output: one row per line, tab-separated fields."""
     return [line.split("\t") for line in stdout.splitlines() if line]
 
 
-class MariadbChecks:
-    """The mariadb client check set."""
+class ClassicClientChecks:
+    """The check set of a classic command-line client (`mariadb` or `mysql`)."""
 
-    def __init__(self, probe: ShellProbe) -> None:
+    def __init__(self, probe: ShellProbe, client: str) -> None:
         self.probe = probe
+        self.client = client
 
     def command(self, *args: str) -> list[str]:
         backend = self.probe.backend
         return [
-            "mariadb",
+            self.client,
             f"--defaults-extra-file={CLIENT_CNF}",
             "--protocol=TCP",
             "-h",
@@ -233,20 +245,20 @@ class MariadbChecks:
     async def ready(self) -> None:
         code, out, err = await self.run("--batch", "--skip-column-names", "-e", "SELECT 1")
         if code != 0 or out.strip() != "1":
-            raise StageFailed(f"SELECT 1 through the mariadb client: exit {code}: {(err or out).strip()[-200:]}")
+            raise StageFailed(f"SELECT 1 through the {self.client} client: exit {code}: {(err or out).strip()[-200:]}")
 
     def checks(self) -> list[tuple[str, Callable[[], Awaitable[str]]]]:
         return [("version", self.version), ("batch", self.batch), ("error-exit", self.error_exit), ("xml", self.xml)]
 
     async def version(self) -> str:
-        result = await self.probe.ctx.exec(self.probe.client, ["mariadb", "--version"])
+        result = await self.probe.ctx.exec(self.probe.client, [self.client, "--version"])
         if not result.ok:
-            raise CheckFailed(f"mariadb --version: {result.last_line()}")
-        version, machine = parse_mariadb_version(result.stdout)
+            raise CheckFailed(f"{self.client} --version: {result.last_line()}")
+        version, machine = parse_client_version(self.client, result.stdout)
         expected = UNAME_MACHINE.get(self.probe.ctx.arch, self.probe.ctx.arch)
         if machine != expected:
-            raise CheckFailed(f"the mariadb client {version} is built for {machine}, the cell is {expected}")
-        return f"mariadb client {version} on {machine}"
+            raise CheckFailed(f"the {self.client} client {version} is built for {machine}, the cell is {expected}")
+        return f"{self.client} client {version} on {machine}"
 
     async def batch(self) -> str:
         code, out, err = await self.run(
@@ -285,7 +297,7 @@ class ShellProbe(Probe):
             raise StageFailed(f"client {client!r} has no check set (known: {', '.join(CLIENTS)})")
         self.backend = await ctx.backend()
         files: dict[str, bytes | Secret] = {PASSWORD_FILE: self.backend.password}
-        if client == "mariadb":
+        if client != "mysqlsh":
             files[CLIENT_CNF] = option_file(self.backend.user, self.backend.password.reveal())
         # The component's image as a client box: its own entrypoint would start a server.
         self.client: Container = await ctx.start_container(
@@ -294,7 +306,9 @@ class ShellProbe(Probe):
             command=["infinity"],
             files=files,
         )
-        self.checks: MysqlshChecks | MariadbChecks = MysqlshChecks(self) if client == "mysqlsh" else MariadbChecks(self)
+        self.checks: MysqlshChecks | ClassicClientChecks = (
+            MysqlshChecks(self) if client == "mysqlsh" else ClassicClientChecks(self, client)
+        )
         await ctx.wait_ready(self.client, self.checks.ready, what=f"a {client} round trip to the backend")
 
     async def smoke(self) -> None:

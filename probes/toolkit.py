@@ -20,7 +20,7 @@ import re
 
 from ecoready.probe_api import CheckFailed, Probe, SqlError, StageFailed
 from ecoready.probes.shared.accounts import warm_auth_cache
-from ecoready.probes.shared.sql_server import Server, numbers
+from ecoready.probes.shared.sql_server import Server, hex32, numbers
 
 DATABASE = "ecoready_toolkit"
 CNF = "/run/ecoready/toolkit.cnf"
@@ -28,7 +28,7 @@ SLOW_LOG = "/tmp/ecoready-slow.log"
 SEED = (
     f"CREATE DATABASE {DATABASE}; "
     f"CREATE TABLE {DATABASE}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
-    f"INSERT INTO {DATABASE}.t SELECT n, MD5(n) FROM {numbers(5000)}"
+    f"INSERT INTO {DATABASE}.t SELECT n, {hex32('n')} FROM {numbers(5000)}"
 )
 _CHECKSUM_ROW = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(?:(\d+)\s+)?(\d+)\s+(\d+)\s+([\d.]+)\s+(\S+)\s*$")
 

@@ -20,13 +20,15 @@ EcoreadyError
  +-- ImageUnavailable     not published for the arch, or mislabelled     -> cell `missing` / `broken`
  |                        (an image, or a driver row's package)
  +-- SurveyFailed         the platform survey container failed            -> platform `not asked`
+ +-- NotAProgram          a file the audit read is no ELF program it can parse -> an audit finding
  +-- SysbenchOutputError  sysbench printed no final statistics            -> bench check failed
  +-- ComponentFailure     the component's own fault:
  |    +-- StageFailed         a stage failed (start -> `broken`, smoke -> `partial`)
  |    |    +-- EmulatorTooOld     qemu lacks the CPU level glibc wants (retried)
+ |    |    +-- MislabelledBinary  the image's main program is of another arch (audit -> `broken`)
  |    +-- CheckFailed         one named check failed
  |    +-- SqlError            the server or client refused a statement
- +-- Skip                 the stage does not apply to this kind           -> stage `skip`
+ +-- Skip                 the stage does not apply, or could not be done  -> stage `skip`
 
 Never blame the component for an InfraError, nor the tool for a ComponentFailure.
 """
@@ -150,6 +152,11 @@ class SurveyFailed(EcoreadyError):
     """The platform survey container could not run or finish."""
 
 
+class NotAProgram(EcoreadyError):
+    """A file the build audit read is not an ELF program it can parse (a script, a truncated
+    or malformed file): said as a finding of the audit, never a failure of the cell."""
+
+
 class SysbenchOutputError(EcoreadyError):
     """sysbench printed no final statistics (it failed, or this is not sysbench output)."""
 
@@ -173,6 +180,11 @@ class EmulatorTooOld(StageFailed):
         super().__init__(detail or f"the emulator is too old: CPU does not support {level}")
 
 
+class MislabelledBinary(StageFailed):
+    """The build audit found a main program built for another arch than the image's index
+    and config say (an amd64 `mysqld` in an arm64 image): the cell is `broken`."""
+
+
 class CheckFailed(ComponentFailure):
     """One named check failed; the detail says why."""
 
@@ -189,4 +201,6 @@ class SqlError(ComponentFailure):
 
 
 class Skip(EcoreadyError):
-    """The stage does not apply (e.g. no benchmark for this kind)."""
+    """The stage does not apply (e.g. no benchmark for this kind), or an optional one could
+    not be done and the cell goes on without it (the build audit when the engine would not
+    hand over the programs in time)."""

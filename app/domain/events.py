@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecoready.domain.model import (
+    AuditResult,
     BenchResult,
     Check,
+    ComponentOrigin,
     HostFacts,
     ImageInfo,
     Outcome,
@@ -17,6 +19,7 @@ from ecoready.domain.model import (
     RegistryStatus,
     Stage,
     Status,
+    TagSearch,
 )
 from ecoready.domain.packaging import Packaging
 
@@ -41,6 +44,7 @@ class RunStarted:
     arches: tuple[str, ...]
     cells: tuple[CellPlanned, ...]
     hosts: tuple[HostFacts, ...] = ()
+    origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and compose pin)
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,15 @@ class PackagingReported:
 
 
 @dataclass(frozen=True)
+class AuditReported:
+    """The build audit of a cell's image; sent again when the platform fitness it is
+    crossed with arrives later (the findings change, the programs read do not)."""
+
+    cell_id: str
+    audit: AuditResult
+
+
+@dataclass(frozen=True)
 class CellLog:
     """The last lines of the cell's main container log (already redacted)."""
 
@@ -141,6 +154,14 @@ class HostLost:
 
 
 @dataclass(frozen=True)
+class TagsSearched:
+    """The tag list of a missing cell's repository, searched for its arch."""
+
+    cell_id: str
+    search: TagSearch
+
+
+@dataclass(frozen=True)
 class RunFinished:
     at: str
     interrupted: bool = False
@@ -155,11 +176,13 @@ Event = (
     | StageFinished
     | BenchReported
     | PackagingReported
+    | AuditReported
     | CellLog
     | CellFinished
     | RunNote
     | RegistryObserved
     | PlatformObserved
     | HostLost
+    | TagsSearched
     | RunFinished
 )

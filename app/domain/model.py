@@ -23,11 +23,13 @@ class Category(str, enum.Enum):
     CONNECTOR = "connector"
     SHELL = "shell"
     TOOLKIT = "toolkit"
+    APP = "app"  # the user's own services, checked by the generic `command` probe
 
 
 class Stage(str, enum.Enum):
     PACKAGING = "packaging"  # driver rows only: the driver as its package registry publishes it
     IMAGE = "image"
+    AUDIT = "audit"  # the build audit: the image's main programs read, never run
     START = "start"
     SMOKE = "smoke"
     BENCH = "bench"
@@ -128,6 +130,8 @@ class Component:
     arches: tuple[str, ...] = ()
     timeout_s: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    service: str = ""  # the compose service (or container) `ecoready init` made it from
+    platform: str = ""  # that service's `platform:` pin ("linux/amd64"); the plan says if it can go
 
 
 @dataclass(frozen=True)
@@ -197,6 +201,7 @@ class RegistryStatus:
     window_s: int | None = None  # the limit's window (the `w=` of the header)
     source: str = ""  # whom the limit counts: "ip" (anonymous) or "account"; never the value
     error: str = ""  # the last reason it could not be asked (one line, no secrets)
+    waited_s: float = 0.0  # seconds this run paused because it asked to (429 with Retry-After)
 
 
 @dataclass(frozen=True)
@@ -272,6 +277,63 @@ class BenchResult:
     method: str = ""  # one line: tables x rows, threads, run length, warmup, repeats
 
 
+class Severity(str, enum.Enum):
+    """How much a finding of the build audit matters where the cell runs."""
+
+    FINE = "fine"  # a good property, or one this platform has what it needs for
+    NOTE = "note"  # worth knowing: a build choice, a property of other platforms
+    HAZARD = "hazard"  # it runs, but costs performance or will fail on some platforms
+    FATAL = "fatal"  # it cannot run here (or is not what the image says it is)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence of the build audit about one program, crossed with the platform."""
+
+    program: str
+    code: str  # stable: "lse", "no-lse", "crc32", "page-4k", "x86-level", "mislabelled", "not-found", ...
+    severity: Severity
+    text: str
+
+
+@dataclass(frozen=True)
+class BinaryAudit:
+    """What the build audit read in one of a cell's main programs, without running it."""
+
+    program: str  # the name looked for ("mariadbd")
+    path: str = ""  # where it is in the image, links followed ("" = not found)
+    machine: str = ""  # its ELF machine as Docker names arches ("amd64", "arm64"; "EM 8" when unknown)
+    size: int = 0  # bytes
+    load_align: int = 0  # the largest PT_LOAD alignment: 4096 will not load on 64 KiB-page kernels
+    interpreter: str = ""  # the dynamic loader it asks for ("" = static)
+    build: str = ""  # what it records of its build: compiler, -march/-mcpu options
+    lse: str = ""  # arm64 atomics: "inline" (LSE), "outline" (LSE chosen at run time), "none"
+    lse_count: int = 0  # LSE instructions (CAS, LDADD, SWP, ...)
+    llsc_count: int = 0  # exclusive loads: one per load/store-exclusive loop
+    crc32_count: int = 0  # CRC32 instructions (arm64 CRC32/CRC32C, amd64 SSE4.2 crc32)
+    pmull_count: int = 0  # carry-less multiplies (arm64 PMULL on 64-bit polynomials, amd64 PCLMULQDQ)
+    bti: bool = False  # arm64: built for branch target identification
+    pac: bool = False  # arm64: built with pointer authentication
+    x86_needs: str = ""  # amd64: the x86-64 level its code needs ("x86-64" is the baseline)
+    x86_uses: str = ""  # amd64: the highest level of any instruction (paths chosen at run time too)
+    x86_basis: str = ""  # how x86_needs was decided
+    note: str = ""  # why there is nothing more: not found, not an ELF program, too large
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The build audit of one cell's image: its main programs and the findings about them,
+    crossed with the platform fitness of the cell's host and arch once that is known."""
+
+    arch: str
+    image_digest: str  # what was read: the per-arch manifest digest (or the image id)
+    binaries: tuple[BinaryAudit, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    platform: str = ""  # "host/arch" whose fitness the findings take into account ("" = none yet)
+    seconds: float = 0.0  # reading and parsing (what the cache saves)
+    cached: bool = False  # read from the audit cache: nothing read from the image
+
+
 @dataclass(frozen=True)
 class CellResult:
     id: str  # "component/arch"
@@ -292,6 +354,7 @@ class CellResult:
     log_tail: tuple[str, ...] = ()
     bench: BenchResult | None = None
     packaging: Packaging | None = None  # driver rows: the driver's package for this arch
+    audit: AuditResult | None = None
 
     def stage_result(self, stage: Stage) -> StageResult | None:
         for result in self.stages:
@@ -364,6 +427,42 @@ class PlatformFitness:
 
 
 @dataclass(frozen=True)
+class ComponentOrigin:
+    """A component as the matrix pinned it: its image reference and, when `ecoready init`
+    wrote the row, the compose service and its `platform:` pin. Input of the migration plan."""
+
+    component: str
+    image: str
+    service: str = ""
+    platform: str = ""
+
+
+@dataclass(frozen=True)
+class TagSearch:
+    """What a repository's tag list offered a cell whose image was missing for its arch: a
+    tag of the same version that publishes the arch (`use_tag`), else the oldest newer
+    version that does (`upgrade_to`). Searched during the run and kept in the report, so
+    the migration plan is rendered from the report alone."""
+
+    component: str
+    arch: str
+    reference: str
+    tags_listed: int = 0  # tags in the repository's list
+    looked_at: int = 0  # tags whose manifests were asked (bounded)
+    use_tag: str = ""
+    upgrade_to: str = ""
+    error: str = ""  # why the search could not finish (the registry); the cell stays missing
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What the migration plan is made from, besides the cells."""
+
+    origins: tuple[ComponentOrigin, ...] = ()
+    searches: tuple[TagSearch, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     schema_version: int
     run_id: str
@@ -379,6 +478,7 @@ class Report:
     notes: tuple[str, ...] = ()
     registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
+    migration: Migration = field(default_factory=Migration)
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -47,6 +47,10 @@ class ContainerSpec:
     publish: Mapping[int, int] | None = None
     tmpfs: Mapping[str, str] = field(default_factory=dict)
     volumes: Mapping[str, str] = field(default_factory=dict)  # volume name -> mount path
+    # Docker's healthcheck: the test (["CMD", ...] / ["CMD-SHELL", "..."]; empty: the image's
+    # own HEALTHCHECK, if any) and how often it runs (None: as the image says).
+    healthcheck: tuple[str, ...] = ()
+    health_interval: float | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,23 @@ class ContainerState:
     error: str
     status: str
     pid: int = 0  # the init process on this machine's kernel; 0 when unknown or remote
+    health: str = ""  # Docker's healthcheck status: starting, healthy, unhealthy; "" = none
+
+
+@dataclass(frozen=True)
+class RunningContainer:
+    """A container running on an engine, as `ecoready init --from-host` reads it (never one
+    of ecoready's own). Environment values may hold secrets: they are read to find database
+    hosts, never written out."""
+
+    name: str
+    image: str  # the reference it was started from, as the engine keeps it
+    arch: str = ""  # its image's architecture
+    env: Mapping[str, str] = field(default_factory=dict)  # what it was started with, not its image's
+    labels: Mapping[str, str] = field(default_factory=dict)
+    command: tuple[str, ...] = ()  # when it was started with another than its image's own
+    healthcheck: tuple[str, ...] = ()
+    ports: tuple[int, ...] = ()  # exposed TCP ports
 
 
 @dataclass(frozen=True)
@@ -93,3 +114,18 @@ class SweepResult:
         return SweepResult(
             self.containers + other.containers, self.networks + other.networks, self.volumes + other.volumes
         )
+
+
+@dataclass(frozen=True)
+class ImageFile:
+    """A regular file read from an image (links followed inside it): where it was found,
+    its size, and its bytes (empty when it was larger than the reader would take)."""
+
+    asked: str  # the path asked for
+    path: str  # where it is once links are followed
+    size: int
+    data: bytes = b""
+
+    @property
+    def complete(self) -> bool:
+        return len(self.data) == self.size

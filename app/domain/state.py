@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ecoready import __version__
 from ecoready.domain.events import (
+    AuditReported,
     BenchReported,
     CellFinished,
     CellLog,
@@ -27,11 +28,13 @@ from ecoready.domain.events import (
     RunStarted,
     StageFinished,
     StageStarted,
+    TagsSearched,
 )
 from ecoready.domain.model import (
     REPORT_SCHEMA_VERSION,
     Category,
     CellResult,
+    Migration,
     Outcome,
     Profile,
     Report,
@@ -58,8 +61,9 @@ def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
     """A finished cell's status and its one-line reason, from its stages.
 
     Infrastructure trouble (`error`) wins over everything, because then nothing else can be
-    trusted; a missing image is `missing`; a start that fails is `broken`; failing smoke or
-    bench checks leave a started component `partial`.
+    trusted; a missing image is `missing`; a binary of another arch than the image says
+    (the build audit) or a start that fails is `broken`; failing smoke or bench checks
+    leave a started component `partial`.
     """
     by_stage = {s.stage: s for s in stages}
     for result in stages:
@@ -77,9 +81,10 @@ def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
         # not published for the arch: missing; published but not what it claims
         # ("mislabelled: the index says arm64, the image's config says amd64"): broken
         return Status.MISSING if image.detail.startswith("missing") else Status.BROKEN, image.detail
-    start = by_stage.get(Stage.START)
-    if start is not None and start.outcome is Outcome.FAIL:
-        return Status.BROKEN, start.detail
+    for stage in (Stage.AUDIT, Stage.START):  # "mislabelled binary: ..."; "exec format error"
+        broke = by_stage.get(stage)
+        if broke is not None and broke.outcome is Outcome.FAIL:
+            return Status.BROKEN, broke.detail
     failed = [r for r in stages if r.outcome is Outcome.FAIL]
     if failed:
         names = [c.name for r in failed for c in r.checks if c.outcome is Outcome.FAIL]
@@ -132,6 +137,7 @@ def reduce(report: Report, event: Event) -> Report:
             cells=cells,
             finished_at=None,
             interrupted=False,
+            migration=Migration(origins=event.origins),
         )
     if isinstance(event, RunFinished):
         finished: Mapping[str, CellResult] = report.cells
@@ -156,6 +162,10 @@ def reduce(report: Report, event: Event) -> Report:
         else:
             platforms = (*report.platforms, event.platform)
         return replace(report, platforms=platforms)
+    if isinstance(event, TagsSearched):
+        key = (event.search.component, event.search.arch)
+        kept = tuple(s for s in report.migration.searches if (s.component, s.arch) != key)
+        return replace(report, migration=replace(report.migration, searches=(*kept, event.search)))
     if isinstance(event, HostLost):
         hosts = tuple(
             replace(h, error=f"lost mid-run: {event.reason}") if h.name == event.host else h for h in report.hosts
@@ -187,6 +197,7 @@ def reduce(report: Report, event: Event) -> Report:
             log_tail=(),
             bench=None,
             packaging=None,
+            audit=None,
         )
     elif isinstance(event, StageStarted):
         cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
@@ -204,6 +215,8 @@ def reduce(report: Report, event: Event) -> Report:
         cell = replace(cell, bench=event.bench)
     elif isinstance(event, PackagingReported):
         cell = replace(cell, packaging=event.packaging)
+    elif isinstance(event, AuditReported):
+        cell = replace(cell, audit=event.audit)
     elif isinstance(event, CellLog):
         cell = replace(cell, log_tail=tuple(event.lines[-LOG_TAIL_LINES:]))
     elif isinstance(event, CellFinished):

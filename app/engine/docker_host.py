@@ -12,6 +12,7 @@ import io
 import tarfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import docker.errors
@@ -25,6 +26,7 @@ from ecoready.domain.specs import (
     ContainerSpec,
     ContainerState,
     ExecResult,
+    RunningContainer,
     SweepResult,
 )
 from ecoready.domain.text import inert
@@ -32,6 +34,7 @@ from ecoready.engine import filedrop
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.images import EngineImages
 from ecoready.engine.owners import OwnerInfo, owner_alive, this_owner
+from ecoready.engine.running import running_containers
 from ecoready.engine.sdk import CONNECT_TIMEOUT, CONTROL_TIMEOUT, Sdk, local_kernel, socket_path
 
 REMOVAL_WAIT = 30.0  # how long to wait for a removal someone else started
@@ -175,6 +178,7 @@ class DockerHost:
                 port_bindings={p: ("127.0.0.1", h or None) for p, h in spec.publish.items()} if spec.publish else None,
                 init=False,
             )
+            health = _healthcheck(spec)
             networking = None
             if spec.network:
                 # the API takes {network name: endpoint config}; types-docker declares one config
@@ -192,6 +196,7 @@ class DockerHost:
                 host_config=host_config,
                 networking_config=networking,
                 ports=list(spec.publish) if spec.publish else None,
+                healthcheck=health,
             )
             return str(created["Id"])
 
@@ -232,9 +237,15 @@ class DockerHost:
                 error=str(st.get("Error") or ""),
                 status=str(st.get("Status") or ""),
                 pid=int(st.get("Pid") or 0) if local else 0,
+                health=str((st.get("Health") or {}).get("Status") or ""),
             )
 
         return await self._sdk.call(read)
+
+    async def running(self) -> list[RunningContainer]:
+        """The containers running on this engine, ecoready's own left out (`ecoready init
+        --from-host` maps them onto matrix rows)."""
+        return await self._sdk.call(partial(running_containers, self._sdk.control.api), timeout=120)
 
     async def exec(
         self,
@@ -420,6 +431,18 @@ async def _remove_when_done(future: asyncio.Future[str], remove: Callable[[str],
     with contextlib.suppress(Exception):  # the run's final sweep by label remains
         created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
         await remove(created)
+
+
+def _healthcheck(spec: ContainerSpec) -> dict[str, Any] | None:
+    """Docker's healthcheck for the create call (durations in nanoseconds); an empty test
+    keeps the image's own and changes only how often it runs."""
+    if not spec.healthcheck and spec.health_interval is None:
+        return None
+    health: dict[str, Any] = {"test": list(spec.healthcheck)}
+    if spec.health_interval is not None:
+        health["interval"] = int(spec.health_interval * 1e9)
+        health["start_period"] = 0
+    return health
 
 
 def _tar(files: Iterable[Any]) -> bytes:

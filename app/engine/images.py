@@ -4,11 +4,16 @@ lab built, tagged, pushed and read from."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
+import json
 import os
+import posixpath
 import socket
+import tarfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import docker.auth
@@ -16,10 +21,15 @@ import docker.errors
 
 from ecoready.domain.errors import EngineError, PullStalled
 from ecoready.domain.model import normalize_arch
+from ecoready.domain.specs import ImageFile
 from ecoready.engine.sdk import Sdk
 
 # A pull with no progress message for this long has stalled (env: seconds).
 PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
+# Go's os.FileMode type bits, as the archive API's path stat reports them
+_MODE_SYMLINK = 1 << 27
+_MODE_NOT_REGULAR = (1 << 31) | _MODE_SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
+MAX_LINKS = 8  # symlinks followed for one path
 
 
 class EngineImages:
@@ -181,6 +191,50 @@ class EngineImages:
 
         return await self._sdk.call(work, timeout=600)
 
+    async def image_env(self, image: str) -> list[str]:
+        """The `KEY=value` environment in a local image's config."""
+
+        def read() -> list[str]:
+            attrs = self._sdk.control.images.get(image).attrs
+            return [str(item) for item in (attrs.get("Config") or {}).get("Env") or []]
+
+        return await self._sdk.call(read)
+
+    async def read_files(
+        self,
+        image: str,
+        choices: Sequence[Sequence[str]],
+        *,
+        labels: Mapping[str, str],
+        max_bytes: int,
+        timeout: float,
+    ) -> list[ImageFile | None]:
+        """For each group of paths, the first that is a regular file in `image` once
+        symlinks are followed inside the image; None when none is. Read from a container
+        created but never started (no network, no process) and removed before this returns,
+        one file at a time through the archive API (a stat first, then the file streamed,
+        never more than `max_bytes` of it: a larger one comes back without its bytes)."""
+        api: Any = self._sdk.control.api
+
+        def work() -> list[ImageFile | None]:
+            created = api.create_container(
+                image=image,
+                command=["/nonexistent"],  # never runs: the container is never started
+                labels=dict(labels),
+                host_config=api.create_host_config(network_mode="none"),
+            )
+            container_id = str(created["Id"])
+            try:
+                found: list[ImageFile | None] = []
+                for paths in choices:
+                    reads = (_read_file(api, container_id, path, max_bytes) for path in paths)
+                    found.append(next((f for f in reads if f is not None), None))
+                return found
+            finally:
+                api.remove_container(container_id, force=True, v=True)
+
+        return await self._sdk.call(work, timeout=timeout)
+
     async def tag(self, image: str, repository: str, tag: str) -> None:
         await self._sdk.call(lambda: self._sdk.control.api.tag(image, repository, tag, force=True))
 
@@ -191,6 +245,56 @@ class EngineImages:
                     raise EngineError(f"push of {repository}:{tag} failed: {str(message['error'])[:300]}")
 
         await self._sdk.call(work, timeout=timeout)
+
+
+def _read_file(api: Any, container_id: str, path: str, max_bytes: int) -> ImageFile | None:
+    """`path` of a container as a regular file (links followed), or None (docker-py's
+    private request helpers: its `get_archive` can neither stat alone nor stop early)."""
+    url = api._url("/containers/{0}/archive", container_id)
+    where = path
+    for _ in range(MAX_LINKS):
+        try:
+            head = api.head(url, params={"path": where})
+            api._raise_for_status(head)
+        except docker.errors.NotFound:
+            return None
+        stat = _path_stat(head.headers.get("X-Docker-Container-Path-Stat", ""))
+        mode = int(stat.get("mode") or 0)
+        if mode & _MODE_SYMLINK:  # the engine resolves the whole chain inside the container
+            target = str(stat.get("linkTarget") or "")
+            if not target:
+                return None
+            where = posixpath.normpath(posixpath.join(posixpath.dirname(where), target))
+            continue
+        if mode & _MODE_NOT_REGULAR:
+            return None
+        size = int(stat.get("size") or 0)
+        if size > max_bytes:
+            return ImageFile(path, where, size)
+        # uncompressed: dockerd would otherwise gzip the whole program for a local socket
+        response = api._get(url, params={"path": where}, stream=True, headers={"Accept-Encoding": "identity"})
+        try:
+            api._raise_for_status(response)
+            response.raw.decode_content = True  # should it compress anyway
+            with tarfile.open(fileobj=response.raw, mode="r|") as archive:
+                member = archive.next()
+                handle = archive.extractfile(member) if member is not None and member.isreg() else None
+                if handle is None or member is None or member.size > max_bytes:
+                    return None
+                return ImageFile(path, where, member.size, handle.read(member.size))
+        except (tarfile.TarError, EOFError) as exc:
+            raise EngineError(f"reading {where} from the image failed: {exc}") from None
+        finally:
+            response.close()
+    return None
+
+
+def _path_stat(header: str) -> dict[str, Any]:
+    try:
+        stat = json.loads(base64.b64decode(header) or b"{}")
+    except (binascii.Error, ValueError):
+        return {}
+    return stat if isinstance(stat, dict) else {}
 
 
 def _split_tag(reference: str) -> tuple[str, str]:

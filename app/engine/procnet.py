@@ -68,14 +68,14 @@ def listening(pid: int, container_id: str, port: int, proc: Path = Path("/proc")
         if base is None:
             return None
         for table in ("tcp", "tcp6"):  # IPv4 first: most servers bind 0.0.0.0
-            if _listens((base / "net" / table).read_text(encoding="ascii", errors="replace"), port):
+            if table_listens((base / "net" / table).read_text(encoding="ascii", errors="replace"), port):
                 return True
     except OSError:
         return None
     return False
 
 
-def _listens(table: str, port: int) -> bool:
+def table_listens(table: str, port: int) -> bool:
     """Whether a /proc/net/tcp table (`sl local_address rem_address st ...`, addresses as
     HEX_IP:HEX_PORT) has a LISTEN socket on `port`."""
     wanted = f"{port:04X}"

@@ -20,7 +20,7 @@ from typing import Any
 
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
 from ecoready.domain.text import inert
-from ecoready.report.summary import arches_of
+from ecoready.report.order import arches_of
 
 RANK: Mapping[Status, int] = {
     Status.READY: 0,

@@ -18,7 +18,7 @@ from pathlib import Path
 from ecoready.domain.errors import ReportError
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.report import json as json_report
-from ecoready.report.files import write_atomic
+from ecoready.report.files import check_folder_writable, write_atomic
 from ecoready.report.load import load_report
 
 NAME = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{1,32})\.json$")
@@ -41,7 +41,8 @@ def file_name(report: Report) -> str:
 
 
 def prepare(directory: Path) -> Path:
-    """The history folder, created private (0700) if needed; a symlinked folder is refused."""
+    """The history folder, created private (0700) if needed and checked writable (before a
+    check runs anything); a symlinked folder is refused."""
     if directory.is_symlink():
         raise ReportError(f"{directory}: the history folder is a symlink; give its real path")
     try:
@@ -50,6 +51,7 @@ def prepare(directory: Path) -> Path:
         raise ReportError(f"{directory}: cannot create the history folder: {exc.strerror or exc}") from None
     if not directory.is_dir():
         raise ReportError(f"{directory}: not a folder")
+    check_folder_writable(directory, "the history folder")
     return directory
 
 

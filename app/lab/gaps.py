@@ -1,18 +1,21 @@
 """The lab's deliberate gaps: images published wrongly in the ways real ones are, so the
-availability checks meet each case in a real registry.
+availability checks (and the build audit) meet each case in a real registry.
 
-| image (tag `1`)     | what the registry holds                                      |
-|---------------------|--------------------------------------------------------------|
-| gap-amd64-only      | an index with amd64 only                                     |
-| gap-arm64-only      | a single arm64 manifest, no index                            |
-| gap-mislabelled     | an index whose arm64 entry is an amd64 image                 |
-| gap-attestation     | an OCI index: amd64, arm64 and an unknown/unknown attestation |
-| gap-suffix-only     | an index with amd64 only, and a `1-aarch64` tag for arm64     |
+| image (tag `1`)        | what the registry holds                                      |
+|------------------------|--------------------------------------------------------------|
+| gap-amd64-only         | an index with amd64 only                                     |
+| gap-arm64-only         | a single arm64 manifest, no index                            |
+| gap-mislabelled        | an index whose arm64 entry is an amd64 image                 |
+| gap-attestation        | an OCI index: amd64, arm64 and an unknown/unknown attestation |
+| gap-suffix-only        | an index with amd64 only, and a `1-aarch64` tag for arm64     |
+| gap-upgrade            | `1`: an index with amd64 only; `2`: amd64 and arm64 (arm64 only in a newer tag) |
+| gap-binary-mislabelled | an index and an image config saying arm64 over amd64 layers  |
 
 They are made from the per-arch MariaDB manifests the lab already publishes
-(`amd64/mariadb:10.11`, `arm64/mariadb:10.11`): blobs are mounted across repositories and
-manifests put, nothing is built. Every body is deterministic, so a tag that already points
-at it is left alone: a warm `lab build` costs a few HEADs.
+(`amd64/mariadb:10.11`, `arm64/mariadb:10.11`, and the amd64 image's config): blobs are
+mounted across repositories and manifests put, nothing is built. Every body is
+deterministic, so a tag that already points at it is left alone: a warm `lab build` costs
+a few requests.
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ from ecoready.lab.oci_writer import OCI_INDEX, IndexEntry, Manifest, RegistryWri
 
 GAP_TAG = "1"
 SOURCE_NAME, SOURCE_TAG = "mariadb", "10.11"
-GAPS = ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation", "gap-suffix-only")
+GAPS = (
+    "gap-amd64-only",
+    "gap-arm64-only",
+    "gap-mislabelled",
+    "gap-attestation",
+    "gap-suffix-only",
+    "gap-upgrade",
+    "gap-binary-mislabelled",
+)
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 Log = Callable[[str], None]
@@ -136,8 +147,21 @@ def attestation(subject: Manifest, repo: str) -> tuple[Manifest, bytes, bytes]:
     return _manifest(OCI_MANIFEST, body), config, statement
 
 
-def plan(amd: Manifest, arm: Manifest) -> list[GapTag]:
-    """Every tag of every gap, from the per-arch source manifests."""
+def relabelled(amd: Manifest, amd_config: bytes, arch: str, variant: str) -> tuple[Manifest, bytes]:
+    """A manifest of the amd64 image's layers whose config says `arch` (and a config blob
+    that does): everything about it says `arch` except the programs inside."""
+    config = json.loads(amd_config)
+    config["architecture"] = arch
+    config["variant"] = variant
+    config_body = json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
+    data = amd.json
+    digest = "sha256:" + hashlib.sha256(config_body).hexdigest()
+    data["config"] = {**data["config"], "digest": digest, "size": len(config_body)}
+    return _manifest(amd.media_type, json.dumps(data, separators=(",", ":")).encode()), config_body
+
+
+def plan(amd: Manifest, arm: Manifest, amd_config: bytes) -> list[GapTag]:
+    """Every tag of every gap, from the per-arch source manifests (and the amd64 config)."""
     amd_repo, arm_repo = f"amd64/{SOURCE_NAME}", f"arm64/{SOURCE_NAME}"
     amd_entry = IndexEntry(amd, "linux", "amd64")
     arm_entry = IndexEntry(arm, "linux", "arm64", "v8")
@@ -174,18 +198,32 @@ def plan(amd: Manifest, arm: Manifest) -> list[GapTag]:
     repo = "lab/gap-suffix-only"
     tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry]), _copy(amd, amd_repo, repo)))
     tags.append(GapTag(repo, f"{GAP_TAG}-aarch64", arm.media_type, arm.body, _mount(arm, arm_repo, repo)))
+
+    # arm64 arrives in a later version: what the migration plan's `upgrade to` finds
+    repo = "lab/gap-upgrade"
+    tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry]), _copy(amd, amd_repo, repo)))
+    both = _all(_copy(amd, amd_repo, repo), _copy(arm, arm_repo, repo))
+    tags.append(GapTag(repo, "2", *index_body([amd_entry, arm_entry]), both))
+    # The index and the image's config both say arm64, the programs are amd64: what a build
+    # that labels without cross-compiling publishes. Only the build audit can tell.
+    repo = "lab/gap-binary-mislabelled"
+    fake, fake_config = relabelled(amd, amd_config, "arm64", "v8")
+    prepare = _all(_copy(amd, amd_repo, repo), _blobs(repo, fake_config), _put(fake, repo))
+    tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry, IndexEntry(fake, "linux", "arm64", "v8")]), prepare))
     return tags
 
 
-def sources(writer: RegistryWriter) -> tuple[Manifest, Manifest]:
+def sources(writer: RegistryWriter) -> tuple[Manifest, Manifest, bytes]:
+    """The per-arch source manifests and the amd64 image's config."""
     amd = writer.manifest(f"amd64/{SOURCE_NAME}", SOURCE_TAG)
     arm = writer.manifest(f"arm64/{SOURCE_NAME}", SOURCE_TAG)
-    if amd is None or arm is None or amd.is_index or arm.is_index:
+    config = writer.blob(f"amd64/{SOURCE_NAME}", amd.json["config"]["digest"]) if amd and not amd.is_index else None
+    if amd is None or arm is None or amd.is_index or arm.is_index or config is None:
         raise EnvironmentProblem(
             f"the lab's gaps are made from amd64/{SOURCE_NAME}:{SOURCE_TAG} and arm64/{SOURCE_NAME}:{SOURCE_TAG}, "
             f"which the registry lacks: run `ecoready lab build --only {SOURCE_NAME}` first"
         )
-    return amd, arm
+    return amd, arm, config
 
 
 def publish_gaps(writer: RegistryWriter, log: Log) -> list[str]:

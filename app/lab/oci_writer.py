@@ -72,6 +72,16 @@ class RegistryWriter:
                 f"cannot mount {digest[:19]} from {source_repo} into {repo}: HTTP {response.status_code}"
             )
 
+    def blob(self, repo: str, digest: str) -> bytes | None:
+        """A blob's bytes (checked against its digest), or None when the registry lacks it."""
+        response = self.http.get(f"{self.base}/v2/{repo}/blobs/{digest}", follow_redirects=True)
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        if "sha256:" + hashlib.sha256(response.content).hexdigest() != digest:
+            raise RuntimeError(f"blob {digest[:19]} of {repo} does not match its digest")
+        return response.content
+
     def has_blob(self, repo: str, digest: str) -> bool:
         return self.http.head(f"{self.base}/v2/{repo}/blobs/{digest}").status_code == 200
 

@@ -90,6 +90,17 @@ IMAGES: tuple[LabImage, ...] = (
         files=(("connectors/bin/smoke-java", "smoke-java"),),
     ),
     LabImage("golang", "1.23", "golang", "bookworm", files=(("connectors/builder/smoke.go", "smoke.go"),)),
+    # Debian ships MySQL only in its unstable suite (sid); the version is pinned there.
+    LabImage(
+        "mysql",
+        "9.7",
+        "mysql",
+        "sid",
+        build_args=(("MYSQL_VERSION", "9.7.4-2"),),
+        aliases=(("mysql-router", "9.7"), ("mysql-client", "9.7")),
+    ),
+    # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
+    LabImage("app-client", "1", "app-client", "bookworm"),
 )
 
 

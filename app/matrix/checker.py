@@ -9,6 +9,7 @@ from typing import Any
 
 from ecoready.domain.errors import Problem
 from ecoready.domain.model import normalize_arch
+from ecoready.domain.text import acting_character, escaped
 from ecoready.matrix.tomlpos import Positions
 
 
@@ -19,6 +20,32 @@ class Checker:
         self.file = file
         self.pos = positions
         self.problems: list[Problem] = []
+        self.flagged: set[tuple[str | int, ...]] = set()  # values `strings` refused: not checked again
+
+    def strings(self, value: Any, path: tuple[str | int, ...] = ()) -> None:
+        """Every key and string of the document, at any depth: none may hold a control
+        character (tab and newline included), an escape or an invisible or
+        direction-changing character. What is refused here is not checked again."""
+        if isinstance(value, str):
+            char = acting_character(value, layout_ok=False)
+            if char is not None:
+                self.flagged.add(path)
+                self.add(path, f"'{dotted_path(path)}' contains {_describe(char)}")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                char = acting_character(key, layout_ok=False)
+                if char is not None:
+                    self.flagged.add((*path, key))
+                    self.add(
+                        (*path, key),
+                        f"a key of '{dotted_path(path) or 'the document'}' contains {_describe(char)}",
+                        at_value=False,
+                    )
+                    continue
+                self.strings(item, (*path, key))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                self.strings(item, (*path, i))
 
     def add(self, path: Sequence[str | int], message: str, *, at_value: bool = True) -> None:
         line, col = self.pos.of_value(path) if at_value else self.pos.of_key(path)
@@ -26,7 +53,7 @@ class Checker:
 
     def keys(self, table: Mapping[str, Any], path: tuple[str | int, ...], allowed: Sequence[str]) -> None:
         for key in table:
-            if key not in allowed:
+            if key not in allowed and (*path, key) not in self.flagged:
                 hint = difflib.get_close_matches(key, allowed, n=1)
                 more = f" (did you mean '{hint[0]}'?)" if hint else f" (allowed: {', '.join(allowed)})"
                 self.add((*path, key), f"unknown key '{dotted(path, key)}'{more}", at_value=False)
@@ -43,6 +70,8 @@ class Checker:
     ) -> Any:
         """table[key] when present and of the right type (bool never passes for a number)."""
         where = (*path, key)
+        if where in self.flagged:
+            return None
         if key not in table:
             if required:
                 self.add(path, f"missing required key '{dotted(path, key)}'", at_value=False)
@@ -80,6 +109,24 @@ class Checker:
         return tuple(arches)
 
 
+def _describe(char: str) -> str:
+    """What a refused character is, named by its code point (never the character itself)."""
+    if char == "\n":
+        return "a newline"
+    if char == "\t":
+        return "a tab"
+    if char == "\x1b":
+        return "an escape character (\\x1b)"
+    if ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F:
+        return f"a control character ({escaped(char)})"
+    return f"an invisible or direction-changing character ({escaped(char)})"
+
+
+def dotted_path(path: Sequence[str | int]) -> str:
+    """("components", 2, "image") -> components[2].image"""
+    return dotted(path[:-1], path[-1]) if path and isinstance(path[-1], str) else dotted(path, "").rstrip(".")
+
+
 def dotted(path: Sequence[str | int], key: str) -> str:
     out = ""
     for seg in path:
@@ -108,3 +155,10 @@ def non_negative(value: float) -> str | None:
 
 def non_empty(value: str) -> str | None:
     return None if value.strip() else "must not be empty"
+
+
+def a_name(value: str) -> str | None:
+    """Ids, host names and addresses, registry names: one word."""
+    if not value.strip():
+        return "must not be empty"
+    return "must not contain whitespace" if any(ch.isspace() for ch in value) else None

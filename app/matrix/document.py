@@ -12,6 +12,8 @@ from ecoready.matrix.bench_settings import SysbenchConfig
 class RegistrySettings:
     mirror: str | None = None
     insecure: tuple[str, ...] = ()
+    # seconds a run waits in all, per registry, when one asks it to (429 with Retry-After)
+    rate_limit_wait: float = 10.0
 
 
 @dataclass(frozen=True)

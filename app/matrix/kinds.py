@@ -2,14 +2,18 @@
 
 `KINDS` says, for each kind: the module that implements it (`ecoready.probes.<kind>`,
 imported only when a run needs it), whether it needs a backend server, whether it can be
-one, whether it is benchmarked, and the options it accepts in `[components.options]`. The
+one, whether it is benchmarked, the options it accepts in `[components.options]`, and its
+main programs (what the build audit reads in the image). The
 matrix loader and the planner read it; `ecoready validate` never imports a probe.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from ecoready.matrix.command_options import COMMAND_MODES, Problems, check_command_options
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,14 @@ class ProbeKind:
     # The option naming a package the probe installs from its registry (`driver`): a row
     # that gives it gets the packaging stage (app/domain/drivers.py reads the spec).
     installs: str | None = None
+    # (options, has a backend) -> problems below `options` that their types do not show
+    check: Callable[[Mapping[str, Any], bool], Problems] | None = None
+    # an option holding the smoke stage's own time limit (native seconds): the stage's
+    # budget grows to hold it
+    smoke_limit: str = ""
+    # The main programs the build audit reads in the image, each as the names it goes by
+    # (the first found is read): none for kinds whose programs are scripts or the user's.
+    programs: tuple[tuple[str, ...], ...] = ()
 
 
 _SERVER_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
@@ -67,6 +79,23 @@ _CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "password": str,  # a literal the connector uses instead of the backend's password (failure tests)
 }
 
+_SERVER = (("mariadbd", "mysqld"),)
+_MYSQLD = (("mysqld",),)
+
+# The generic probe: any image, run once (passes on exit 0) or kept up (passes when healthy).
+_COMMAND_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
+    "mode": str,  # run (default) | service
+    "command": list,  # the container's command (default: the image's)
+    "entrypoint": list,
+    "env": dict,  # name -> value with placeholders ({host}, {password_file}, ...)
+    "files": dict,  # absolute path -> content
+    "port": int,  # service: ready when this TCP port listens
+    "healthcheck": list,  # service: Docker's test, e.g. ["CMD", "curl", "-f", "http://localhost/"]
+    "limit": (int, float),  # run: seconds the command may take (native; scaled for emulation)
+    "user": str,
+    "database": str,  # created on the backend for the app (default ecoready_app)
+}
+
 KINDS: Mapping[str, ProbeKind] = {
     k.name: k
     for k in (
@@ -77,34 +106,62 @@ KINDS: Mapping[str, ProbeKind] = {
             benchmarks=True,
             options=_SERVER_OPTIONS,
             choices=_FLAVOR_CHOICES,
+            programs=_SERVER,
         ),
-        ProbeKind("proxysql", "ecoready.probes.proxysql", needs_backend=True),
-        ProbeKind("maxscale", "ecoready.probes.maxscale", needs_backend=True),
-        ProbeKind("router", "ecoready.probes.router", needs_backend=True),
+        ProbeKind("proxysql", "ecoready.probes.proxysql", needs_backend=True, programs=(("proxysql",),)),
+        ProbeKind("maxscale", "ecoready.probes.maxscale", needs_backend=True, programs=(("maxscale",),)),
+        ProbeKind("router", "ecoready.probes.router", needs_backend=True, programs=(("mysqlrouter",),)),
         # The server it monitors is the backend; the client image is part of the component.
-        ProbeKind("pmm", "ecoready.probes.pmm", needs_backend=True, options={"client_image": str}),
-        # `client` picks the check set: mysqlsh here, mariadb from the lab probes.
+        ProbeKind(
+            "pmm",
+            "ecoready.probes.pmm",
+            needs_backend=True,
+            options={"client_image": str},
+            programs=(("pmm-managed",),),
+        ),
+        # `client` picks the check set: MySQL Shell, or a classic client (mariadb, mysql).
         ProbeKind(
             "shell",
             "ecoready.probes.shell",
             needs_backend=True,
             options={"client": str},
-            choices={"client": ("mysqlsh", "mariadb")},
+            choices={"client": ("mysqlsh", "mariadb", "mysql")},
+            programs=(("mysqlsh", "mariadb", "mysql"),),
         ),
-        ProbeKind("galera", "ecoready.probes.galera", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES),
-        # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
-        ProbeKind("pxc", "ecoready.probes.pxc", serves_sql=True),
-        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements).
         ProbeKind(
-            "replication", "ecoready.probes.replication", serves_sql=True, options=_FLAVOR, choices=_FLAVOR_CHOICES
+            "galera",
+            "ecoready.probes.galera",
+            serves_sql=True,
+            options=_FLAVOR,
+            choices=_FLAVOR_CHOICES,
+            programs=_SERVER,
         ),
-        ProbeKind("group-replication", "ecoready.probes.group_replication", serves_sql=True),
-        ProbeKind("mariabackup", "ecoready.probes.mariabackup", options=_FLAVOR, choices=_FLAVOR_CHOICES),
+        # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
+        ProbeKind("pxc", "ecoready.probes.pxc", serves_sql=True, programs=_MYSQLD),
+        # `flavor` picks the replication dialect (MariaDB's or MySQL's statements); `args`
+        # go to both servers after the probe's own (e.g. a buffer pool size, a filter).
+        ProbeKind(
+            "replication",
+            "ecoready.probes.replication",
+            serves_sql=True,
+            options={"flavor": str, "args": list},
+            choices=_FLAVOR_CHOICES,
+            programs=_SERVER,
+        ),
+        ProbeKind("group-replication", "ecoready.probes.group_replication", serves_sql=True, programs=_MYSQLD),
+        ProbeKind(
+            "mariabackup",
+            "ecoready.probes.mariabackup",
+            options=_FLAVOR,
+            choices=_FLAVOR_CHOICES,
+            programs=(("mariadb-backup", "mariabackup"),),
+        ),
         # The backend names the server image XtraBackup backs up (its line must match).
-        ProbeKind("xtrabackup", "ecoready.probes.xtrabackup", needs_backend=True),
-        ProbeKind("mydumper", "ecoready.probes.mydumper", needs_backend=True),
+        ProbeKind("xtrabackup", "ecoready.probes.xtrabackup", needs_backend=True, programs=(("xtrabackup",),)),
+        ProbeKind("mydumper", "ecoready.probes.mydumper", needs_backend=True, programs=(("mydumper",), ("myloader",))),
+        # percona-toolkit is Perl: no program of its own to audit
         ProbeKind("toolkit", "ecoready.probes.toolkit", needs_backend=True),
-        ProbeKind("haproxy", "ecoready.probes.haproxy", needs_backend=True, benchmarks=True),
+        ProbeKind("haproxy", "ecoready.probes.haproxy", needs_backend=True, benchmarks=True, programs=(("haproxy",),)),
         ProbeKind(
             "connector",
             "ecoready.probes.connector",
@@ -113,6 +170,15 @@ KINDS: Mapping[str, ProbeKind] = {
             required=("language",),
             choices={"language": CONNECTOR_LANGUAGES},
             installs="driver",
+        ),
+        # The backend is optional: its details reach the image through placeholders.
+        ProbeKind(
+            "command",
+            "ecoready.probes.command",
+            options=_COMMAND_OPTIONS,
+            choices={"mode": COMMAND_MODES},
+            check=check_command_options,
+            smoke_limit="limit",
         ),
     )
 }

@@ -98,6 +98,7 @@ def _syntax_problem(file: str, text: str, exc: Exception) -> Problem:
 
 
 def _validate(data: dict[str, Any], c: Checker, file: str) -> Matrix | None:
+    c.strings(data)
     c.keys(data, (), TOP_KEYS)
     title = c.typed(data, (), "title", str) or Path(file).stem
     arches = c.arch_list(data, (), "arches")

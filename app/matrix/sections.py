@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ecoready.domain.drivers import parse_driver
-from ecoready.domain.model import Category, Component, Host, TlsFiles
+from ecoready.domain.model import Category, Component, Host, TlsFiles, normalize_arch
 from ecoready.matrix.bench_settings import (
     ACCESS_PATTERNS,
     KNOBS,
@@ -20,7 +20,7 @@ from ecoready.matrix.bench_settings import (
     BenchOverrides,
     SysbenchConfig,
 )
-from ecoready.matrix.checker import Checker, dotted, non_empty, non_negative, positive
+from ecoready.matrix.checker import Checker, a_name, dotted, non_empty, non_negative, positive
 from ecoready.matrix.document import RegistrySettings
 from ecoready.matrix.kinds import KINDS, SMOKE_DRIVERS, ProbeKind
 
@@ -52,13 +52,26 @@ TLS_FILES = ("tls_ca", "tls_cert", "tls_key")
 TLS_DIR_FILES = {"tls_ca": "ca.pem", "tls_cert": "cert.pem", "tls_key": "key.pem"}
 
 
-_ENGINE_URL = re.compile(r"^(unix|npipe)://.+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
+_ENGINE_URL = re.compile(r"^(unix|npipe)://\S+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
 
 
-COMPONENT_KEYS = ("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options")
+COMPONENT_KEYS = (
+    *("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options"),
+    *("service", "platform"),  # where `ecoready init` found the row: a compose service, its pin
+)
 
 
-REGISTRY_KEYS = ("mirror", "insecure")
+_PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?$")
+
+
+REGISTRY_KEYS = ("mirror", "insecure", "rate_limit_wait")
+MAX_RATE_LIMIT_WAIT = 3600
+
+
+# Option values that are text for the program, not names: they may hold spaces (control and
+# invisible characters are refused in every string all the same). Server `args` entries
+# and `env` values are text too.
+FREE_TEXT_OPTIONS = frozenset({"password"})
 
 
 SYSBENCH_PROFILE_TABLES = ("quick", "full", "emulated")
@@ -153,12 +166,25 @@ def registry_section(data: dict[str, Any], c: Checker) -> RegistrySettings:
         return RegistrySettings()
     path = ("registry",)
     c.keys(raw, path, REGISTRY_KEYS)
-    mirror = c.typed(raw, path, "mirror", str, check=non_empty)
+    mirror = c.typed(raw, path, "mirror", str, check=a_name)
     insecure = c.typed(raw, path, "insecure", list) or []
     for i, item in enumerate(insecure):
-        if not isinstance(item, str):
+        if (*path, "insecure", i) in c.flagged:
+            continue
+        if not isinstance(item, str) or a_name(item):
             c.add((*path, "insecure", i), "'registry.insecure' must list registry host names")
-    return RegistrySettings(mirror=mirror, insecure=tuple(str(x) for x in insecure))
+    wait = c.typed(
+        raw,
+        path,
+        "rate_limit_wait",
+        (int, float),
+        check=lambda v: None if 0 <= v <= MAX_RATE_LIMIT_WAIT else f"must be between 0 and {MAX_RATE_LIMIT_WAIT}",
+    )
+    return RegistrySettings(
+        mirror=mirror,
+        insecure=tuple(str(x) for x in insecure),
+        rate_limit_wait=RegistrySettings.rate_limit_wait if wait is None else float(wait),
+    )
 
 
 def hosts_section(data: dict[str, Any], c: Checker, base: Path) -> list[Host]:
@@ -171,7 +197,7 @@ def hosts_section(data: dict[str, Any], c: Checker, base: Path) -> list[Host]:
             c.add(path, "each entry of 'hosts' must be a table ([[hosts]])")
             continue
         c.keys(item, path, HOST_KEYS)
-        name = c.typed(item, path, "name", str, required=True, check=non_empty)
+        name = c.typed(item, path, "name", str, required=True, check=a_name)
         if name in seen:
             c.add((*path, "name"), f"host name {name!r} is used twice")
         seen.add(name or "")
@@ -275,13 +301,18 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
             c.add((*path, "probe"), f"unknown probe kind {probe!r}{more}")
         image = c.typed(item, path, "image", str, required=True, check=_image_check)
         name = c.typed(item, path, "name", str, check=non_empty) or cid or ""
-        backend = c.typed(item, path, "backend", str)
+        backend = c.typed(item, path, "backend", str, check=a_name)
         arches = c.arch_list(item, path, "arches") or ()
         timeout = c.typed(item, path, "timeout", (int, float), check=positive)
         options = c.typed(item, path, "options", dict) or {}
+        service = c.typed(item, path, "service", str) or ""
+        platform = c.typed(item, path, "platform", str, check=_platform_check) or ""
         if probe in KINDS:
             kind = KINDS[probe]
             _options(options, (*path, "options"), kind, c)
+            if kind.check is not None:
+                for where, message in kind.check(options, backend is not None):
+                    c.add((*path, "options", *where), message)
             if kind.needs_backend and backend is None:
                 c.add(
                     path,
@@ -301,6 +332,8 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
                 arches=arches,
                 timeout_s=None if timeout is None else float(timeout),
                 options=options,
+                service=service,
+                platform=platform,
             )
         )
     _backends(raw or [], components, c)
@@ -315,10 +348,20 @@ def _image_check(ref: str) -> str | None:
     return None
 
 
+def _platform_check(text: str) -> str | None:
+    found = _PLATFORM.match(text)
+    if found is None or normalize_arch(found.group(1)) is None:
+        return "must be a platform like linux/amd64 or linux/arm64/v8 (the compose file's pin)"
+    return None
+
+
 def _options(options: Mapping[str, Any], path: tuple[str | int, ...], kind: ProbeKind, c: Checker) -> None:
     c.keys(options, path, list(kind.options))
     for key, value_type in kind.options.items():
-        value = c.typed(options, path, key, value_type, required=key in kind.required)
+        check = _image_check if key.endswith("image") else a_name if value_type is str else None
+        if key in FREE_TEXT_OPTIONS:
+            check = None
+        value = c.typed(options, path, key, value_type, required=key in kind.required, check=check)
         allowed = kind.choices.get(key)
         if allowed and isinstance(value, str) and value not in allowed:
             hint = difflib.get_close_matches(value, allowed, n=1)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ecoready.domain.model import Component, HostFacts, Profile, Stage
+from ecoready.domain.errors import EnvironmentProblem
+from ecoready.domain.model import UNAME_MACHINE, Component, HostFacts, Profile, Stage
 from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
@@ -37,11 +38,19 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     # PMM server runs several databases of its own; the client registration starts the backend.
     "pmm": {Stage.IMAGE: 600.0, Stage.START: 300.0, Stage.SMOKE: 240.0, Stage.BENCH: 600.0},
     "shell": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
+    # the user's image: its backend, then a service that may take a while to be healthy;
+    # the smoke budget grows with the command's own `limit` (SMOKE_LIMIT_MARGIN)
+    "command": {Stage.IMAGE: 300.0, Stage.START: 120.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},
 }
 # Driver rows: asking the package registry (network-bound, not scaled for emulation), and
 # the installing (a source build, a Maven or Go download and build) added to the start stage.
 PACKAGING_BUDGET = 120.0
 INSTALL_BUDGET = 420.0
+# The build audit reads files of an image already on the host and parses them here: its
+# budget is not scaled under emulation (nothing runs emulated).
+AUDIT_BUDGET_S = 120.0
+# Seconds of smoke budget over a kind's own smoke time limit (reading the output, checks).
+SMOKE_LIMIT_MARGIN = 30.0
 # Margin over the bench estimate: a loaded machine, a slow prepare.
 BENCH_MARGIN = 1.5
 BENCH_SLACK_S = 60.0
@@ -108,9 +117,13 @@ def budgets_for(component: Component, emulated: bool, bench: BenchSettings | Non
         base[Stage.PACKAGING] = PACKAGING_BUDGET
         if component.timeout_s is None:  # a row's own `timeout` is its whole start budget
             base[Stage.START] += INSTALL_BUDGET
+    limit = component.options.get(KINDS[component.probe].smoke_limit) if component.probe in KINDS else None
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        base[Stage.SMOKE] = max(base[Stage.SMOKE], float(limit) + SMOKE_LIMIT_MARGIN)
     factor = EMULATION_FACTOR if emulated else 1.0
     unscaled = (Stage.IMAGE, Stage.PACKAGING)  # network-bound
     scaled = {stage: seconds * (factor if stage not in unscaled else 1.0) for stage, seconds in base.items()}
+    scaled[Stage.AUDIT] = AUDIT_BUDGET_S
     if bench is not None:
         scaled[Stage.BENCH] = bench_budget(bench, emulated)
     return Budgets(scaled)
@@ -140,6 +153,22 @@ def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | Non
     return None, False, f"no host for {arch} (hosts serve: {natives}{down}); fix: {fix}"
 
 
+def refuse_unserved(asked: Iterable[str], served: Iterable[str]) -> None:
+    """Arches asked for by name (`--arch`) that no engine serves, natively or emulated, nor
+    lists (a listed host that is down gets its cells as `error`, naming it): the run is
+    refused before it starts (exit 3), saying what would serve them. An arch of the matrix
+    not asked by name instead ends its cells as `error` with the fix (`_choose_host`)."""
+    known = set(served)
+    lacking = [arch for arch in asked if arch not in known]
+    if lacking:
+        raise EnvironmentProblem(
+            "; ".join(
+                f"no engine serves {arch}: register qemu-{UNAME_MACHINE.get(arch, arch)} or add a [[hosts]] entry"
+                for arch in lacking
+            )
+        )
+
+
 def make_plan(
     matrix: Matrix,
     hosts: Sequence[HostFacts],
@@ -152,7 +181,6 @@ def make_plan(
     wanted_ids = set(only) if only else None
     wanted_arches = tuple(arches) if arches else matrix.arches
     chosen = profile or matrix.profile
-    base_stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
     cells: list[CellPlan] = []
     for component in matrix.components:
         if wanted_ids is not None and component.id not in wanted_ids:
@@ -166,9 +194,14 @@ def make_plan(
             bench = (
                 settings_for(chosen, matrix.sysbench, emulated=emulated) if KINDS[component.probe].benchmarks else None
             )
-            stages = (*base_stages, Stage.BENCH) if bench is not None else base_stages
-            if installs(component):
-                stages = (Stage.PACKAGING, *stages)
+            stages = (
+                *((Stage.PACKAGING,) if installs(component) else ()),
+                Stage.IMAGE,
+                *((Stage.AUDIT,) if KINDS[component.probe].programs else ()),
+                Stage.START,
+                Stage.SMOKE,
+                *((Stage.BENCH,) if bench is not None else ()),
+            )
             cells.append(
                 CellPlan(
                     id=f"{component.id}/{arch}",

@@ -19,14 +19,16 @@ from ecoready.domain.errors import (
 )
 from ecoready.domain.model import UNAME_MACHINE
 from ecoready.domain.packaging import Packaging, PackagingVerdict
-from ecoready.domain.specs import ExecResult
+from ecoready.domain.specs import ContainerState, ExecResult
 from ecoready.packages.http import base_url as registry_url
 from ecoready.packages.needs import absent_script
 from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.handles import Container, Endpoint
 from ecoready.probe_api.install_cache import TRUST_JAVA, TRUST_PEM, Installed, install, report_packaging
+from ecoready.probe_api.ports import port_listens
 from ecoready.probe_api.probe import Probe
+from ecoready.probe_api.refusals import matrix_mismatch
 from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, option_file, parse_xml
 
@@ -38,6 +40,7 @@ __all__ = [
     "BenchTarget",
     "CheckFailed",
     "Container",
+    "ContainerState",
     "DeadlineExceeded",
     "EmulatorTooOld",
     "Endpoint",
@@ -58,8 +61,10 @@ __all__ = [
     "absent_script",
     "bench_detail",
     "install",
+    "matrix_mismatch",
     "option_file",
     "parse_xml",
+    "port_listens",
     "registry_url",
     "report_packaging",
     "run_bench",

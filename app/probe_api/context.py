@@ -21,6 +21,7 @@ from ecoready.domain.errors import (
     DeadlineExceeded,
     EcoreadyError,
     EmulatorTooOld,
+    EngineError,
     ImageUnavailable,
     InfraError,
     Skip,
@@ -40,6 +41,7 @@ from ecoready.domain.text import one_line
 from ecoready.engine.procnet import until_listening
 from ecoready.probe_api.exits import classify_exit, cpu_level_missing
 from ecoready.probe_api.handles import Container, Endpoint
+from ecoready.probe_api.refusals import start_refused
 from ecoready.probe_api.run_context import RunContext, resource_labels
 from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, client_command, option_file, parse_error, parse_xml
@@ -189,6 +191,8 @@ class ProbeContext:
         cpuset_cpus: str | None = None,
         tool: bool = False,
         image_id: str | None = None,
+        healthcheck: Sequence[str] = (),
+        health_interval: float | None = None,
     ) -> Container:
         """Start a labelled container of the cell's arch on the cell network.
 
@@ -197,6 +201,8 @@ class ProbeContext:
         `tool`: the image is one of ecoready's tools (e.g. sysbench), not the component:
         when it is not available for the arch, that is an infrastructure error.
         `image_id`: a local image (e.g. from `install`) instead of a registry reference.
+        `healthcheck`: Docker's test (empty: the image's own), run every `health_interval`
+        seconds (`state().health`). A refused start is blamed in `refusals.start_refused`.
         """
         role = f"{self._role_prefix}{role}"
         try:
@@ -225,8 +231,13 @@ class ProbeContext:
             mem_limit=mem_limit,
             cpuset_cpus=cpuset_cpus,
             volumes=dict(volumes or {}),
+            healthcheck=tuple(healthcheck),
+            health_interval=health_interval,
         )
-        container_id = await self.run.host.run(spec)
+        try:
+            container_id = await self.run.host.run(spec)
+        except EngineError as exc:
+            raise start_refused(self.cell.component, self.arch, role, image or self.image_ref, str(exc)) from None
         container = Container(container_id, spec.name, alias, role, image or self.image_ref, image_id)
         self._option_files.update((container_id, path) for path in files or {} if path.startswith(CLIENT_FILES))
         self._resources.containers.append(container)

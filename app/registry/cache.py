@@ -2,9 +2,10 @@
 
 Manifests, indexes and config blobs are content-addressed: the bytes of a digest never
 change, so they are kept by digest and checked against it on every read (a corrupt or
-tampered file is dropped, never believed). Besides them, the digest each tag had last time:
-only a hint that the body is probably here (a HEAD confirms it). Nothing else is written:
-no tokens, no credentials. Any disk problem only turns the cache off.
+tampered file is dropped, never believed). Besides them, the digest each tag had last time
+(only a hint that the body is probably here: a HEAD confirms it), and whether each registry
+answers HEAD on manifests (so a warm run asks one that does not with GET at once). Nothing
+else is written: no tokens, no credentials. Any disk problem only turns the cache off.
 
 Location: `$XDG_CACHE_HOME/ecoready/registry` (default `~/.cache/ecoready/registry`).
 """
@@ -19,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 MAX_ENTRY = 4 << 20  # distribution's own manifest limit; configs are far smaller
+HEAD_MANNERS = ("answers", "refuses")
 _DIGEST = re.compile(r"^(sha256|sha512):([0-9a-f]{64,128})$")
 
 log = logging.getLogger("ecoready.regcache")
@@ -89,6 +91,24 @@ class DiskCache:
     def remember(self, key: str, digest: str) -> None:
         if _DIGEST.match(digest) and self.tag(key) != digest:
             self._write(self._tag_path(key), digest.encode())
+
+    def _manners_path(self, host: str) -> Path:
+        return self.root / "registries" / hashlib.sha256(host.encode()).hexdigest()[:40]
+
+    def head_manners(self, host: str) -> str | None:
+        """What a registry did with HEAD on manifests when last asked: `answers` or
+        `refuses` (405/501, or 404 to a tag GET finds); None when not known."""
+        if not self.enabled:
+            return None
+        try:
+            text = self._manners_path(host).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if text in HEAD_MANNERS else None
+
+    def remember_head_manners(self, host: str, manners: str) -> None:
+        if manners in HEAD_MANNERS and self.head_manners(host) != manners:
+            self._write(self._manners_path(host), manners.encode())
 
     def _write(self, path: Path, data: bytes) -> None:
         if not self.enabled:

@@ -3,6 +3,9 @@ without pulling.
 
 Polite by construction: a tag is asked once per run, with HEAD when its body is probably on
 disk already (HEAD does not count against Docker Hub's pull limit) and GET otherwise;
+a registry that refuses HEAD on manifests (405/501, or a 404 that a GET of the same tag
+contradicts) is asked with GET from then on, for the rest of the run and in later runs
+(the disk cache remembers it);
 manifests and config blobs are content-addressed, so each digest is fetched at most once
 per run whatever repository names it, and kept on disk (`regcache`) for later runs. At most
 a few requests at once go to one registry; the first one goes alone, so the others learn
@@ -17,7 +20,8 @@ config (`credentials.py`) and never appear in a message.
 Verdicts: an index's entry for the arch is verified against the child image's config
 (`mislabelled` when they disagree); attestation entries are skipped; when the arch is not
 published, the arch-suffixed tags vendors use (`TAG-aarch64`, `TAG-arm64`, `TAG-amd64`)
-are tried. Anything that stops the registry from answering is a `RegistryError`
+are tried. A tag not found says whether the repository exists and how many tags it has
+(`tags/list`). Anything that stops the registry from answering is a `RegistryError`
 (infrastructure: the cell is `error`), never `missing`.
 """
 
@@ -48,6 +52,8 @@ from ecoready.registry.manifests import (
 )
 from ecoready.registry.transport import (
     DEFAULT_TIMEOUT,
+    HEAD_REFUSED,
+    RATE_LIMIT_WAIT,
     REQUEST_DEADLINE,
     Credentials,
     RegistryTransport,
@@ -55,9 +61,14 @@ from ecoready.registry.transport import (
     single_flight,
 )
 
+TAGS_PAGE = 1000  # tags asked per page of tags/list
+MAX_TAG_PAGES = 10  # pages followed at most (Docker Hub's busiest repositories have thousands); a count stops there
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # the distribution spec's tag grammar
+
 # The tags vendors publish per arch when their index lacks it, in the order tried.
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"arm64": ("aarch64", "arm64"), "amd64": ("amd64", "x86_64")}
 _DIGEST = re.compile(r"^sha(256|512):[0-9a-f]{64,128}$")
+ANSWERS, REFUSES = "answers", "refuses"  # a registry's manners with HEAD on manifests
 
 
 class _Absent(Exception):
@@ -78,6 +89,7 @@ class RegistryClient:
         cache: DiskCache | bool | None = True,
         on_status: Callable[[RegistryStatus], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        wait_budget: float = RATE_LIMIT_WAIT,
     ) -> None:
         self.mirror = mirror
         self.cache: DiskCache | None = DiskCache(default_dir()) if cache is True else (cache or None)
@@ -88,9 +100,14 @@ class RegistryClient:
             credentials=credentials,
             on_status=on_status,
             transport=transport,
+            wait_budget=wait_budget,
         )
         self._tags: dict[Hashable, asyncio.Future[Manifest | None]] = {}
         self._bodies: dict[Hashable, asyncio.Future[bytes]] = {}
+        self._tag_lists: dict[Hashable, asyncio.Future[tuple[str, ...] | None]] = {}
+        self._head: dict[str, str] = {}  # host -> ANSWERS / REFUSES, this run
+        self._a_tag: dict[str, ImageRef] = {}  # host -> a tag it has, to try HEAD on
+        self._calibrations: dict[Hashable, asyncio.Future[str]] = {}
 
     async def __aenter__(self) -> RegistryClient:
         return self
@@ -99,7 +116,12 @@ class RegistryClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        pending: list[asyncio.Future[Any]] = [*self._tags.values(), *self._bodies.values()]
+        pending: list[asyncio.Future[Any]] = [
+            *self._tags.values(),
+            *self._bodies.values(),
+            *self._tag_lists.values(),
+            *self._calibrations.values(),
+        ]
         for future in pending:
             future.cancel()
         await self.http.aclose()
@@ -122,33 +144,90 @@ class RegistryClient:
 
     async def _lookup_tag(self, ref: ImageRef, probe: bool) -> Manifest | None:
         tag = ref.tag or "latest"
-        key = f"{ref.api_host}/{ref.repository}:{tag}"
+        host = ref.api_host
+        key = f"{host}/{ref.repository}:{tag}"
         hint = self.cache.tag(key) if self.cache else None
-        if probe or (hint and self.cache and self.cache.has(hint)):
+        head_said_absent = False
+        if (probe or (hint and self.cache and self.cache.has(hint))) and self._head_manners(host) != REFUSES:
             reply = await self.http.request(ref, "HEAD", f"manifests/{tag}")
-            if reply.status == 404:
-                return None
-            digest = reply.headers.get("docker-content-digest", "")
-            if _DIGEST.match(digest):
-                try:
-                    body = await self._body(ref, "manifests", digest)
-                except _Absent:
-                    raise RegistryError(ref.registry, f"{ref} answers HEAD but not GET of {digest[:19]}") from None
-                if self.cache:
-                    self.cache.remember(key, digest)
-                return _parse_manifest(ref, _media(reply), digest, body)
+            if reply.status in HEAD_REFUSED:
+                self._learn_head(host, REFUSES)
+            elif reply.status == 404:
+                # believed when the registry is known to answer HEAD and the tag had no
+                # digest before; else a GET says (some registries answer 404 to every HEAD)
+                if hint is None and await self._answers_head(ref) == ANSWERS:
+                    return None
+                head_said_absent = True
+            else:
+                self._learn_head(host, ANSWERS)
+                digest = reply.headers.get("docker-content-digest", "")
+                if _DIGEST.match(digest):
+                    try:
+                        body = await self._body(ref, "manifests", digest)
+                    except _Absent:
+                        raise RegistryError(ref.registry, f"{ref} answers HEAD but not GET of {digest[:19]}") from None
+                    if self.cache:
+                        self.cache.remember(key, digest)
+                    return _parse_manifest(ref, _media(reply), digest, body)
         reply = await self.http.request(ref, "GET", f"manifests/{tag}")
         if reply.status == 404:
             return None
+        if head_said_absent:
+            self._learn_head(host, REFUSES)
         claimed = reply.headers.get("docker-content-digest", "")
         check = matches(claimed, reply.body) if claimed else None
         if check is False:
             raise RegistryError(ref.registry, f"the manifest of {ref} does not match its digest {claimed[:19]}")
         digest = claimed if check else digest_of(reply.body)
         self._keep(digest, reply.body)
+        self._a_tag.setdefault(host, ref.with_tag(tag))
         if self.cache:
             self.cache.remember(key, digest)
         return _parse_manifest(ref, _media(reply), digest, reply.body)
+
+    # -- a registry's manners with HEAD --------------------------------------------------
+    def _head_manners(self, host: str) -> str | None:
+        if host not in self._head and self.cache:
+            known = self.cache.head_manners(host)
+            if known:
+                self._head[host] = known
+        return self._head.get(host)
+
+    def _learn_head(self, host: str, manners: str) -> None:
+        if self._head.get(host) != manners:
+            self._head[host] = manners
+            if self.cache:
+                self.cache.remember_head_manners(host, manners)
+
+    async def _answers_head(self, ref: ImageRef) -> str | None:
+        """Whether the registry answers HEAD truly: known, or asked once with HEAD of a tag
+        this run found with GET (a registry that 404s that one refuses HEAD). None when
+        there is no such tag yet: the caller asks with GET."""
+        host = ref.api_host
+        known = self._head_manners(host)
+        if known is not None or host not in self._a_tag:
+            return known
+        return await single_flight(self._calibrations, host, lambda: self._calibrate(self._a_tag[host]))
+
+    async def _calibrate(self, known: ImageRef) -> str:
+        reply = await self.http.request(known, "HEAD", f"manifests/{known.tag}")
+        manners = ANSWERS if reply.status < 300 else REFUSES
+        self._learn_head(known.api_host, manners)
+        return manners
+
+    async def _not_found(self, ref: ImageRef) -> tuple[str, bool]:
+        """Why `ref` was not found, and whether its repository exists: `repository not
+        found`, or `tag not found; the repository has N tags` (plain `not found` when the
+        registry will not list its tags)."""
+        try:
+            tags = await self._repo_tags(ref)
+        except RegistryError:
+            return "not found", True
+        if tags is None:
+            return "repository not found", False
+        count = len(tags)
+        many = "at least " if count >= TAGS_PAGE * MAX_TAG_PAGES else ""
+        return f"tag not found; the repository has {many}{count} tag{'' if count == 1 else 's'}", True
 
     def _keep(self, digest: str, body: bytes) -> None:
         if digest not in self._bodies:
@@ -196,16 +275,49 @@ class RegistryClient:
             raise RegistryError(ref.registry, f"{what} is not a JSON object")
         return arch_name(str(data.get("architecture", "")))
 
+    async def tags(self, reference: str) -> tuple[str, ...] | None:
+        """The tags of `reference`'s repository, as its tag list (`/v2/<repo>/tags/list`)
+        gives them, following its pages up to MAX_TAG_PAGES; None when the repository does
+        not exist. Asked once per repository and run."""
+        return await self._repo_tags(mirror_reference(parse_reference(reference), self.mirror))
+
+    async def _repo_tags(self, ref: ImageRef) -> tuple[str, ...] | None:
+        key = (ref.api_host, ref.repository)
+        return await single_flight(self._tag_lists, key, lambda: self._tag_list(ref))
+
+    async def _tag_list(self, ref: ImageRef) -> tuple[str, ...] | None:
+        found: list[str] = []
+        path: str | None = f"tags/list?n={TAGS_PAGE}"
+        for _ in range(MAX_TAG_PAGES):
+            if path is None:
+                break
+            reply = await self.http.request(ref, "GET", path, "application/json")
+            if reply.status == 404:
+                return None
+            try:
+                data = json.loads(reply.body)
+            except ValueError:
+                data = None
+            # `"tags": null` is distribution's answer for a repository whose tags were all deleted
+            tags = data.get("tags", "absent") if isinstance(data, dict) else "absent"
+            if not isinstance(tags, list) and tags is not None:
+                raise RegistryError(ref.registry, f"the tag list of {ref.repository} is not a JSON object with tags")
+            found.extend(t for t in tags or () if isinstance(t, str) and _TAG.match(t))
+            path = _next_page(str(reply.headers.get("link", "")), ref.repository)
+        return tuple(dict.fromkeys(found))
+
     # -- verdicts -------------------------------------------------------------------
     async def resolve(self, reference: str, arch: str) -> Availability:
         """Whether `reference` is published for `arch`, and the per-arch digest to pull."""
         ref = mirror_reference(parse_reference(reference), self.mirror)
         top = await self.lookup(ref)
+        repository_exists = True
         if top is None:
-            found = Availability(reference, arch, Verdict.MISSING, ref.registry, detail=f"missing: {ref} not found")
+            why, repository_exists = await self._not_found(ref) if not ref.digest else ("not found", True)
+            found = Availability(reference, arch, Verdict.MISSING, ref.registry, detail=f"missing: {ref}: {why}")
         else:
             found = await self._verdict(ref, reference, arch, top)
-        if found.verdict is not Verdict.MISSING or ref.digest or not ref.tag:
+        if found.verdict is not Verdict.MISSING or ref.digest or not ref.tag or not repository_exists:
             return found
         suffixes = SUFFIXES.get(arch, (arch,))
         alts = [ref.with_tag(f"{ref.tag}-{suffix}") for suffix in suffixes]
@@ -267,6 +379,20 @@ class RegistryClient:
             found_as="index",
             pull_reference=ref.pull_name(digest),
         )
+
+
+def _next_page(link: str, repository: str) -> str | None:
+    """The next page of a tag list from its `Link: </v2/<repo>/tags/list?last=…>; rel="next"`
+    header, as a path below the repository; None when there is none or it points elsewhere."""
+    found = re.search(r'<([^>]*)>\s*;\s*rel="?next"?', link)
+    prefix = f"/v2/{repository}/"
+    if found is None:
+        return None
+    target = found.group(1)
+    at = target.find(prefix)
+    if at < 0 or not target[at + len(prefix) :].startswith("tags/list?"):
+        return None
+    return target[at + len(prefix) :]
 
 
 def _media(reply: Reply) -> str:

@@ -1,8 +1,19 @@
 """Talking to registries: one HTTP client for the run, a few requests at once per
 registry (the first one alone, so the others learn its auth challenge), a whole-request
 deadline, the challenge auth (Bearer tokens, Basic) with credentials from the docker config,
-a registry that failed left alone for a while, and each registry's status (requests, rate
-limit, last failure) as it changes. Credentials never appear in a message.
+and each registry's status (requests, rate limit, time waited, last failure) as it changes.
+Credentials never appear in a message.
+
+Manners, both ways:
+- a 429 with `Retry-After` (seconds or an HTTP date) is waited for and the request sent
+  again, every request to that registry pausing meanwhile, within a budget per registry
+  and run (`[registry] rate_limit_wait`, 10 s); past it, `rate limited` naming the time it
+  would have needed, and the registry is left alone until the time it asked for;
+- once the registry says `RateLimit-Remaining: 0`, no GET of a manifest (which Docker Hub
+  counts) is sent to it: each would be refused; HEADs (not counted) still go;
+- a registry is down (left alone for a while, its lookups failing at once) when connecting
+  to it fails, or when three repositories in a row got no answer in time; a request that
+  hangs for one repository fails that repository's lookups only.
 """
 
 from __future__ import annotations
@@ -11,7 +22,6 @@ import asyncio
 import base64
 import ipaddress
 import json
-import re
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
@@ -24,6 +34,7 @@ from ecoready import __version__
 from ecoready.domain.errors import CredentialError, RegistryError
 from ecoready.domain.model import RegistryStatus
 from ecoready.registry.credentials import DockerCredentials, Login
+from ecoready.registry.headers import parse_challenge, parse_rate_limit, retry_after, source_kind
 from ecoready.registry.manifests import ACCEPT, ImageRef
 
 # httpx would default every phase to 5 s; registries can be slow to send a big index.
@@ -33,6 +44,10 @@ MAX_BODY = 4 << 20  # distribution refuses bigger manifests; a config blob is fa
 PER_REGISTRY = 6  # requests at once to one registry
 DOWN_FOR = 30.0  # seconds a registry that failed is not asked again (its cells fail fast)
 RETRY_PAUSE = 0.5
+RATE_LIMIT_WAIT = 10.0  # seconds a run waits in all, per registry, when asked to (429 Retry-After)
+MAX_THROTTLED = 20  # 429s answered with a wait for one request, however short the waits
+HUNG_REPOSITORIES = 3  # repositories in a row without an answer in time: the registry is down
+HEAD_REFUSED = (405, 501)  # answers of a registry that does not do HEAD on manifests
 
 T = TypeVar("T")
 Credentials = Callable[[str], "Login | None"]
@@ -57,10 +72,12 @@ class RegistryTransport:
         credentials: Credentials | None = None,
         on_status: Callable[[RegistryStatus], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        wait_budget: float = RATE_LIMIT_WAIT,
     ) -> None:
         self.insecure = insecure
         self.timeout = timeout
         self.deadline = deadline
+        self.wait_budget = wait_budget
         self.credentials: Credentials = credentials or DockerCredentials()
         self.on_status = on_status
         self.transport = transport
@@ -75,6 +92,10 @@ class RegistryTransport:
         self._contacts: dict[str, asyncio.Future[None]] = {}
         self._slots: dict[str, asyncio.Semaphore] = {}
         self._down: dict[str, tuple[float, str]] = {}
+        self._hung: dict[tuple[str, str], tuple[float, str]] = {}  # (host, repository) without an answer
+        self._hung_in_a_row: dict[str, set[str]] = {}  # host -> repositories since its last answer
+        self._resume_at: dict[str, float] = {}  # host -> when it asked to be asked again (429)
+        self._held: dict[str, tuple[float, str]] = {}  # host -> until, why: over the wait budget
 
     async def aclose(self) -> None:
         for future in self._token_flights.values():
@@ -110,7 +131,7 @@ class RegistryTransport:
             remaining = min(remaining, seen.remaining)  # answers of concurrent requests arrive in any order
         source = headers.get("docker-ratelimit-source", "")
         self._update(
-            registry, limit=limit, remaining=remaining, window_s=window, source=_source_kind(source) if source else ""
+            registry, limit=limit, remaining=remaining, window_s=window, source=source_kind(source) if source else ""
         )
 
     # -- HTTP -----------------------------------------------------------------------
@@ -141,29 +162,65 @@ class RegistryTransport:
         registry: str,
         host: str,
         params: Mapping[str, str] | None = None,
+        repository: str = "",
     ) -> Reply:
         """One exchange under the registry's concurrency limit and a whole-request deadline;
-        one retry for a connection the server dropped and for 502/503/504."""
+        one retry for a connection the server dropped and for 502/503/504; a 429 that says
+        how long to wait is waited for (within the budget) and asked again."""
         slot = self._slots.setdefault(host, asyncio.Semaphore(PER_REGISTRY))
+        dropped = retried = False
         async with slot:
-            for attempt in (1, 2):
+            for _ in range(MAX_THROTTLED):
+                await self._pause(host)
                 self._count(registry)
                 exchange = self._exchange(method, url, headers, params, registry)
                 try:
                     reply = await asyncio.wait_for(exchange, self.deadline)
                 except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
-                    raise self._went_down(host, registry, f"no answer in time ({_timeout_kind(exc, self)})") from None
+                    raise self._no_answer(host, registry, repository, exc) from None
                 except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                    if attempt == 1:
+                    if not dropped:
+                        dropped = True
                         continue  # typically a kept-alive connection the server had just closed
                     raise self._went_down(host, registry, _unreachable(exc)) from None
                 except httpx.HTTPError as exc:
                     raise self._went_down(host, registry, _unreachable(exc)) from None
-                if reply.status in (502, 503, 504) and attempt == 1:
+                except httpx.InvalidURL as exc:  # a reference no registry could name
+                    raise RegistryError(registry, f"cannot be asked: {_short(exc)}") from None
+                self._hung_in_a_row.pop(host, None)  # it answers
+                if reply.status in (502, 503, 504) and not retried:
+                    retried = True
                     await asyncio.sleep(RETRY_PAUSE)
                     continue
-                return reply
-        raise AssertionError("unreachable")  # pragma: no cover
+                wait = retry_after(reply.headers.get("retry-after", "")) if reply.status == 429 else None
+                if wait is None:
+                    return reply
+                self._postpone(host, registry, wait)
+            raise RegistryError(registry, f"rate limited (HTTP 429): still refused after {MAX_THROTTLED} waits")
+
+    async def _pause(self, host: str) -> None:
+        """Wait while the registry asked us to (its Retry-After): no request meanwhile."""
+        delay = self._resume_at.get(host, 0.0) - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def _postpone(self, host: str, registry: str, wait: float) -> None:
+        """The registry asked to wait `wait` seconds: every request to it waits until then,
+        unless that takes this run's waits for it past the budget (then `rate limited`, and
+        the registry is not asked again before the time it named)."""
+        now = time.monotonic()
+        resume = max(self._resume_at.get(host, now), now)
+        longer = max(0.0, now + wait - resume)
+        waited = (self._status[registry].waited_s if registry in self._status else 0.0) + longer
+        if waited > self.wait_budget:
+            reason = (
+                f"rate limited (HTTP 429): the registry asks to wait {_seconds(wait)}, {_seconds(waited)} in all, "
+                f"over the {_seconds(self.wait_budget)} a run waits per registry ([registry] rate_limit_wait)"
+            )
+            self._held[host] = (now + wait, reason)
+            raise RegistryError(registry, reason)
+        self._resume_at[host] = resume + longer
+        self._update(registry, waited_s=round(waited, 2))
 
     async def _exchange(
         self, method: str, url: str, headers: Mapping[str, str], params: Mapping[str, str] | None, registry: str
@@ -188,10 +245,29 @@ class RegistryTransport:
         self._down[host] = (time.monotonic(), reason)
         return RegistryError(registry, reason)
 
-    def _fail_fast(self, host: str, registry: str) -> None:
-        down = self._down.get(host)
-        if down is not None and time.monotonic() - down[0] < DOWN_FOR:
-            raise RegistryError(registry, down[1])
+    def _no_answer(self, host: str, registry: str, repository: str, exc: BaseException) -> RegistryError:
+        """A request that got no answer in time: its repository's lookups fail from now on,
+        not the registry's, unless connecting failed or it is the third repository in a row
+        (or not a repository's request: a token, say)."""
+        reason = f"no answer in time ({_timeout_kind(exc, self)})"
+        if isinstance(exc, httpx.ConnectTimeout) or not repository:
+            return self._went_down(host, registry, reason)
+        hung = self._hung_in_a_row.setdefault(host, set())
+        hung.add(repository)
+        if len(hung) >= HUNG_REPOSITORIES:
+            return self._went_down(host, registry, f"{reason} for {len(hung)} repositories in a row")
+        reason = f"{reason} for {repository}"
+        self._hung[(host, repository)] = (time.monotonic(), reason)
+        return RegistryError(registry, reason)
+
+    def _fail_fast(self, host: str, registry: str, repository: str) -> None:
+        now = time.monotonic()
+        for failed in (self._down.get(host), self._hung.get((host, repository))):
+            if failed is not None and now - failed[0] < DOWN_FOR:
+                raise RegistryError(registry, failed[1])
+        held = self._held.get(host)
+        if held is not None and now < held[0]:
+            raise RegistryError(registry, held[1])
 
     async def _first_contact(self, host: str) -> bool:
         """True for the first request to `host`; the others wait until it has been answered."""
@@ -206,25 +282,30 @@ class RegistryTransport:
     # -- requests with auth -----------------------------------------------------------
     async def request(self, ref: ImageRef, method: str, path: str, accept: str = ACCEPT) -> Reply:
         """A request to the registry's API for `ref`'s repository, authenticated as its
-        challenge asks; 404 is returned, every other failure raised as RegistryError."""
+        challenge asks; 404 (and 405/501 to a HEAD) is returned, every other failure raised
+        as RegistryError."""
         host, registry = ref.api_host, ref.registry
         url = f"{self._scheme(host)}://{host}/v2/{ref.repository}/{path}"
         scope = f"repository:{ref.repository}:pull"
         first = await self._first_contact(host)
+        repository = ref.repository
         try:
-            self._fail_fast(host, registry)
+            self._fail_fast(host, registry, repository)
+            self._spare_the_limit(registry, method, path)
             headers = {"Accept": accept}
             sent = await self._known_auth(ref, scope)
             if sent:
                 headers["Authorization"] = sent
-            reply = await self._send(method, url, headers, registry, host)
+            reply = await self._send(method, url, headers, registry, host, repository=repository)
             if reply.status == 401:
                 challenge = reply.headers.get("www-authenticate", "")
                 headers["Authorization"] = await self._authorize(ref, challenge, scope, rejected=sent)
-                reply = await self._send(method, url, headers, registry, host)
+                reply = await self._send(method, url, headers, registry, host, repository=repository)
                 if reply.status == 401:
                     raise RegistryError(registry, self._denied(ref))
             self._note_rate_limit(registry, reply.headers)
+            if method == "HEAD" and reply.status in HEAD_REFUSED:
+                return reply  # the caller asks again with GET
             _check_status(reply, ref)
             return reply
         except RegistryError as exc:
@@ -235,6 +316,17 @@ class RegistryTransport:
                 gate = self._contacts[host]
                 if not gate.done():
                     gate.set_result(None)
+
+    def _spare_the_limit(self, registry: str, method: str, path: str) -> None:
+        """No GET of a manifest once the registry said none remain (RateLimit-Remaining: 0):
+        it would be refused, and Docker Hub counts the attempt."""
+        seen = self._status.get(registry)
+        if method == "GET" and path.startswith("manifests/") and seen is not None and seen.remaining == 0:
+            per = f" per {_seconds(seen.window_s)}" if seen.window_s else ""
+            limit = f" of {seen.limit}{per}" if seen.limit is not None else ""
+            raise RegistryError(
+                registry, f"rate limit reached: RateLimit-Remaining is 0{limit}; no request spent on it"
+            )
 
     async def _known_auth(self, ref: ImageRef, scope: str) -> str | None:
         host = ref.api_host
@@ -360,42 +452,15 @@ class _Transports(httpx.AsyncBaseTransport):
                 await transport.aclose()
 
 
-_PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^,\s]*))')
-
-
-def parse_challenge(header: str) -> tuple[str, dict[str, str]]:
-    """`Bearer realm="…",service="…",scope="…"` -> ("bearer", {...})."""
-    scheme, _, rest = header.strip().partition(" ")
-    params = {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3) for m in _PARAM.finditer(rest)}
-    return scheme.lower(), params
-
-
-def parse_rate_limit(value: str) -> tuple[int | None, int | None]:
-    """Docker Hub's `100;w=21600` -> (100, 21600)."""
-    count, _, rest = value.partition(";")
-    window = re.search(r"w=(\d+)", rest)
-    try:
-        number = int(count.strip())
-    except ValueError:
-        number = None
-    return number, int(window.group(1)) if window else None
-
-
-def _source_kind(source: str) -> str:
-    """Docker Hub counts anonymous pulls by IP and others by account; say which, never the
-    value itself (an address or an account id has no place in a shared report)."""
-    try:
-        ipaddress.ip_address(source.strip())
-        return "ip"
-    except ValueError:
-        return "account"
-
-
 def _loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".") + " s"
 
 
 def _check_status(reply: Reply, ref: ImageRef) -> None:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ecoready.domain.model import CellResult, HostFacts, Outcome, PlatformFitness, Profile, Report, Status
+from ecoready.report.order import grid_rows
 from ecoready.report.present import EMULATED_MARK, packaging_text, short_text
-from ecoready.report.summary import grid_rows
 
 NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
 

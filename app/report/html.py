@@ -14,6 +14,15 @@ from html import escape
 
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report.binaries import (
+    AUDIT_INTRO,
+    BINARY_HEADER,
+    SEVERITY_LEGEND,
+    audit_about,
+    audited_cells,
+    binary_rows,
+    finding_lines,
+)
 from ecoready.report.common import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
@@ -34,6 +43,8 @@ from ecoready.report.common import (
     target_words,
 )
 from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
+from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import (
     COLOUR,
     EMULATED_MARK,
@@ -43,7 +54,7 @@ from ecoready.report.present import (
     packaging_line,
     short_text,
 )
-from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
+from ecoready.report.summary import column_title, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
 
 # present.COLOUR names (Rich's) -> CSS colours with enough contrast on white
@@ -154,6 +165,9 @@ def cell_body(cell: CellResult) -> str:
         if image.found_as:
             facts.append(f"found as {esc(image.found_as)}")
         parts.append(f"<p>image: {', '.join(facts)}</p>")
+    if cell.audit is not None:
+        items = "".join(f"<li>{esc(line)}</li>" for line in finding_lines(cell))
+        parts.append(f"<p>build audit ({esc(audit_about(cell))}):</p><ul class=findings>{items}</ul>")
     parts.append(f"<p>host {esc(cell.host)}, started {esc(cell.started_at or '-')}</p>")
     if cell.log_tail:
         lines = "\n".join(esc(line) for line in cell.log_tail[-LOG_LINES:])
@@ -302,6 +316,19 @@ def comparison(result: Comparison) -> str:
     return "".join(out)
 
 
+def binaries(report: Report) -> str:
+    """The build audit: a row per program, then each cell's findings."""
+    cells = audited_cells(report)
+    rows = [[esc(v) for v in row] for row in binary_rows(report)]
+    out = ["<h2>Binaries (build audit)</h2>", f"<p>{esc(AUDIT_INTRO)}</p>", table(list(BINARY_HEADER), rows)]
+    out.append(f"<p class=meta>{esc(SEVERITY_LEGEND)}</p><ul class=findings>")
+    for cell in cells:
+        items = "".join(f"<li>{esc(line)}</li>" for line in finding_lines(cell))
+        out.append(f"<li><b>{esc(cell.id)}</b> ({esc(audit_about(cell))})<ul>{items}</ul></li>")
+    out.append("</ul>")
+    return "".join(out)
+
+
 def platforms(report: Report) -> str:
     """Platform fitness: what a container of each arch saw on each host, and the hazards."""
     versions = docker_versions(report)
@@ -321,6 +348,20 @@ def drivers(report: Report) -> str:
     return "<h2>Drivers</h2>" + table(list(DRIVER_HEADER), [[esc(v) for v in driver_row(c)] for c in cells])
 
 
+def migration(report: Report) -> str:
+    """The migration plan and the `platform:` pins that can go (report/migration.py)."""
+    steps = plan_steps(report)
+    parts = [
+        "<h2>Migration plan</h2>",
+        table([esc(h) for h in PLAN_HEADER], [[esc(v) for v in step_row(s)] for s in steps]),
+    ]
+    pins = plan_pins(report, steps)
+    if pins:
+        parts.append("<h3><code>platform:</code> pins of the compose file</h3>")
+        parts.append(table([esc(h) for h in PIN_HEADER], [[esc(v) for v in pin_row(p)] for p in pins]))
+    return "".join(parts)
+
+
 def render(report: Report) -> str:
     title = f"ecoready report: {report.matrix}"
     parts = [
@@ -338,11 +379,15 @@ def render(report: Report) -> str:
         failed(report) + drivers(report),
         benchmarks(report),
     ]
+    if audited_cells(report):
+        parts.append(binaries(report))
     if report.hosts:
         parts.append("<h2>Hosts</h2><ul>" + "".join(f"<li>{esc(host_line(h))}</li>" for h in report.hosts) + "</ul>")
     if report.platforms:
         parts.append(platforms(report))
     if report.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
+    if report.migration.origins:
+        parts.append(migration(report))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -89,6 +89,8 @@ def registry_line(status: RegistryStatus) -> str:
         remaining = f", {status.remaining} remaining" if status.remaining is not None else ""
         counted = f" (counted by {status.source})" if status.source else ""
         parts.append(limit + remaining + counted)
+    if status.waited_s:
+        parts.append(f"waited {status.waited_s:g} s as it asked (Retry-After)")
     if status.error:
         parts.append(f"could not be asked: {status.error}")
     return one_line(f"registry {status.registry}: " + ", ".join(parts), 300)

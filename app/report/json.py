@@ -19,6 +19,7 @@ from ecoready.domain.model import (
     RegistryStatus,
     Report,
 )
+from ecoready.report.migration import plan_pins, plan_steps
 
 RATE_LIMIT = ("limit", "remaining", "window_s", "source")
 SERIES_KEYS = ("workload", "access", "threads")  # a run's, written once per series
@@ -62,10 +63,10 @@ LAYOUTS = {
     CellResult: Layout(
         first=(
             *("id", "component", "name", "category", "arch", "host", "status", "emulated", "detail", "seconds"),
-            *("started_at", "finished_at", "image", "stages", "bench", "log_tail"),
+            *("started_at", "finished_at", "image", "audit", "stages", "bench", "log_tail"),
         ),
         skip=frozenset({"stage"}),  # only while a run is under way
-        optional=frozenset({"packaging"}),  # driver rows came after schema 1 was first written
+        optional=frozenset({"audit", "packaging"}),  # added after schema 1 was first written
     ),
     Check: Layout(first=("name", "outcome", "seconds", "detail")),
     BenchSeries: Layout(
@@ -79,8 +80,10 @@ LAYOUTS = {
         optional=frozenset({"cpusets", "method"}),  # added after schema 1 was first written
     ),
     HostFacts: Layout(finish=_served, optional=frozenset({"docker", "serves", "error"})),
-    RegistryStatus: Layout(finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source"})),
-    Report: Layout(optional=frozenset({"platforms"})),
+    RegistryStatus: Layout(
+        finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
+    ),
+    Report: Layout(optional=frozenset({"platforms", "migration"})),
 }
 
 
@@ -97,8 +100,16 @@ def report_dict(report: Report) -> dict[str, Any]:
         "hosts": plain["hosts"],
         "summary": dict(sorted(counts.items())),
         **{key: plain[key] for key in ("notes", "registries", "platforms")},
+        "migration": migration_dict(report, plain["migration"]),
         "cells": list(plain["cells"].values()),
     }
+
+
+def migration_dict(report: Report, written: Plain) -> Plain:
+    """What the plan is made from (origins, tag searches; read back) and the plan itself
+    (derived: written for readers, recomputed from the report when it is loaded)."""
+    steps = plan_steps(report)
+    return {**written, "plan": to_plain(steps), "pins": to_plain(plan_pins(report, steps))}
 
 
 def registry_dict(status: RegistryStatus) -> dict[str, Any]:

@@ -14,6 +14,15 @@ from collections.abc import Sequence
 
 from ecoready.domain.model import BenchResult, CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report.binaries import (
+    AUDIT_INTRO,
+    BINARY_HEADER,
+    SEVERITY_LEGEND,
+    audit_about,
+    audited_cells,
+    binary_rows,
+    finding_lines,
+)
 from ecoready.report.common import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
@@ -34,8 +43,10 @@ from ecoready.report.common import (
     target_words,
 )
 from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
+from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
-from ecoready.report.summary import arches_of, column_title, grid_rows, host_mark
+from ecoready.report.summary import column_title, host_mark
 
 LOG_LINES = 10
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
@@ -165,6 +176,21 @@ def comparison(result: Comparison) -> list[str]:
     return lines
 
 
+def binaries(report: Report) -> list[str]:
+    """The build audit: a row per program, then each cell's findings."""
+    cells = audited_cells(report)
+    if not cells:
+        return []
+    lines = ["## Binaries (build audit)", "", md(AUDIT_INTRO), ""]
+    lines.extend(table(list(BINARY_HEADER), [[md(v) for v in row] for row in binary_rows(report)]))
+    lines.extend(["", md(SEVERITY_LEGEND), ""])
+    for cell in cells:
+        lines.append(f"- **{md(cell.id)}** ({md(audit_about(cell))})")
+        lines.extend(f"  - {md(line)}" for line in finding_lines(cell))
+    lines.append("")
+    return lines
+
+
 def platforms(report: Report) -> list[str]:
     """Platform fitness: what a container of each arch saw on each host, and the hazards."""
     versions = docker_versions(report)
@@ -187,6 +213,21 @@ def drivers(report: Report) -> list[str]:
     return ["## Drivers", "", *table(list(DRIVER_HEADER), [[md(v) for v in driver_row(c)] for c in cells]), ""]
 
 
+def migration(report: Report) -> list[str]:
+    """The migration plan: per component and arch what to do, and which `platform:` pins can
+    go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone)."""
+    steps = plan_steps(report)
+    lines = ["## Migration plan", ""]
+    lines.extend(table(list(PLAN_HEADER), [[md(v) for v in step_row(s)] for s in steps]))
+    lines.append("")
+    pins = plan_pins(report, steps)
+    if pins:
+        lines.extend(["### `platform:` pins of the compose file", ""])
+        lines.extend(table(list(PIN_HEADER), [[md(v) for v in pin_row(p)] for p in pins]))
+        lines.append("")
+    return lines
+
+
 def render(report: Report) -> str:
     lines = ["# ecoready readiness report", "", md(run_line(report)), ""]
     lines.extend(grid(report))
@@ -202,6 +243,7 @@ def render(report: Report) -> str:
         lines.extend(bench_section(cell, cell.bench))
     if benched:
         lines.extend(comparison(compare(report)))
+    lines.extend(binaries(report))
     if report.hosts:
         lines.extend(["## Hosts", ""])
         lines.extend(f"- {md(host_line(h))}" for h in report.hosts)
@@ -212,4 +254,6 @@ def render(report: Report) -> str:
         lines.extend(["## Notes", ""])
         lines.extend(f"- {md(note)}" for note in report.notes)
         lines.append("")
+    if report.migration.origins:
+        lines.extend(migration(report))
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ecoready.domain.errors import ReportError
-from ecoready.domain.model import REPORT_SCHEMA_VERSION, CellResult, HostFacts, Report
+from ecoready.domain.model import (
+    REPORT_SCHEMA_VERSION,
+    CellResult,
+    ComponentOrigin,
+    HostFacts,
+    Migration,
+    Report,
+    TagSearch,
+)
 
 
 def _unique(values: Sequence[str]) -> list[str]:
@@ -104,4 +112,21 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         cells=cells,
         notes=tuple(_unique([n for r in reports for n in r.notes] + notes)),
         platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
+        migration=_merge_migration(reports, cells),
     )
+
+
+def _merge_migration(reports: Sequence[Report], cells: dict[str, CellResult]) -> Migration:
+    """Each component's origin as first given; the tag searches of the cells kept."""
+    origins: dict[str, ComponentOrigin] = {}
+    for report in reports:
+        for origin in report.migration.origins:
+            origins.setdefault(origin.component, origin)
+    searches: dict[tuple[str, str], TagSearch] = {}
+    for report in reports:
+        for search in report.migration.searches:
+            kept = cells.get(f"{search.component}/{search.arch}")
+            mine = report.cells.get(f"{search.component}/{search.arch}")
+            if kept is not None and kept is mine:
+                searches[(search.component, search.arch)] = search
+    return Migration(tuple(origins.values()), tuple(searches.values()))

@@ -4,30 +4,11 @@ Text from containers and report files is made inert: this goes to terminals."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ecoready.domain.model import Category, CellResult, Report, Status
+from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.images_table import registry_line
+from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text
-
-
-def grid_rows(report: Report) -> list[tuple[Category, str, str, dict[str, CellResult]]]:
-    """(category, component id, name, {arch: cell}) in category order, then matrix order."""
-    rows: dict[str, tuple[Category, str, str, dict[str, CellResult]]] = {}
-    for cell in report.cells.values():
-        row = rows.setdefault(cell.component, (cell.category, cell.component, cell.name, {}))
-        row[3][cell.arch] = cell
-    order = {c: i for i, c in enumerate(Category)}
-    return sorted(rows.values(), key=lambda r: order[r[0]])
-
-
-def arches_of(report: Report) -> Sequence[str]:
-    seen = list(report.arches)
-    for cell in report.cells.values():
-        if cell.arch not in seen:
-            seen.append(cell.arch)
-    return seen
 
 
 def hosts_by_arch(report: Report) -> dict[str, str]:

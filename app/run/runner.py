@@ -42,8 +42,9 @@ from ecoready.domain.events import (
     RunStarted,
     StageFinished,
     StageStarted,
+    TagsSearched,
 )
-from ecoready.domain.model import Outcome, Stage
+from ecoready.domain.model import ComponentOrigin, Outcome, Stage, TagSearch
 from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
@@ -54,9 +55,12 @@ from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
+from ecoready.registry.tag_search import search_tags
+from ecoready.run.audit import AuditCache, Auditor, default_dir
 from ecoready.run.packaging import packaging_stage
 
 log = logging.getLogger("ecoready.runner")
+TAG_SEARCH_BUDGET = 60.0  # seconds a missing cell's tag search may take (its manifests are bounded too)
 
 
 def load_probe(kind: str) -> type[Probe]:
@@ -106,11 +110,13 @@ class Runner:
         self._lost: dict[str, str] = {}  # host name -> why it is considered gone
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
+        self.auditor = Auditor(run.emit, AuditCache(default_dir()))
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
         self._active: dict[str, asyncio.Task[None]] = {}
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
         # id would then remove under it.
         self._sweep_lock = asyncio.Lock()
+        self._missing: set[str] = set()  # cells whose image stage found no image for the arch
 
     def context_for(self, cell: CellPlan) -> RunContext:
         """The context of the host the plan put the cell on (the default one otherwise)."""
@@ -143,6 +149,14 @@ class Runner:
             arches=self.plan.arches,
             cells=cells,
             hosts=self.plan.hosts,
+            origins=tuple(
+                {
+                    c.component.id: ComponentOrigin(
+                        c.component.id, c.component.image, c.component.service, c.component.platform
+                    )
+                    for c in self.plan.cells
+                }.values()
+            ),
         )
 
     def under_way(self) -> frozenset[str]:
@@ -273,6 +287,7 @@ class Runner:
     async def _cell(self, cell: CellPlan) -> None:
         emit = self.run.emit
         emit(CellStarted(cell.id, now()))
+        self.auditor.forget(cell.id)
         if cell.unrunnable:
             emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, cell.unrunnable))
             emit(CellFinished(cell.id, now(), 0.0))
@@ -297,6 +312,11 @@ class Runner:
                 elif stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
                     async with scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
+                    if cell.id in self._missing:
+                        self._missing.discard(cell.id)
+                        await self._search_tags(cell, ctx)
+                elif stage is Stage.AUDIT:  # reads files and parses them: outside the CPU slots too
+                    outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage in cell.exclusive:
                     if held is not None:  # give the slot back first: two cells waiting for all would deadlock
                         slots.release(held)
@@ -308,6 +328,8 @@ class Runner:
                         held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.PACKAGING, Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
+                    break
+                if stage is Stage.AUDIT and outcome is Outcome.FAIL:  # a mislabelled binary: nothing to start
                     break
                 if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
                     break
@@ -358,6 +380,8 @@ class Runner:
                 outcome, detail = Outcome.ERROR, "docker daemon unavailable"
         except ImageUnavailable as exc:
             outcome, detail, missing = Outcome.FAIL, str(exc), exc.missing
+            if missing and stage is Stage.IMAGE:
+                self._missing.add(cell.id)
         except Skip as exc:
             outcome, detail = Outcome.SKIP, str(exc)
         except (StageFailed, SqlError) as exc:
@@ -386,6 +410,22 @@ class Runner:
         )
         return outcome
 
+    async def _search_tags(self, cell: CellPlan, ctx: ProbeContext) -> None:
+        """The cell's image is not published for its arch: look through its repository's
+        tags for one that is (the migration plan's `use TAG` / `upgrade to`). The search's
+        trouble is its own: it is recorded, and never changes the cell."""
+        component = cell.component
+        try:
+            found = await asyncio.wait_for(
+                search_tags(ctx.run.images.registry, component.id, component.image, cell.arch), TAG_SEARCH_BUDGET
+            )
+        except asyncio.TimeoutError:
+            found = TagSearch(component.id, cell.arch, component.image, error=f"took over {TAG_SEARCH_BUDGET:.0f} s")
+        except Exception as exc:
+            log.warning("tag search of %s failed: %s", cell.id, exc)
+            found = TagSearch(component.id, cell.arch, component.image, error=f"internal error: {one_line(str(exc))}")
+        self.run.emit(TagsSearched(cell.id, found))
+
     async def _do(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> str:
         if stage is Stage.PACKAGING:
             return await packaging_stage(cell, ctx)
@@ -403,6 +443,10 @@ class Runner:
                         f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
                     ) from None
             return f"{info.found_as} {info.digest[:19]}"
+        if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
+            info = await ctx.run.images.ensure(cell.component.image, cell.arch)
+            programs = KINDS[cell.component.probe].programs
+            return await self.auditor.audit(ctx.run, cell.id, cell.host, info, programs)
         if stage is Stage.START:
             return await self._start(cell, ctx, probe)
         if stage is Stage.SMOKE:

@@ -20,11 +20,11 @@ from ecoready.domain.model import Component, Profile, Status
 from ecoready.domain.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.owners import this_owner
-from ecoready.engine.platform import emulators
+from ecoready.engine.platform import emulators, host_arch
 from ecoready.judge.history import default_dir as default_history_dir
 from ecoready.matrix.document import Matrix
 from ecoready.packages.client import PackageClient
-from ecoready.plan.cells import EMULATION_FACTOR, Plan, make_plan
+from ecoready.plan.cells import EMULATION_FACTOR, Plan, make_plan, refuse_unserved
 from ecoready.plan.schedule import history_seconds
 from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
@@ -74,6 +74,17 @@ def usable_emulators() -> dict[str, str]:
     return out
 
 
+def served_here(matrix: Matrix) -> tuple[str, ...] | None:
+    """The arches the run's engine serves, known without connecting to it: only when the
+    run uses this machine's engine alone (no [[hosts]]; DOCKER_HOST unset or a unix socket),
+    whose native arch is this kernel's and whose emulators are registered here. None when
+    that cannot be known before connecting (`Session.open` checks with the engines' facts)."""
+    docker_host = os.environ.get("DOCKER_HOST", "")
+    if matrix.hosts or (docker_host and not docker_host.startswith("unix://")):
+        return None
+    return (host_arch(), *usable_emulators())
+
+
 class Session:
     """One run over every host of the matrix: each host gets its own engine connection,
     image store and concurrency limit; one run id, one registry client, one event stream."""
@@ -101,6 +112,7 @@ class Session:
         self.registry = RegistryClient(
             mirror=self.matrix.registry.mirror,
             insecure=self.matrix.registry.insecure,
+            wait_budget=self.matrix.registry.rate_limit_wait,
             on_status=lambda status: self.emit(RegistryObserved(status)),
         )
         self.packages = PackageClient(on_status=lambda status: self.emit(RegistryObserved(status)))
@@ -137,6 +149,7 @@ class Session:
         first_name = next(iter(self.runs))  # the default context: the first host that answered
         first = self.runs[first_name]
         facts = [e.facts if e.facts is not None and not e.error else unreachable_facts(e) for e in self.engines]
+        refuse_unserved(self.options.arches or (), (arch for f in facts for arch in f.arches))
         self.plan = make_plan(
             self.matrix, facts, only=self.options.only, arches=self.options.arches, profile=self.options.profile
         )
@@ -235,6 +248,8 @@ class Session:
             else:
                 fitness = replace(fitness, hazards=hazards(fitness, self._kinds_for(arch, host)))
             self.emit(PlatformObserved(fitness))
+            if self.runner is not None:  # the build audits of that platform's cells, crossed with it
+                self.runner.auditor.observe(fitness)
 
         await asyncio.gather(*(one(*pair) for pair in pairs if pair[0] in self.runs))
 

@@ -158,6 +158,36 @@ def build_parser() -> argparse.ArgumentParser:
     drivers.add_argument("--only", type=_csv, metavar="ID,...", help="only these rows of the matrix")
     drivers.add_argument("--json", metavar="PATH", help="write the JSON here ('-' = stdout, then no table)")
     drivers.set_defaults(func=cmd_drivers)
+    init = verbs.add_parser(
+        "init",
+        help="write a matrix for your own stack: a compose file, the running containers, or images",
+        description="Map a stack onto matrix rows: known images onto their probes, backends from depends_on and "
+        "the environment, every other service onto the generic `command` probe. The matrix validates; each row "
+        "says why it was mapped so; what could not be decided is printed (docs/own-stack.md).",
+    )
+    source = init.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="compose", metavar="COMPOSE.yml", help="a docker compose file")
+    source.add_argument("--from-host", action="store_true", help="the containers running on the engine")
+    source.add_argument("--images", type=_csv, metavar="IMAGE,...", help="a list of image references")
+    init.add_argument(
+        "--output",
+        "-o",
+        default=DEFAULT_MATRIX,
+        metavar="PATH",
+        help=f"where to write it ('-' = stdout; default ./{DEFAULT_MATRIX})",
+    )
+    init.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    init.add_argument("--arch", type=_arches, metavar="ARCH,...", help="the matrix's arches (default: amd64,arm64)")
+    init.set_defaults(func=cmd_init)
+
+    plan = verbs.add_parser(
+        "plan",
+        help="the migration plan of a saved report, as tables to paste into a ticket",
+        description="Per component and arch: ready, use TAG, upgrade to >= VERSION, emulate, or blocked; and which "
+        "platform: pins of the compose file can go. Read from the report alone (Markdown on stdout).",
+    )
+    plan.add_argument("report", metavar="REPORT.json", help="a saved report ('-' = stdin)")
+    plan.set_defaults(func=cmd_plan)
 
     validate = verbs.add_parser(
         "validate",
@@ -279,11 +309,22 @@ def _load(args: argparse.Namespace) -> Matrix:
 
 
 def outputs(args: argparse.Namespace) -> dict[str, str]:
-    """format -> path for the report files asked for; at most one may be stdout."""
+    """format -> path for the report files asked for; at most one may be stdout, and each
+    must be writable now (checked before anything runs)."""
     chosen = {fmt: getattr(args, fmt) for fmt in OPTIONS if getattr(args, fmt, None)}
     if sum(1 for path in chosen.values() if path == "-") > 1:
         raise UsageError("only one report can go to stdout ('-')")
+    for path in chosen.values():
+        writable(path)
     return chosen
+
+
+def writable(path: str | None) -> None:
+    """A report path the verb will write, checked before it does anything else."""
+    from ecoready.report.files import check_writable
+
+    if path:
+        check_writable(path)
 
 
 def only_known(only: Sequence[str] | None, matrix: Matrix) -> None:
@@ -293,17 +334,38 @@ def only_known(only: Sequence[str] | None, matrix: Matrix) -> None:
         raise UsageError(f"--only names unknown component(s) of {matrix.path}: {', '.join(unknown)}")
 
 
+def arches_covered(arches: Sequence[str] | None, only: Sequence[str] | None, matrix: Matrix) -> None:
+    """`--arch` names arches the matrix checks (its components', after `--only`), for every
+    verb that takes it: else nothing would be asked and an empty answer would look fine."""
+    components = [c for c in matrix.components if not only or c.id in only]
+    covered = {arch for c in components for arch in (c.arches or matrix.arches)}
+    lacking = [arch for arch in arches or () if arch not in covered]
+    if lacking:
+        which = "the components named by --only are" if only else f"{matrix.path} is"
+        raise UsageError(
+            f"--arch {','.join(lacking)}: no component is checked on {' or '.join(lacking)} "
+            f"({which} checked on {', '.join(sorted(covered))}); add it to the matrix's `arches`"
+        )
+
+
 def run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
-    """The run's options, checked against the matrix: the same for the TUI and headless."""
+    """The run's options, checked against the matrix and, when it is this machine's alone,
+    the engine: the same for the TUI (before its screen opens) and headless."""
     from ecoready.domain.model import Profile
-    from ecoready.run.session import RunOptions
+    from ecoready.plan.cells import refuse_unserved
+    from ecoready.run.session import RunOptions, served_here
 
     only = getattr(args, "only", None)
     only_known(only, matrix)
+    arches = getattr(args, "arch", None)
+    served = served_here(matrix)
+    if served is not None:  # what would serve the arch first: the matrix may list it next
+        refuse_unserved(arches or (), served)
+    arches_covered(arches, only, matrix)
     history = getattr(args, "history", None)
     return RunOptions(
         only=only,
-        arches=getattr(args, "arch", None),
+        arches=arches,
         profile=Profile(args.profile) if getattr(args, "profile", None) else None,
         concurrency=getattr(args, "concurrency", None),
         history=Path(history).expanduser() if history else None,
@@ -365,6 +427,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from ecoready.ui.headless import check_once, watch
 
     every = parse_duration(args.every)
+    _check_request(args)  # a matrix or arguments wrong from the start: refused before the first round
     # the request is made anew each round: a watch picks up edits of the matrix
     return watch(every, args.runs, lambda: check_once(_check_request(args)))
 
@@ -378,12 +441,34 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from ecoready.ui.queries import diff
 
+    writable(args.json)
     return diff(args.old, args.new, args.json)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from ecoready.ui.stack import init
+
+    return init(
+        compose=args.compose,
+        from_host=args.from_host,
+        images=args.images,
+        output=args.output,
+        force=args.force,
+        arches=args.arch,
+    )
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from ecoready.ui.queries import plan
+
+    return plan(args.report)
 
 
 def cmd_images(args: argparse.Namespace) -> int:
     matrix = _load(args)
     only_known(args.only, matrix)
+    arches_covered(args.arch, args.only, matrix)
+    writable(args.json)
     from ecoready.ui.queries import images
 
     return images(matrix, args.json, args.only, args.arch)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import sys
 
+from ecoready.domain.text import inert
+
 
 def eprint(*parts: object) -> None:
-    """A diagnostic line on stderr, flushed at once (progress interleaves with it)."""
-    print(*parts, file=sys.stderr, flush=True)
+    """A diagnostic line on stderr, flushed at once (progress interleaves with it); what it
+    quotes (a path, a registry's answer, a matrix value) cannot drive the terminal."""
+    print(inert(" ".join(str(p) for p in parts), 0), file=sys.stderr, flush=True)

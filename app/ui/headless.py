@@ -21,24 +21,58 @@ from ecoready.domain.errors import EcoreadyError, ReportError, UsageError
 from ecoready.domain.events import Event
 from ecoready.domain.model import Report
 from ecoready.domain.state import empty_report, reduce
+from ecoready.engine.aio import to_the_end
 from ecoready.report import renderer
 from ecoready.report.files import write_output
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.console import eprint
 from ecoready.ui.progress import make_progress
+from ecoready.ui.signals import catch_stop_signals, release_stop_signals
 
 if TYPE_CHECKING:
     from ecoready.matrix.document import Matrix
     from ecoready.run.eventlog import EventLog
 
 WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def write_reports(report: Report, outputs: Mapping[str, str]) -> None:
-    """Each asked-for format (`json`, `md`, `html`, `junit`) to its path (`-`: stdout)."""
+def write_reports(report: Report, outputs: Mapping[str, str]) -> dict[str, str]:
+    """Each asked-for format (`json`, `md`, `html`, `junit`) to its path (`-`: stdout); one
+    that cannot be written does not stop the others. Returns format -> why it failed."""
+    failed: dict[str, str] = {}
     for fmt, path in outputs.items():
-        write_output(path, renderer(fmt)(report))
+        try:
+            write_output(path, renderer(fmt)(report))
+        except ReportError as exc:
+            failed[fmt] = str(exc)
+    return failed
+
+
+def deliver(report: Report, outputs: Mapping[str, str], *, keep: bool = True) -> bool:
+    """`write_reports`, saying what failed. Then, with `keep`, unless the JSON report went
+    to a file of its own, the run's JSON is kept in the state folder and its path printed:
+    a run is never lost to a full disk or a folder made read-only meanwhile. True when
+    every output was written."""
+    failed = write_reports(report, outputs)
+    for message in failed.values():
+        eprint(f"ecoready: error: {message}")
+    if not failed or not keep:
+        return not failed
+    again = " ".join(f"--{fmt} {outputs[fmt]}" for fmt in failed)
+    json_path = outputs.get("json")
+    if json_path and json_path != "-" and "json" not in failed:
+        eprint(f"ecoready: the JSON report is in {json_path}; `ecoready report {json_path} {again}` writes the rest")
+        return False
+    from ecoready.judge.history import file_name
+    from ecoready.report.files import keep_in_state
+
+    try:
+        kept = keep_in_state(file_name(report), renderer("json")(report))
+    except ReportError as exc:
+        eprint(f"ecoready: error: the run's report could not be kept in the state folder either: {exc}")
+        return False
+    eprint(f"ecoready: the run's JSON report is kept in {kept}; `ecoready report {kept} {again}` writes it again")
+    return False
 
 
 def run(matrix: Matrix, options: RunOptions, outputs: Mapping[str, str]) -> int:
@@ -49,7 +83,13 @@ def run(matrix: Matrix, options: RunOptions, outputs: Mapping[str, str]) -> int:
 
 async def run_headless(matrix: Matrix, options: RunOptions, outputs: Mapping[str, str]) -> tuple[Report, int]:
     """Run the matrix with progress on stderr; write `outputs` even when the run is stopped.
-    Returns the report and the exit code (128 + signal number when stopped by a signal)."""
+    Returns the report and the exit code: 128 + the first signal's number when a signal
+    stopped it, 2 when an output could not be written, else the run's own.
+
+    The first SIGINT/SIGTERM/SIGHUP stops the run; more of them (a supervisor's stop then
+    Ctrl-C, `timeout` escalating) are noted and change nothing: the cleanup and the reports
+    are not cut short, and the handlers stay until both are done. After a signal, further
+    ones are ignored while the process exits with the first one's code."""
     report = empty_report()
     progress = make_progress(sys.stderr)
 
@@ -63,35 +103,57 @@ async def run_headless(matrix: Matrix, options: RunOptions, outputs: Mapping[str
         progress.update(event, report)
 
     session = Session(matrix, options, emit)
+
+    async def work() -> None:
+        await session.open()
+        await session.run()
+
     loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
+    running = asyncio.ensure_future(work())
     received: list[int] = []
 
     def on_signal(signum: int) -> None:
         received.append(signum)
-        progress.note(f"ecoready: {signal.Signals(signum).name}: stopping, cleaning up...")
-        if task is not None:
-            task.cancel()
+        name = signal.Signals(signum).name
+        if len(received) == 1:
+            progress.note(f"ecoready: {name}: stopping, cleaning up...")
+            running.cancel()  # the run's task, never this one: its cleanup below cannot be cancelled
+        else:
+            progress.note(f"ecoready: {name}: already stopping; the cleanup goes on")
 
-    for sig in STOP_SIGNALS:
-        loop.add_signal_handler(sig, on_signal, sig)
+    catch_stop_signals(loop, on_signal)
+
+    async def wind_up() -> None:
+        await asyncio.wait({running})
+        await session.close()
+
+    written = True
+    from_outside = False  # cancelled by our caller, not by a signal: the same cleanup, then re-raised
     try:
         try:
-            await session.open()
-            await session.run()
+            await asyncio.wait({running})
         except asyncio.CancelledError:
-            if not received:
-                raise
+            from_outside = True
+            running.cancel()
+        try:
+            await to_the_end(wind_up())
+        except asyncio.CancelledError:
+            from_outside = True
         finally:
-            await asyncio.shield(session.close())
-            for sig in STOP_SIGNALS:
-                loop.remove_signal_handler(sig)
             progress.stop(report)
+        failure = None if running.cancelled() else running.exception()
+        if failure is not None:
+            raise failure
     finally:
         if report.run_id and outputs:
-            write_reports(report, outputs)
+            written = deliver(report, outputs)
+        release_stop_signals(loop, ignore=bool(received))
+    if from_outside:
+        raise asyncio.CancelledError
     if received:
         return report, 128 + received[0]
+    if not written:
+        return report, ReportError.exit_code
     return report, exit_code([c.status for c in report.cells.values()])
 
 
@@ -138,7 +200,7 @@ def check_once(request: CheckRequest) -> int:
         report = load_report(request.saved)
         if report.interrupted or report.finished_at is None:
             raise ReportError(f"{request.saved}: the run did not finish: not a report to compare others with")
-        write_reports(report, request.outputs)
+        written = deliver(report, request.outputs, keep=False)
     else:
         from ecoready.matrix.load import load
 
@@ -149,13 +211,14 @@ def check_once(request: CheckRequest) -> int:
             eprint("ecoready: check stopped before the end: report not stored in the history")
             return code
         report = ran
+        written = code != ReportError.exit_code
     outcome = check_report(report, request.history, request.webhook, eprint)
     # stdout carries the change, unless a report was asked for on stdout
     stream = sys.stderr if "-" in request.outputs.values() else sys.stdout
     stream.write(outcome.text)
     stream.flush()
     eprint(f"ecoready: stored {outcome.stored}" + (" and told the webhook" if outcome.posted else ""))
-    return outcome.code
+    return outcome.code if written else ReportError.exit_code
 
 
 def watch(every: float, runs: int | None, check: Callable[[], int]) -> int:

@@ -8,6 +8,7 @@ from typing import IO, Protocol
 
 from ecoready.domain.events import CellFinished, CellStarted, Event, RunNote, RunStarted, StageStarted
 from ecoready.domain.model import Report
+from ecoready.domain.text import inert
 from ecoready.report.present import EMULATED_MARK, GLYPH
 from ecoready.report.summary import render_summary
 
@@ -30,7 +31,7 @@ class PlainProgress:
         self.started = time.monotonic()
 
     def _print(self, text: str) -> None:
-        self.stream.write(text + "\n")
+        self.stream.write(inert(text, 0) + "\n")
         self.stream.flush()
 
     def start(self, report: Report) -> None:
@@ -91,7 +92,7 @@ class RichProgress(PlainProgress):
     def _print(self, text: str) -> None:
         from rich.text import Text
 
-        self.console.print(Text(text))  # Text: cell details are never parsed as markup
+        self.console.print(Text(inert(text, 0)))  # Text: cell details are never parsed as markup
 
     def start(self, report: Report) -> None:
         super().start(report)

@@ -1,6 +1,6 @@
 """The verbs that look something up and print it: `validate` (matrix files), `images`
 (registries only), `drivers` (package registries only), `report` (re-render saved
-reports), `diff` (two saved reports).
+reports), `diff` (two saved reports), `plan` (the migration plan of a saved report).
 Results go to stdout, diagnostics to stderr."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 
-from ecoready.domain.errors import ConfigError, UsageError
+from ecoready.domain.errors import ConfigError, ReportError, UsageError
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.load import load
 from ecoready.ui.console import eprint
@@ -39,15 +39,25 @@ def images(matrix: Matrix, json_path: str | None, only: Sequence[str] | None, ar
         from ecoready.report.files import write_output
         from ecoready.report.images_table import render_json, render_table
 
-        async with RegistryClient(mirror=matrix.registry.mirror, insecure=matrix.registry.insecure) as client:
+        async with RegistryClient(
+            mirror=matrix.registry.mirror,
+            insecure=matrix.registry.insecure,
+            wait_budget=matrix.registry.rate_limit_wait,
+        ) as client:
             report = await check_images(matrix, client, only=only, arches=arches)
+        unwritten = None
         if json_path:
-            write_output(json_path, render_json(report))
+            try:
+                write_output(json_path, render_json(report))
+            except ReportError as exc:
+                unwritten = exc  # the table still shows what was found
         if json_path != "-":
             sys.stdout.write(render_table(report))
             sys.stdout.flush()
         for note in report.notes:
             eprint(f"ecoready: note: {note}")
+        if unwritten is not None:
+            raise unwritten
         return exit_code(report)
 
     return asyncio.run(work())
@@ -107,7 +117,7 @@ def report(paths: Sequence[str], merge: bool, outputs: Mapping[str, str]) -> int
     from ecoready.report.load import load_report
     from ecoready.report.merge import merge as merge_reports
     from ecoready.report.summary import render_summary
-    from ecoready.ui.headless import write_reports
+    from ecoready.ui.headless import deliver
 
     if len(paths) > 1 and not merge:
         eprint("ecoready: error: several reports given: add --merge to merge them into one")
@@ -117,8 +127,7 @@ def report(paths: Sequence[str], merge: bool, outputs: Mapping[str, str]) -> int
     if not outputs:
         print(render_summary(result))
         return 0
-    write_reports(result, outputs)
-    return 0
+    return 0 if deliver(result, outputs, keep=False) else ReportError.exit_code
 
 
 def diff(old: str, new: str, json_path: str | None) -> int:
@@ -135,3 +144,17 @@ def diff(old: str, new: str, json_path: str | None) -> int:
     if json_path:
         write_output(json_path, json.dumps(diff_dict(change), indent=2, ensure_ascii=False))
     return 1 if change.regressed else 0
+
+
+def plan(path: str) -> int:
+    """The migration plan of a saved report, as Markdown tables (report/markdown.py)."""
+    from ecoready.report.common import run_line
+    from ecoready.report.load import load_report
+    from ecoready.report.markdown import md, migration
+
+    saved = load_report(path)
+    if not saved.migration.origins:
+        eprint(f"ecoready: error: {path}: no migration plan: the run that wrote it predates it (run again)")
+        return 2
+    print("\n".join([f"# Migration plan: {md(saved.matrix)}", "", md(run_line(saved)), "", *migration(saved)]).rstrip())
+    return 0

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ecoready.probe_api import CheckFailed, Probe, SqlError, StageFailed
-from ecoready.probes.shared.sql_server import Server, numbers, start_server
+from ecoready.probes.shared.sql_server import Server, hex32, numbers, start_server
 
 DATADIR = "/var/lib/mysql"
 BACKUP_DIR = "/backup"
@@ -32,7 +32,7 @@ ROWS = 2000
 SEED = (
     f"CREATE DATABASE {DATABASE}; "
     f"CREATE TABLE {DATABASE}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
-    f"INSERT INTO {DATABASE}.t SELECT n, MD5(n) FROM {numbers(ROWS)}"
+    f"INSERT INTO {DATABASE}.t SELECT n, {hex32('n')} FROM {numbers(ROWS)}"
 )
 CHECKSUM = f"CHECKSUM TABLE {DATABASE}.t"
 

@@ -13,16 +13,21 @@ APP_USER = "ecoready_app"  # the application account a proxy is configured with
 Send = Callable[[str], Awaitable[list[Row]]]
 
 
-async def routed_to_backend(ctx: ProbeContext, backend: Endpoint, send: Send, where: str) -> str:
-    """The server that answers through the proxy is the backend (same @@hostname)."""
-    direct = await ctx.sql(
+async def backend_hostname(ctx: ProbeContext, backend: Endpoint) -> str | None:
+    """The backend server's @@hostname, asked directly at start: what a query routed to it
+    must answer later, whatever becomes of the backend meanwhile."""
+    rows = await ctx.sql(
         backend.container,
         SqlTarget("127.0.0.1", 3306, backend.user),
         backend.password,
         "SELECT @@hostname AS host",
     )
+    return rows[0].get("host") if rows else None
+
+
+async def routed_to_backend(backend: Endpoint, want: str | None, send: Send, where: str) -> str:
+    """The server that answers through the proxy is the backend (its @@hostname, `want`)."""
     routed = await send("SELECT @@hostname AS host, @@port AS port")
-    want = direct[0].get("host") if direct else None
     got = routed[0].get("host") if routed else None
     if not got or got != want:
         raise CheckFailed(f"through {where} the server says @@hostname={got!r}, the backend is {want!r}")

@@ -61,6 +61,12 @@ def numbers(limit: int) -> str:
     )
 
 
+def hex32(expression: str) -> str:
+    """32 hex characters derived from `expression`, on MySQL and MariaDB alike (MySQL 9.7
+    has no MD5() or SHA1() any more; SHA2() is in both)."""
+    return f"LEFT(SHA2({expression}, 256), 32)"
+
+
 def server_binary(flavor: str) -> str:
     return "mariadbd" if flavor == "mariadb" else "mysqld"
 

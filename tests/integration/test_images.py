@@ -16,7 +16,7 @@ import pytest
 
 from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import Verdict
-from ecoready.lab.gaps import publish_gaps
+from ecoready.lab.gaps import GAPS, publish_gaps
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.client import RegistryClient
 from tests.support.cli import ecoready, one_image_matrix
@@ -38,6 +38,9 @@ EXPECTED = {
     ("gap-attestation", "arm64"): ("available", "index"),
     ("gap-suffix-only", "amd64"): ("available", "index"),
     ("gap-suffix-only", "arm64"): ("available", "tag 1-aarch64"),
+    # the index and the config agree: only the build audit tells (tests/integration/test_lab_audit.py)
+    ("gap-binary-mislabelled", "amd64"): ("available", "index"),
+    ("gap-binary-mislabelled", "arm64"): ("available", "index"),
 }
 
 
@@ -125,7 +128,7 @@ async def test_a_registry_that_never_answers_times_out_as_an_error() -> None:
                 await client.resolve(f"{host}/lab/x:1", "amd64")
             with pytest.raises(RegistryError) as again:
                 await client.resolve(f"{host}/lab/x:1", "arm64")
-    assert str(caught.value) == f"{host}: no answer in time (read timeout, 0.5 s)"
+    assert str(caught.value) == f"{host}: no answer in time (read timeout, 0.5 s) for lab/x"
     assert caught.value.registry == host and str(again.value) == str(caught.value)
     assert client.statuses()[0].requests == 1
 
@@ -201,17 +204,34 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         writer.close()
     assert sorted(first) == sorted(
         [f"lab/{name}:1" for name in ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation")]
-        + ["lab/gap-suffix-only:1", "lab/gap-suffix-only:1-aarch64"]
+        + [
+            "lab/gap-suffix-only:1",
+            "lab/gap-suffix-only:1-aarch64",
+            "lab/gap-upgrade:1",
+            "lab/gap-upgrade:2",
+            "lab/gap-binary-mislabelled:1",
+        ]
     )
     assert second == [] and len(logged) == 1
-    assert warm_requests == 2 + 6  # the two sources, one HEAD per gap tag
+    assert warm_requests == 3 + 9  # the two sources and the amd64 config, one HEAD per gap tag
     async with RegistryClient(cache=False) as client:
         verdicts = {
             (gap, arch): (found.verdict, found.found_as)
-            for gap in ("gap-amd64-only", "gap-arm64-only", "gap-mislabelled", "gap-attestation", "gap-suffix-only")
+            for gap in GAPS
             for arch in ("amd64", "arm64")
             for found in [await client.resolve(f"{scratch_registry.host}/lab/{gap}:1", arch)]
         }
+        upgrade = {
+            (tag, arch): (await client.resolve(f"{scratch_registry.host}/lab/gap-upgrade:{tag}", arch)).verdict
+            for tag in ("1", "2")
+            for arch in ("amd64", "arm64")
+        }
+    assert upgrade == {
+        ("1", "amd64"): Verdict.AVAILABLE,
+        ("1", "arm64"): Verdict.MISSING,
+        ("2", "amd64"): Verdict.AVAILABLE,
+        ("2", "arm64"): Verdict.AVAILABLE,
+    }
     assert verdicts == {
         ("gap-amd64-only", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-amd64-only", "arm64"): (Verdict.MISSING, ""),
@@ -223,4 +243,8 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         ("gap-attestation", "arm64"): (Verdict.AVAILABLE, "index"),
         ("gap-suffix-only", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-suffix-only", "arm64"): (Verdict.AVAILABLE, "tag 1-aarch64"),
+        ("gap-upgrade", "amd64"): (Verdict.AVAILABLE, "index"),
+        ("gap-upgrade", "arm64"): (Verdict.MISSING, ""),
+        ("gap-binary-mislabelled", "amd64"): (Verdict.AVAILABLE, "index"),
+        ("gap-binary-mislabelled", "arm64"): (Verdict.AVAILABLE, "index"),
     }

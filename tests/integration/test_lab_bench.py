@@ -62,7 +62,7 @@ def test_quick_profile_benches_every_server_cell(lab: Path, tmp_path: Path, no_l
     assert report["profile"] == "quick"
     for cell in cells.values():
         assert cell["status"] == "ready", (cell, log)
-        assert [s["stage"] for s in cell["stages"]] == ["image", "start", "smoke", "bench"]
+        assert [s["stage"] for s in cell["stages"]] == ["image", "audit", "start", "smoke", "bench"]
     amd, arm = check_bench(cells["amd64"]), check_bench(cells["arm64"])
     assert amd["emulated"] is False and arm["emulated"] is True
     for bench in (amd, arm):

@@ -25,6 +25,10 @@ def readiness_pings(events: str) -> collections.Counter[str]:
     return pings
 
 
+def smoke_of(cell: dict) -> dict:
+    return next(s for s in cell["stages"] if s["stage"] == "smoke")
+
+
 def test_lab_server_cells_are_ready_on_both_arches(lab: Path, tmp_path: Path, no_leaks: None) -> None:
     out = tmp_path / "report.json"
     watch = subprocess.Popen(
@@ -44,14 +48,14 @@ def test_lab_server_cells_are_ready_on_both_arches(lab: Path, tmp_path: Path, no
     amd, arm = cells["mariadb-10.11/amd64"], cells["mariadb-10.11/arm64"]
     for cell in (amd, arm):
         assert cell["status"] == "ready", cell
-        assert [s["stage"] for s in cell["stages"]] == ["image", "start", "smoke"]
+        assert [s["stage"] for s in cell["stages"]] == ["image", "audit", "start", "smoke"]
         assert all(s["outcome"] == "pass" for s in cell["stages"])
         assert cell["image"]["digest"].startswith("sha256:") and cell["image"]["found_as"] == "index"
     assert amd["emulated"] is False and arm["emulated"] is True
-    checks = {c["name"]: c for c in arm["stages"][2]["checks"]}
+    checks = {c["name"]: c for c in smoke_of(arm)["checks"]}
     assert set(checks) == {"crud", "version", "arch", "auth"}
     assert checks["arch"]["detail"] == "aarch64"
-    assert {c["name"]: c for c in amd["stages"][2]["checks"]}["arch"]["detail"] == "x86_64"
+    assert {c["name"]: c for c in smoke_of(amd)["checks"]}["arch"]["detail"] == "x86_64"
     # the two arches ran different images (pulled by per-arch digest, not by a shared tag)
     assert amd["image"]["digest"] != arm["image"]["digest"]
     assert docker_labelled(f"ecoready.run={report['run_id']}")["containers"] == []

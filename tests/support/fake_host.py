@@ -37,6 +37,7 @@ class FakeContainer:
     exit_code: int | None = None
     log: list[str] = field(default_factory=list)
     client: str = "/usr/bin/mysql"  # what `command -v mariadb || command -v mysql` finds
+    health: str = ""  # Docker's healthcheck status ("" = no healthcheck)
 
     @property
     def role(self) -> str:
@@ -157,7 +158,7 @@ class FakeHost:
 
     async def state(self, container_id: str) -> ContainerState:
         c = self.containers[container_id]
-        return ContainerState(c.running, False, None if c.running else c.exit_code, False, "", "")
+        return ContainerState(c.running, False, None if c.running else c.exit_code, False, "", "", health=c.health)
 
     async def logs(self, container_id: str, tail: int = 40) -> list[str]:
         return self.containers[container_id].log[-tail:] if container_id in self.containers else []

@@ -30,7 +30,7 @@ from ecoready.report.load import load_report
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reports"
 EXPECTED = DATA / "expected"
-LAB_REPORTS = ("lab-run", "lab-mixed")
+LAB_REPORTS = ("lab-run", "lab-mixed", "lab-audit")
 
 
 def lab_report(name: str) -> Report:

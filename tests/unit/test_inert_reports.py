@@ -1,6 +1,8 @@
-"""A `<script>`, Rich markup and ANSI/OSC escapes in a component name, a detail and a log
-line come out inert in every output: HTML, Markdown (as GitHub would render it), JUnit,
-the terminal grid, the diff and the webhook text. (The TUI: tests/tui/test_inert.py.)"""
+"""A `<script>`, Rich markup, ANSI/OSC escapes, a lone control character and bidi or
+invisible characters (U+202E and friends) in a component name, a detail and a log line come
+out inert in every output: HTML, Markdown (as GitHub would render it), JUnit, the terminal
+grid, the diff and the webhook text, the characters that would act shown escaped.
+(The TUI: tests/tui/test_inert.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +12,18 @@ from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
 
-from ecoready.domain.model import Check, Outcome, Report, Stage, StageResult, Status
+from ecoready.domain.model import (
+    AuditResult,
+    BinaryAudit,
+    Check,
+    Finding,
+    Outcome,
+    Report,
+    Severity,
+    Stage,
+    StageResult,
+    Status,
+)
 from ecoready.judge.diff import diff, diff_text
 from ecoready.judge.webhook import payload
 from ecoready.report import html, junit, markdown
@@ -21,8 +34,11 @@ SCRIPT = "<script>alert(1)</script>"
 MARKUP = "[bold red]boom[/][link=https://evil.example]click[/link]"
 ANSI = "\x1b[31mred\x1b[0m"
 OSC = "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\"
-PAYLOAD = f"{MARKUP} {SCRIPT} {ANSI} {OSC} <img src=x onerror=alert(2)> [x](https://evil.example) ``` |"
-ESCAPES = ("\x1b", "\x07", "\x9b")
+# a right-to-left override, an isolate, a zero-width space, a tag character, a lone BEL
+BIDI = "evil\u202egnp.exe\u2066x\u2069\u200b\U000e0041\x07"
+PAYLOAD = f"{MARKUP} {SCRIPT} {ANSI} {OSC} <img src=x onerror=alert(2)> [x](https://evil.example) ``` | {BIDI}"
+ESCAPES = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\u2069", "\u200b", "\U000e0041")
+SHOWN = "evil\\u202egnp.exe\\u2066x\\u2069\\u200b\\U000e0041\\x07"  # as every view shows it
 
 
 def poisoned() -> Report:
@@ -38,6 +54,13 @@ def poisoned() -> Report:
         detail=PAYLOAD,
         stages=(*cell.stages[:2], smoke),
         log_tail=("a normal line", PAYLOAD, "```", "</pre></details><script>alert(3)</script>"),
+        # a program's path and build notes come from the image
+        audit=AuditResult(
+            "amd64",
+            "sha256:0",
+            (BinaryAudit(PAYLOAD, PAYLOAD, "amd64", 10, 4096, build=PAYLOAD, x86_needs="x86-64"),),
+            (Finding(PAYLOAD, "x86-level", Severity.NOTE, PAYLOAD),),
+        ),
     )
     cells = {k: v for k, v in report.cells.items() if k != cell.id}
     cells[bad.id] = bad
@@ -60,9 +83,11 @@ def tags(text: str) -> list[tuple[str, dict[str, str | None]]]:
     return parser.tags
 
 
-def assert_no_escapes(text: str) -> None:
+def assert_no_escapes(text: str, *, shown: bool = True) -> None:
     for esc in ESCAPES:
         assert esc not in text
+    if shown:
+        assert SHOWN in text
 
 
 def assert_no_active_html(text: str) -> None:

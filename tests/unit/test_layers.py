@@ -24,8 +24,8 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"lab", "run"}),
     frozenset({"probes"}),
     frozenset({"probe_api"}),
-    frozenset({"registry", "packages", "plan", "judge"}),
-    frozenset({"report", "engine", "matrix"}),
+    frozenset({"registry", "packages", "plan", "judge", "stack"}),
+    frozenset({"report", "engine", "matrix", "audit"}),
     frozenset({"domain"}),
     frozenset({""}),
 )
@@ -37,6 +37,7 @@ ONLY_IN: dict[str, tuple[str, ...]] = {
     "requests": ("ecoready.engine.sdk",),
     "urllib3": ("ecoready.engine.sdk",),
     "httpx": ("ecoready.registry", "ecoready.packages", "ecoready.judge.webhook", "ecoready.lab"),
+    "yaml": ("ecoready.stack.compose",),
 }
 
 

@@ -7,6 +7,8 @@ import base64
 import hashlib
 import json
 import os
+import time
+from email.utils import formatdate
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from ecoready.domain.errors import CredentialError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.registry.cache import DiskCache, digest_of
 from ecoready.registry.credentials import DockerCredentials, Login, registry_key, server_url
+from ecoready.registry.headers import parse_challenge, parse_rate_limit, retry_after
 from ecoready.registry.manifests import (
     ImageRef,
     index_platforms,
@@ -23,7 +26,6 @@ from ecoready.registry.manifests import (
     parse_reference,
     pick_entry,
 )
-from ecoready.registry.transport import parse_challenge, parse_rate_limit
 from ecoready.report.images_table import render_json, render_table
 
 
@@ -119,6 +121,15 @@ def test_challenges_parse() -> None:
 )
 def test_docker_hub_rate_limit_headers_parse(header: str, parsed: tuple) -> None:
     assert parse_rate_limit(header) == parsed
+
+
+def test_retry_after_reads_seconds_and_http_dates() -> None:
+    assert retry_after("30") == 30.0 and retry_after(" 0 ") == 0.0
+    ahead = retry_after(formatdate(time.time() + 90, usegmt=True))
+    assert ahead is not None and 88 <= ahead <= 90  # whole seconds in a date
+    assert retry_after(formatdate(time.time() - 90, usegmt=True)) == 0.0  # past: at once
+    for nonsense in ("", "soon", "-5", "1.5e9", "Mon, 99 Foo 2026"):
+        assert retry_after(nonsense) is None, nonsense
 
 
 # -- credentials -------------------------------------------------------------------------

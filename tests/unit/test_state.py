@@ -151,4 +151,5 @@ def test_registry_observations_keep_the_latest_per_registry_in_first_seen_order(
         "requests": 1,
         "rate_limit": None,
         "error": "unreachable (ConnectError: x)",
+        "waited_s": 0.0,
     }

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -35,6 +34,7 @@ from ecoready.domain.text import inert, one_line
 from ecoready.matrix.document import Matrix
 from ecoready.report.cost import Comparison, compare
 from ecoready.run.session import RunOptions, Session, exit_code
+from ecoready.ui.signals import catch_stop_signals, release_stop_signals
 from ecoready.ui.tui.compare import CompareScreen
 from ecoready.ui.tui.detail import DetailScreen
 from ecoready.ui.tui.export import Exported, ExportScreen
@@ -153,12 +153,7 @@ class EcoreadyApp(App[int]):
     def on_mount(self) -> None:
         self.header.show(self.report, self.matrix.title, self.size.width)
         self.set_interval(FLUSH_SECONDS, self.flush)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            try:
-                loop.add_signal_handler(sig, self.call_later, self.quit_clean, 128 + sig)
-            except (NotImplementedError, RuntimeError):  # not the main thread (tests)
-                pass
+        catch_stop_signals(asyncio.get_running_loop(), self._stop_signal)
         self.grid.focus()
         self.run_matrix()
 
@@ -438,6 +433,11 @@ class EcoreadyApp(App[int]):
 
     def action_quit_clean(self) -> None:
         self.quit_clean()
+
+    def _stop_signal(self, signum: int) -> None:
+        """Quit as `q` does, exiting 128 + the signal; later ones change nothing."""
+        release_stop_signals(asyncio.get_running_loop(), ignore=True)
+        self.call_later(self.quit_clean, 128 + signum)
 
     def quit_clean(self, signal_code: int | None = None) -> None:
         """Stop what runs, remove what the run started (saying so meanwhile), then exit:

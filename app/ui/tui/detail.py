@@ -1,5 +1,6 @@
 """The detail view of one cell: a driver row's packaging verdict, stages with times, each
-check, the image and how it was found, the benchmark (table and tps-over-threads chart), and the container log tail.
+check, the image and how it was found, the build audit of its programs, the benchmark
+(table and tps-over-threads chart), and the container log tail.
 
 Everything shown here may come from a container or a config, so it goes in as `Text`
 (never parsed as markup) after `inert` (no escape sequences, no control characters).
@@ -21,9 +22,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Status
+from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Stage, Status
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
+from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
 from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text
 from ecoready.ui.tui.bars import bar_chart
 
@@ -128,6 +130,28 @@ def image_section(image: ImageInfo | None, finished: bool = False) -> Renderable
     return table
 
 
+def audit_section(cell: CellResult) -> RenderableType:
+    """Each main program as read from the image (a key-value block per program), then the
+    findings, worst first."""
+    if cell.audit is None:
+        why = "not yet"
+        if cell.status.finished:
+            had = cell.stage_result(Stage.AUDIT) is not None
+            why = "none: the audit did not finish (see its stage)" if had else "none: no audit stage for this cell"
+        return Text(why, style=Style(dim=True))
+    parts: list[RenderableType] = [safe(audit_about(cell), Style(dim=True))]
+    for binary in cell.audit.binaries:
+        table = Table(box=None, show_header=False, pad_edge=False)
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column(overflow="fold")
+        for key, value in list(zip(BINARY_HEADER, binary_row(cell.id, binary), strict=True))[1:]:
+            if value:
+                table.add_row(Text(key), safe(value))
+        parts.append(table)
+    parts.append(safe("\n".join(finding_lines(cell))))
+    return Group(*parts)
+
+
 def bench_section(bench: BenchResult | None, width: int) -> RenderableType:
     if bench is None:
         return Text("no benchmark (profile smoke, or not a benchmarked kind)", style=Style(dim=True))
@@ -189,6 +213,8 @@ def detail_renderable(cell: CellResult, width: int) -> RenderableType:
         stages_section(cell),
         heading("image"),
         image_section(cell.image, cell.status.finished),
+        heading("build audit"),
+        audit_section(cell),
         heading("benchmark"),
         bench_section(cell.bench, width),
         heading(f"container log (last {len(cell.log_tail)} lines)" if cell.log_tail else "container log"),

@@ -19,7 +19,7 @@ from textual.widgets import DataTable
 from ecoready.domain.model import Category, CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.cost import Comparison
-from ecoready.report.summary import arches_of, grid_rows
+from ecoready.report.order import arches_of, grid_rows
 from ecoready.ui.tui.filters import RowFilter
 from ecoready.ui.tui.look import Motion, cell_renderable, compare_label, compare_renderable
 

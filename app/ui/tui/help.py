@@ -15,7 +15,7 @@ from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEAN
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("arrows", "move between cells (category rows are skipped)"),
-    ("enter", "details of the selected cell: stages, checks, image, benchmark, log"),
+    ("enter", "details of the selected cell: stages, checks, image, build audit, benchmark, log"),
     ("r", "re-run the selected cell (on the component column: its whole row)"),
     ("R", "re-run the whole matrix once nothing runs"),
     ("f", "filter rows by category or status (choose again to remove)"),

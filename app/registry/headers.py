@@ -1,0 +1,57 @@
+"""What registries say in their HTTP headers, read without any I/O: auth challenges
+(`WWW-Authenticate`), Docker Hub's rate limit (`RateLimit-Limit`/`-Remaining`, whom it
+counts) and how long to wait (`Retry-After`)."""
+
+from __future__ import annotations
+
+import email.utils
+import ipaddress
+import re
+from datetime import datetime, timezone
+
+_PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^,\s]*))')
+
+
+def parse_challenge(header: str) -> tuple[str, dict[str, str]]:
+    """`Bearer realm="…",service="…",scope="…"` -> ("bearer", {...})."""
+    scheme, _, rest = header.strip().partition(" ")
+    params = {m.group(1).lower(): m.group(2) if m.group(2) is not None else m.group(3) for m in _PARAM.finditer(rest)}
+    return scheme.lower(), params
+
+
+def parse_rate_limit(value: str) -> tuple[int | None, int | None]:
+    """Docker Hub's `100;w=21600` -> (100, 21600)."""
+    count, _, rest = value.partition(";")
+    window = re.search(r"w=(\d+)", rest)
+    try:
+        number = int(count.strip())
+    except ValueError:
+        number = None
+    return number, int(window.group(1)) if window else None
+
+
+def source_kind(source: str) -> str:
+    """Docker Hub counts anonymous pulls by IP and others by account; say which, never the
+    value itself (an address or an account id has no place in a shared report)."""
+    try:
+        ipaddress.ip_address(source.strip())
+        return "ip"
+    except ValueError:
+        return "account"
+
+
+def retry_after(value: str) -> float | None:
+    """Seconds to wait from a `Retry-After` header (seconds, or an HTTP date); None when
+    it says neither."""
+    text = value.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())

@@ -1,0 +1,161 @@
+"""The migration plan (pure): per component and target arch what it takes to run it there,
+and which `platform:` pins of the compose file can go. Every exporter and `ecoready plan`
+word it from here; it reads the report alone (cells, and the tag searches the run made).
+
+- `ready`: the cell is ready with the image as pinned;
+- `use TAG`: ready only under another tag (a vendor's `TAG-aarch64`), or missing while the
+  tag list has a same-version tag that publishes the arch;
+- `upgrade to >= V`: missing, and V is the oldest newer version that publishes the arch;
+- `emulate`: no usable image for the arch, while another arch's image was ready under
+  emulation in this run (the cost seen is said);
+- `blocked`: no image and no alternative found, or the image does not work there;
+- `unknown`: the run could not check it (error, skipped): not a verdict on the component.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ecoready.domain.model import CellResult, Report, Status, TagSearch, normalize_arch
+from ecoready.report.order import arches_of, grid_rows
+
+
+class Action(str, enum.Enum):
+    READY = "ready"
+    USE = "use"
+    UPGRADE = "upgrade"
+    EMULATE = "emulate"
+    BLOCKED = "blocked"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do for one component on one target arch."""
+
+    component: str
+    arch: str
+    image: str
+    action: Action
+    text: str  # "ready", "use 1-aarch64", "upgrade to >= 2", "emulate the amd64 image", "blocked"
+    why: str  # one sentence: what the run saw
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One `platform:` pin of the compose file and whether it can go."""
+
+    component: str
+    service: str
+    platform: str
+    verdict: str  # "drop", "drop after the steps", "keep", "unknown"
+    why: str
+
+
+def plan_steps(report: Report) -> list[Step]:
+    """Every (component, arch) cell of the components the run recorded an origin for (every
+    one, since runs record them; reports of older runs have none), in grid order."""
+    images = {o.component: o.image for o in report.migration.origins}
+    searches = {(s.component, s.arch): s for s in report.migration.searches}
+    slowdown = emulation_slowdown(report)
+    steps = []
+    for _category, component, _name, cells in grid_rows(report):
+        if component not in images:
+            continue
+        for arch in arches_of(report):
+            cell = cells.get(arch)
+            if cell is not None:
+                steps.append(_step(cell, images[component], searches.get((component, arch)), cells, slowdown))
+    return steps
+
+
+def _step(
+    cell: CellResult, image: str, found: TagSearch | None, row: dict[str, CellResult], slowdown: float | None
+) -> Step:
+    def step(action: Action, text: str, why: str) -> Step:
+        return Step(cell.component, cell.arch, image, action, text, why)
+
+    arch = cell.arch
+    if cell.status is Status.READY:
+        found_as = cell.image.found_as if cell.image else ""
+        if found_as.startswith("tag "):
+            tag = found_as.removeprefix("tag ")
+            return step(Action.USE, f"use {tag}", f"{image} has no {arch} entry; its tag {tag} has, and is ready")
+        checked = " (checked under emulation)" if cell.emulated else ""
+        return step(Action.READY, "ready", f"every stage passed{checked}")
+    if cell.status in (Status.ERROR, Status.SKIPPED, Status.PENDING, Status.RUNNING):
+        return step(Action.UNKNOWN, "unknown", f"not checked: {cell.status.value}: {cell.detail or 'no detail'}")
+    if found is not None and found.use_tag:
+        return step(Action.USE, f"use {found.use_tag}", f"{found.use_tag} publishes {arch} ({looked(found)})")
+    if found is not None and found.upgrade_to:
+        why = f"{found.upgrade_to} is the oldest newer tag that publishes {arch} ({looked(found)})"
+        return step(Action.UPGRADE, f"upgrade to >= {found.upgrade_to}", why)
+    other = next((c for a, c in row.items() if a != arch and c.status is Status.READY and c.emulated), None)
+    if other is not None:
+        cost = f"; emulated cells took {slowdown:.1f}x as long as native ones in this run" if slowdown else ""
+        seen = f"the {other.arch} image was ready under emulation in {other.seconds:.1f} s"
+        why = f"{cell.status.value} for {arch}; {seen}{cost}"
+        return step(Action.EMULATE, f"emulate the {other.arch} image", why)
+    why = cell.detail if cell.detail.startswith(cell.status.value) else f"{cell.status.value}: {cell.detail}"
+    if found is not None:
+        why += f"; {found.error}" if found.error else f"; no other tag publishes {arch} ({looked(found)})"
+    return step(Action.BLOCKED, "blocked", why)
+
+
+def looked(found: TagSearch) -> str:
+    return f"looked at {found.looked_at} of {found.tags_listed} tags"
+
+
+def emulation_slowdown(report: Report) -> float | None:
+    """How much longer emulated cells took than native ones of the same component (the
+    median ratio over components ready both ways); None when the run has no such pair."""
+    ratios = []
+    for _category, _component, _name, cells in grid_rows(report):
+        ready = [c for c in cells.values() if c.status is Status.READY and c.seconds > 0]
+        native = [c.seconds for c in ready if not c.emulated]
+        emulated = [c.seconds for c in ready if c.emulated]
+        if native and emulated:
+            ratios.append(max(emulated) / min(native))
+    return statistics.median(ratios) if ratios else None
+
+
+def plan_pins(report: Report, steps: Sequence[Step]) -> list[Pin]:
+    """Each component with a `platform:` pin: can it go? Yes when every other arch is
+    ready; after the steps when they are `use`/`upgrade`; else it stays."""
+    pins = []
+    for origin in report.migration.origins:
+        if not origin.platform:
+            continue
+        pinned = normalize_arch(origin.platform.split("/")[1]) if "/" in origin.platform else None
+        others = [s for s in steps if s.component == origin.component and s.arch != pinned]
+        if not others:
+            verdict, why = "unknown", f"the run checked no arch but {pinned or origin.platform}"
+        elif all(s.action is Action.READY for s in others):
+            verdict, why = "drop", "ready on " + ", ".join(s.arch for s in others)
+        elif all(s.action in _CAN_GO for s in others):
+            verdict, why = (
+                "drop after",
+                "; ".join(f"{s.arch}: {s.text}" for s in others if s.action is not Action.READY),
+            )
+        else:
+            verdict, why = "keep", "; ".join(f"{s.arch}: {s.text}" for s in others if s.action not in _CAN_GO)
+        pins.append(Pin(origin.component, origin.service, origin.platform, verdict, why))
+    return pins
+
+
+_CAN_GO = (Action.READY, Action.USE, Action.UPGRADE)
+
+
+PLAN_HEADER = ("component", "image", "arch", "plan", "why")
+PIN_HEADER = ("service", "component", "pin", "can it go?", "why")
+
+
+def step_row(step: Step) -> list[str]:
+    return [step.component, step.image, step.arch, step.text, step.why]
+
+
+def pin_row(pin: Pin) -> list[str]:
+    return [pin.service or "-", pin.component, pin.platform, pin.verdict, pin.why]

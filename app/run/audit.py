@@ -1,0 +1,194 @@
+"""The build audit stage: a cell's main programs read from its image on the engine (a
+container created, never started), parsed off the event loop (app/audit/), kept on disk by
+image digest so a later run reads nothing, and its findings crossed with the platform
+fitness of the cell's host and arch: again whenever that fitness arrives after the audit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from ecoready.audit.findings import findings, mislabelled, summary
+from ecoready.audit.locate import candidates, search_dirs
+from ecoready.audit.program import audit_program
+from ecoready.domain.codec import from_plain, to_plain
+from ecoready.domain.errors import DataError, DeadlineExceeded, DockerUnavailable, EngineError, MislabelledBinary, Skip
+from ecoready.domain.events import AuditReported, Event
+from ecoready.domain.model import AuditResult, BinaryAudit, ImageInfo, PlatformFitness
+from ecoready.domain.specs import ImageFile
+from ecoready.probe_api.run_context import RunContext, resource_labels
+
+# Part of every cache key: entries written by another version of the audit are not read.
+AUDIT_VERSION = 1
+MAX_PROGRAM_BYTES = 512 << 20  # a main program larger than this is named, not read
+READ_TIMEOUT = 90.0  # seconds for every file of one image
+
+log = logging.getLogger("ecoready.audit")
+
+
+def default_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ecoready" / "audit"
+
+
+class AuditCache:
+    """Audits by key (image digest, arch, programs, audit version), one JSON file each.
+    Written whole or not at all; anything unreadable is a miss; a disk problem turns it off."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path | None:
+        return None if self.root is None else self.root / (hashlib.sha256(key.encode()).hexdigest()[:40] + ".json")
+
+    def get(self, key: str) -> AuditResult | None:
+        path = self._path(key)
+        if path is None:
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("key") != key:
+                return None
+            return from_plain(AuditResult, data.get("audit"))
+        except (OSError, ValueError, DataError):
+            return None
+
+    def put(self, key: str, audit: AuditResult) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        text = json.dumps({"key": key, "audit": to_plain(replace(audit, findings=(), platform=""))})
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, tmp = tempfile.mkstemp(prefix=".", dir=path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            log.debug("audit cache off: %s", exc)
+            self.root = None
+
+
+def cache_key(digest: str, arch: str, programs: Sequence[Sequence[str]]) -> str:
+    names = ",".join("|".join(names) for names in programs)
+    return f"v{AUDIT_VERSION} {digest} {arch} {names}"
+
+
+class Auditor:
+    """The build audits of one run. An image and arch is read once however many cells share
+    it; each cell's findings are crossed with its platform, now or when it arrives."""
+
+    def __init__(self, emit: Callable[[Event], None], cache: AuditCache) -> None:
+        self._emit = emit
+        self._cache = cache
+        self._platforms: dict[tuple[str, str], PlatformFitness] = {}
+        self._audited: dict[str, tuple[str, AuditResult]] = {}  # cell id -> (host, audit)
+        self._pending: dict[str, asyncio.Future[AuditResult]] = {}
+
+    async def audit(
+        self, run: RunContext, cell_id: str, host: str, image: ImageInfo, programs: Sequence[Sequence[str]]
+    ) -> str:
+        """Audit the cell's image, report it, and say it in one line; MislabelledBinary when a
+        program is built for another arch than the image's."""
+        self._audited.pop(cell_id, None)
+        result = await self._read(run, cell_id, image, programs)
+        self._audited[cell_id] = (host, result)
+        self._report(cell_id, host, result)
+        wrong = mislabelled(result.binaries, image.arch)
+        if wrong:
+            said = (f"{b.program} ({b.path}) is built for {b.machine}, the image says {image.arch}" for b in wrong)
+            raise MislabelledBinary("mislabelled binary: " + "; ".join(said))
+        return summary(result.binaries) + (" (cached)" if result.cached else "")
+
+    def forget(self, cell_id: str) -> None:
+        """A cell starts again: its old audit is no longer its own."""
+        self._audited.pop(cell_id, None)
+
+    def observe(self, platform: PlatformFitness) -> None:
+        """A platform's fitness arrived: cross the audits already done there with it."""
+        self._platforms[(platform.host, platform.arch)] = platform
+        for cell_id, (host, result) in list(self._audited.items()):
+            if (host, result.arch) == (platform.host, platform.arch):
+                self._report(cell_id, host, result)
+
+    def _report(self, cell_id: str, host: str, result: AuditResult) -> None:
+        platform = self._platforms.get((host, result.arch))
+        crossed = replace(
+            result,
+            findings=findings(result.binaries, result.arch, platform),
+            platform=f"{platform.host}/{platform.arch}" if platform is not None and platform.machine else "",
+        )
+        self._emit(AuditReported(cell_id, crossed))
+
+    async def _read(
+        self, run: RunContext, cell_id: str, image: ImageInfo, programs: Sequence[Sequence[str]]
+    ) -> AuditResult:
+        key = cache_key(image.digest or image.image_id, image.arch, programs)
+        future = self._pending.get(key)
+        if future is not None:  # read (or being read) for another cell of this run
+            return replace(await asyncio.shield(future), cached=True)
+        future = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            future.set_result(await self._cached_or_read(run, cell_id, image, programs, key))
+        except BaseException as exc:
+            self._pending.pop(key, None)  # a later cell may try again
+            future.set_exception(exc)
+            future.exception()
+            raise
+        return await asyncio.shield(future)
+
+    async def _cached_or_read(
+        self, run: RunContext, cell_id: str, image: ImageInfo, programs: Sequence[Sequence[str]], key: str
+    ) -> AuditResult:
+        kept = await asyncio.to_thread(self._cache.get, key)
+        if kept is not None:
+            return replace(kept, cached=True)
+        began = time.monotonic()
+        engine = run.host.images
+        try:
+            dirs = search_dirs(await engine.image_env(image.image_id))
+            files = await engine.read_files(
+                image.image_id,
+                [candidates(names, dirs) for names in programs],
+                labels=resource_labels(run, cell_id, "audit"),
+                max_bytes=MAX_PROGRAM_BYTES,
+                timeout=READ_TIMEOUT,
+            )
+        except DockerUnavailable:
+            raise
+        except (DeadlineExceeded, EngineError) as exc:  # the audit is not worth the cell: it goes on
+            raise Skip(f"the programs could not be read: {exc}") from None
+        binaries = []
+        for names, found in zip(programs, files, strict=True):
+            binaries.append(await asyncio.to_thread(_audit_file, names, found))
+        result = AuditResult(
+            arch=image.arch,
+            image_digest=image.digest or image.image_id,
+            binaries=tuple(binaries),
+            seconds=round(time.monotonic() - began, 3),
+        )
+        await asyncio.to_thread(self._cache.put, key, result)
+        return result
+
+
+def _audit_file(names: Sequence[str], found: ImageFile | None) -> BinaryAudit:
+    if found is None:
+        return BinaryAudit(program=" or ".join(names))
+    program = os.path.basename(found.asked)
+    if not found.complete:
+        return BinaryAudit(program, found.path, size=found.size, note=f"not read: {found.size:,} bytes is too large")
+    return audit_program(program, found.path, found.data)

@@ -1,0 +1,339 @@
+"""The stack's services -> matrix rows (pure), each with the reasons it was mapped so, and
+what could not be decided.
+
+Known images (`known.py`) get their probe; a service that needs a MySQL server (a proxy,
+a backup tool, the user's app) gets as backend the server it depends on or names in its
+environment (through a proxy: the proxy's backend). Every other service becomes a row of
+the generic `command` probe: `service` mode when it publishes a port or has a
+healthcheck, else `run` mode (its command must exit 0). Its environment is taken over
+with the backend's details as placeholders; secrets are never written: a password is
+given only as a file (`{password_file}`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ecoready.domain.model import Category
+from ecoready.domain.text import acting_character, shown
+from ecoready.matrix.command_options import placeholders_in
+from ecoready.matrix.kinds import KINDS
+from ecoready.stack.known import Known, known
+from ecoready.stack.services import Service
+
+_ID_JUNK = re.compile(r"[^a-z0-9._-]+")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SECRET = re.compile(r"PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|PRIVATE|CREDENTIAL", re.IGNORECASE)
+_FLAG = frozenset({"", "0", "1", "yes", "no", "true", "false", "on", "off"})
+_VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]")
+_CREDENTIALS_IN_URL = re.compile(r"//[^/@\s:]*:[^/@\s]*@")
+_DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+# Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
+_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_REFERENCE = re.compile(
+    rf"^(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::[0-9]+)?/)?{_PATH_PART}(?:/{_PATH_PART})*"
+    r"(?::\w[\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+)
+MYSQL_PORT = "3306"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One [[components]] row, ready to be written (`toml_out.py`)."""
+
+    id: str
+    name: str
+    category: Category
+    probe: str
+    image: str
+    service: str
+    platform: str = ""
+    backend: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    why: tuple[str, ...] = ()  # the row's comment, a line each
+
+
+@dataclass(frozen=True)
+class Mapped:
+    rows: tuple[Row, ...]
+    undecided: tuple[str, ...]  # what could not be decided (or taken over), a line each
+
+
+def row_id(name: str, taken: set[str]) -> str:
+    """A matrix id for a service name: lower case, [a-z0-9._-], at most 63, unique."""
+    base = _ID_JUNK.sub("-", name.lower()).strip("-._")[:63].strip("-._") or "service"
+    candidate, n = base, 2
+    while candidate in taken:
+        suffix = f"-{n}"
+        candidate, n = base[: 63 - len(suffix)] + suffix, n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def unique_names(services: Sequence[Service]) -> list[Service]:
+    """Services named apart: two images of one repository (`--images mysql:8.4,mysql:9.1`)
+    or one compose service name in two projects on a host get `-2`, `-3`, ..."""
+    taken: set[str] = set()
+    out = []
+    for service in services:
+        name, n = service.name, 2
+        while name in taken:
+            name, n = f"{service.name}-{n}", n + 1
+        taken.add(name)
+        out.append(service if name == service.name else replace(service, name=name))
+    return out
+
+
+def map_services(services: Sequence[Service]) -> Mapped:
+    # a matrix carries no string with a character that acts (validate refuses it): names are
+    # shown escaped, values with one are left out below
+    services = unique_names([replace(s, name=shown(s.name)) for s in services])
+    undecided: list[str] = []
+    usable: list[Service] = []
+    for service in services:
+        undecided.extend(f"{service.name}: {note}" for note in service.notes)
+        if not _REFERENCE.match(service.image) or service.image.startswith("sha256:"):  # an image id: no
+            undecided.append(f"{service.name}: no image reference ecoready can ask a registry for: left out")
+            continue
+        if service.built:
+            undecided.append(
+                f"{service.name}: built from source (`build:`): push {service.image} to a registry "
+                "the hosts reach (or set `image:`) before running the matrix"
+            )
+        usable.append(service)
+    taken: set[str] = set()
+    ids = {s.name: row_id(s.name, taken) for s in usable}
+    kinds = {s.name: known(s.image) for s in usable}
+    servers = {s.name for s in usable if (k := kinds[s.name]) is not None and KINDS[k.probe].serves_sql}
+    by_name = {s.name: s for s in usable}
+    fronts: dict[str, str] = {}  # proxy service -> the server it fronts
+    order = sorted(usable, key=lambda s: _is_proxy(kinds[s.name]), reverse=True)  # proxies first
+    rows: dict[str, Row] = {}
+    for service in order:
+        backend, reason = _backend(service, servers, fronts, by_name)
+        kind = kinds[service.name]
+        if kind is not None and not KINDS[kind.probe].needs_backend:
+            backend = None  # a server (or cluster) brings its own
+        if kind is not None and KINDS[kind.probe].needs_backend and backend is None and len(servers) == 1:
+            backend, reason = next(iter(servers)), "the stack's only MySQL server"
+        if kind is not None and backend is not None and _is_proxy(kind):
+            fronts[service.name] = backend
+        if kind is not None and (backend is not None or not KINDS[kind.probe].needs_backend):
+            row = _known_row(service, kind, ids, backend, reason, undecided)
+        else:
+            if kind is not None:
+                undecided.append(
+                    f"{service.name}: {kind.what} without a MySQL server to work with: checked as a plain service"
+                )
+            row = _generic_row(service, ids, by_name, fronts, backend, reason, undecided)
+        rows[service.name] = row
+    rank = {s.name: i for i, s in enumerate(services)}
+
+    def by_service(line: str) -> int:  # every line starts with its service's name
+        return min((i for name, i in rank.items() if line.startswith(f"{name}: ")), default=len(rank))
+
+    return Mapped(tuple(rows[s.name] for s in usable), tuple(sorted(undecided, key=by_service)))
+
+
+def _is_proxy(kind: Known | None) -> bool:
+    return kind is not None and kind.category is Category.LOAD_BALANCER
+
+
+def _hosts_named(service: Service, names: Sequence[str]) -> list[str]:
+    """Services whose name stands as a host in the environment's values (`db`, `db:3306`,
+    `mysql://app@db/shop`)."""
+    found = []
+    for name in names:
+        token = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
+        if any(token.search(value) for value in service.environment.values()):
+            found.append(name)
+    return found
+
+
+def _backend(
+    service: Service,
+    servers: set[str],
+    fronts: Mapping[str, str],
+    by_name: Mapping[str, Service],
+) -> tuple[str | None, str]:
+    """The MySQL server a service works with, and why it is that one."""
+    others = [n for n in by_name if n != service.name]
+    named = _hosts_named(service, others)
+    for candidates, how in ((service.depends_on, "depends_on"), (named, "its environment names")):
+        for name in candidates:
+            if name in servers and name != service.name:
+                return name, f"{how} {name}"
+            if name in fronts:
+                return fronts[name], f"{how} {name}, which fronts {fronts[name]}"
+    return None, ""
+
+
+def _known_row(
+    service: Service, kind: Known, ids: Mapping[str, str], backend: str | None, reason: str, undecided: list[str]
+) -> Row:
+    options = dict(kind.options)
+    why = [f"{service.name}: {service.image} is {kind.what}: probe {kind.probe}"]
+    if kind.probe == "server" and service.command:
+        if all(arg.startswith("--") for arg in service.command):
+            options["args"] = list(service.command)
+            why.append("its server options (compose `command:`) are kept as args")
+        else:
+            undecided.append(f"{service.name}: its `command:` is not server options: not taken over")
+    if backend is not None:
+        why.append(f"backend {backend}: {reason}")
+    return _row(service, ids, kind.category, kind.probe, backend, options, why)
+
+
+def _generic_row(
+    service: Service,
+    ids: Mapping[str, str],
+    by_name: Mapping[str, Service],
+    fronts: Mapping[str, str],
+    backend: str | None,
+    reason: str,
+    undecided: list[str],
+) -> Row:
+    mode = "service" if service.ports or service.healthcheck else "run"
+    what = "passes when it is up and healthy" if mode == "service" else "passes when its command exits 0"
+    why = [f"{service.name}: {service.image} is not an image ecoready knows: generic probe, mode {mode} ({what})"]
+    if mode == "run":
+        undecided.append(
+            f"{service.name}: no ports, expose or healthcheck: checked as a command that must exit 0 "
+            '(set mode = "service" if it should stay up)'
+        )
+    options: dict[str, Any] = {"mode": mode}
+    for key, argv in (("command", service.command), ("entrypoint", service.entrypoint)):
+        if argv and _acting(argv):
+            undecided.append(f"{service.name}: its `{key}:` holds {_acting(argv)}: not taken over")
+        elif argv and _placeholder_free(argv):
+            options[key] = list(argv)
+        elif argv:
+            undecided.append(f"{service.name}: its `{key}:` has {{…}} words ecoready would fill in: not taken over")
+    if mode == "service" and service.ports:
+        options["port"] = service.ports[0]
+    if service.healthcheck and _acting(service.healthcheck):
+        undecided.append(f"{service.name}: its `healthcheck:` holds {_acting(service.healthcheck)}: not taken over")
+    elif service.healthcheck:
+        options["healthcheck"] = list(service.healthcheck)
+    server = by_name[backend] if backend is not None else None
+    hosts = (backend, *(proxy for proxy, target in fronts.items() if target == backend)) if backend else ()
+    env, database = _environment(service, server, hosts, undecided)
+    if env:
+        options["env"] = env
+    if database:
+        options["database"] = database
+    if backend is not None:
+        why.append(f"backend {backend}: {reason}; its details reach the app as DB_* and the env below")
+    proxies = _hosts_named(service, hosts[1:])
+    if proxies:
+        why.append(f"it talks to {', '.join(proxies)} in front of {backend}: checked against {backend} directly")
+    return _row(service, ids, Category.APP, "command", backend, options, why)
+
+
+def _row(
+    service: Service,
+    ids: Mapping[str, str],
+    category: Category,
+    probe: str,
+    backend: str | None,
+    options: Mapping[str, Any],
+    why: list[str],
+) -> Row:
+    if service.platform:
+        why.append(f"pinned to {service.platform} by {service.pinned_by}: the report says whether the pin can go")
+    return Row(
+        id=ids[service.name],
+        name=service.name if service.name.strip() else ids[service.name],
+        category=category,
+        probe=probe,
+        image=service.image,
+        service=service.name,
+        platform=service.platform,
+        backend=ids[backend] if backend is not None else "",
+        options=options,
+        why=tuple(why),
+    )
+
+
+def _acting(words: Sequence[str]) -> str:
+    """Which character a matrix would refuse in `words` (a control, layout or invisible
+    one), named; '' when none."""
+    char = next((c for w in words if (c := acting_character(w, layout_ok=False))), None)
+    return f"a character a matrix cannot carry ({shown(char)})" if char else ""
+
+
+def _placeholder_free(words: Sequence[str]) -> bool:
+    return not any(placeholders_in(word) for word in words)
+
+
+def _environment(
+    service: Service, server: Service | None, hosts: Sequence[str], undecided: list[str]
+) -> tuple[dict[str, str], str]:
+    """The service's environment for the generic probe: the backend's host, port, user and
+    database as placeholders, a password file's path as `{password_file}`; secrets and
+    what compose would fill in from elsewhere left out (and said)."""
+    env: dict[str, str] = {}
+    database = ""
+    db_env = server.environment if server is not None else {}
+    db_user = next((db_env[k] for k in ("MYSQL_USER", "MARIADB_USER") if k in db_env), "root")
+    db_name = next((db_env[k] for k in ("MYSQL_DATABASE", "MARIADB_DATABASE") if k in db_env), "")
+    for key, value in service.environment.items():
+        where = f"{service.name}: `{shown(key)}`"
+        upper = key.upper()
+        if not _ENV_NAME.match(key):
+            undecided.append(f"{where} is not a name the matrix takes: left out")
+        elif _acting([value]):
+            undecided.append(f"{where} holds {_acting([value])}: left out")
+        elif _VARIABLE.search(value):
+            undecided.append(f"{where} needs variables from the shell or .env: left out")
+        elif placeholders_in(value):  # the matrix would read them as placeholders
+            undecided.append(f"{where} has {{…}} words ecoready would fill in: left out")
+        elif server is not None and "PASS" in upper and upper.endswith("_FILE"):
+            env[key] = "{password_file}"
+        elif (_SECRET.search(key) and value.lower() not in _FLAG) or _CREDENTIALS_IN_URL.search(value):
+            more = ""
+            if server is not None and "PASS" in upper:
+                more = f"; ecoready gives the password only as a file: make the app read {key}_FILE"
+            undecided.append(f"{where} holds a secret: not written{more}")
+        elif server is not None:
+            env[key], named = _backend_value(upper, value, hosts, db_user, db_name)
+            database = database or named
+        else:
+            env[key] = value
+    if database and not _DATABASE_NAME.match(database):
+        undecided.append(f"{service.name}: database {database!r} is not a name ecoready creates: it uses its own")
+        database = ""
+    return env, database
+
+
+def _backend_value(key: str, value: str, hosts: Sequence[str], user: str, database: str) -> tuple[str, str]:
+    """(the value with the backend's details as placeholders, the database it names): a
+    host of the backend (or of a proxy in front of it), its port, user and database, alone
+    or inside a URL (`mysql://shop@db:3306/shop`)."""
+    if value in hosts:
+        return "{host}", ""
+    if "PORT" in key and value == MYSQL_PORT:
+        return "{port}", ""
+    if key.endswith(("USER", "USERNAME")) and value == user:
+        return "{user}", ""
+    if database and value == database and any(w in key for w in ("DATABASE", "DB", "SCHEMA")):
+        return "{database}", database
+    url = _URL.match(value)
+    if url is None or url.group("host") not in hosts:
+        return value, ""
+    named = database if database and url.group("path") == f"/{database}" else ""
+    login = "{user}@" if url.group("user") else ""
+    port = ":{port}" if url.group("port") in (None, f":{MYSQL_PORT}") else url.group("port")
+    path = "/{database}" if named else (url.group("path") or "")
+    return f"{url.group('scheme')}://{login}{{host}}{port}{path}{url.group('rest') or ''}", named
+
+
+# scheme://[user@]host[:port][/path][?query]; a password in it was left out before
+_URL = re.compile(
+    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<user>[^:@/]+)@)?(?P<host>[A-Za-z0-9_.-]+)"
+    r"(?P<port>:[0-9]+)?(?P<path>/[^?#]*)?(?P<rest>[?#].*)?$"
+)

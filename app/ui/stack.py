@@ -1,0 +1,96 @@
+"""`ecoready init`: a matrix for the user's own stack, from a compose file, the containers
+running on the engine, or a list of images. It writes a matrix that validates (checked
+before it is written), with a comment per row saying why it was mapped so, and prints
+what it could not decide. The mapping is app/stack/; this only reads, writes and says."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ecoready.domain.errors import UsageError
+from ecoready.domain.text import inert
+from ecoready.matrix.load import parse
+from ecoready.stack.mapping import Row, map_services
+from ecoready.stack.services import Service, from_images
+from ecoready.stack.toml_out import comment, matrix_text
+from ecoready.ui.console import eprint
+
+DEFAULT_ARCHES = ("amd64", "arm64")
+
+
+def init(
+    *,
+    compose: str | None,
+    from_host: bool,
+    images: Sequence[str] | None,
+    output: str,
+    force: bool,
+    arches: Sequence[str] | None,
+) -> int:
+    if output != "-" and Path(output).exists() and not force:
+        raise UsageError(f"{output} exists: add --force to replace it, or write elsewhere with -o")
+    if compose:
+        from ecoready.stack.compose import read_compose
+
+        project, services = read_compose(Path(compose))
+        title, how = f"{project} (from {Path(compose).name})", f"--from {compose}"
+    elif from_host:
+        services, engine = _host_services()
+        title, how = f"containers on {engine}", "--from-host"
+    else:
+        services, title, how = from_images(images or ()), "images", "--images " + ",".join(images or ())
+    mapped = map_services(services)
+    if not mapped.rows:
+        for line in mapped.undecided:
+            eprint(f"ecoready: {inert(line, 300)}")
+        raise UsageError("nothing to write: no service has an image reference")
+    header = (
+        f"Written by `ecoready init {how}`: one row per service, each with why it was mapped so.",
+        "Review it, then `ecoready validate` and `ecoready run` (docs/own-stack.md).",
+    )
+    text = matrix_text(title, arches or DEFAULT_ARCHES, mapped.rows, header)
+    if mapped.undecided:
+        text += "\n" + "\n".join(comment(line) for line in ("Not decided (also printed):", *mapped.undecided)) + "\n"
+    matrix = parse(text, output if output != "-" else "<stdout>")  # what init writes validates
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        from ecoready.report.files import write_atomic
+
+        write_atomic(output, text)
+    where = "stdout" if output == "-" else output
+    count = len(matrix.components)
+    eprint(f"ecoready: wrote {where}: {count} component{'s' if count != 1 else ''} ({_counts(mapped.rows)})")
+    for line in mapped.undecided:
+        eprint(f"ecoready: not decided: {inert(line, 300)}")
+    return 0
+
+
+def _counts(rows: Sequence[Row]) -> str:
+    """`1 command, 2 server`: the rows by probe kind."""
+    kinds: dict[str, int] = {}
+    for row in rows:
+        kinds[row.probe] = kinds.get(row.probe, 0) + 1
+    return ", ".join(f"{n} {probe}" for probe, n in sorted(kinds.items()))
+
+
+def _host_services() -> tuple[list[Service], str]:
+    """The containers running on the engine (DOCKER_HOST or the default socket)."""
+    import asyncio
+
+    async def work() -> tuple[list[Service], str]:
+        from ecoready.engine.docker_host import DockerHost
+        from ecoready.stack.services import from_containers
+
+        host = await DockerHost.connect()
+        try:
+            facts = await host.facts({})
+            containers = await host.running()
+        finally:
+            await host.close()
+        return from_containers(containers, facts.native_arch), host.url or "the local engine"
+
+    return asyncio.run(work())

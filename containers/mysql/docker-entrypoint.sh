@@ -1,0 +1,186 @@
+#!/bin/bash
+# Entry point of ecoready's lab MySQL image, written for the lab from the documented
+# contract of the official `mysql` image so the probes drive both the same way:
+#   MYSQL_ROOT_PASSWORD | MYSQL_ALLOW_EMPTY_PASSWORD | MYSQL_RANDOM_ROOT_PASSWORD (one needed),
+#   MYSQL_ROOT_HOST (default %), MYSQL_DATABASE, MYSQL_USER + MYSQL_PASSWORD,
+#   *_FILE variants, /docker-entrypoint-initdb.d/*.{sh,sql,sql.gz,sql.xz,sql.zst}.
+# Initialisation: a copy of the data directory the image initialised with the defaults
+# (/usr/share/mysql-template; `mysqld --initialize-insecure` when mysqld's arguments change
+# what initialising makes), then a temporary server with --skip-networking runs the set-up
+# and the init scripts; only then the real server starts and listens on TCP. Arguments are mysqld's (`docker run IMAGE --opt` adds `--opt`). Time
+# zone tables are not loaded (as with MYSQL_INITDB_SKIP_TZINFO): the image has no tzdata.
+set -eo pipefail
+shopt -s nullglob
+
+note() { printf '%s [Note] [Entrypoint]: %s\n' "$(date '+%F %T')" "$*"; }
+fail() { printf '%s [ERROR] [Entrypoint]: %s\n' "$(date '+%F %T')" "$*" >&2; exit 1; }
+
+# file_env VAR: VAR from VAR or VAR_FILE (never both).
+file_env() {
+	local var=$1 file_var="${1}_FILE"
+	if [ -n "${!var:-}" ] && [ -n "${!file_var:-}" ]; then
+		fail "both $var and $file_var are set (they are exclusive)"
+	fi
+	local value=${!var:-}
+	if [ -n "${!file_var:-}" ]; then
+		[ -r "${!file_var}" ] || fail "$file_var points to ${!file_var}, which cannot be read"
+		value=$(<"${!file_var}")
+	fi
+	unset "$file_var"
+	export "$var=$value"
+}
+
+setup_env() {
+	file_env MYSQL_ROOT_PASSWORD
+	file_env MYSQL_ROOT_HOST
+	file_env MYSQL_DATABASE
+	file_env MYSQL_USER
+	file_env MYSQL_PASSWORD
+	: "${MYSQL_ROOT_HOST:=%}"
+	DATADIR=/var/lib/mysql
+	SOCKET=/var/run/mysqld/mysqld.sock
+	for arg in "$@"; do
+		case "$arg" in
+			--datadir=*) DATADIR=${arg#--datadir=} ;;
+			--socket=*) SOCKET=${arg#--socket=} ;;
+		esac
+	done
+	INIT_CNF=/var/run/mysqld/.entrypoint-init.cnf
+}
+
+random_password() { # 32 alphanumerics; pipefail off: tr always dies of SIGPIPE here
+	(set +o pipefail; tr -dc 'A-Za-z0-9' </dev/urandom | head -c 32)
+}
+
+sql_string() { # a value quoted as an SQL string literal
+	local s=${1//\\/\\\\}
+	printf "'%s'" "${s//\'/\\\'}"
+}
+
+sql_name() { # an identifier quoted with backticks
+	printf '`%s`' "${1//\`/\`\`}"
+}
+
+# Run SQL (stdin) against the temporary server as root over its socket.
+init_sql() { mysql --defaults-extra-file="$INIT_CNF" --protocol=socket --socket="$SOCKET" "$@"; }
+
+start_temp_server() {
+	note "Starting temporary server"
+	"$@" --skip-networking --socket="$SOCKET" --daemonize=OFF &
+	TEMP_PID=$!
+	for _ in $(seq 1 600); do
+		if mysql --protocol=socket --socket="$SOCKET" -uroot --skip-password -e 'SELECT 1' >/dev/null 2>&1; then
+			note "Temporary server started"
+			return 0
+		fi
+		kill -0 "$TEMP_PID" 2>/dev/null || fail "the temporary server exited during initialisation"
+		sleep 0.5
+	done
+	fail "the temporary server did not answer within 300 s"
+}
+
+TEMPLATE=/usr/share/mysql-template
+# Options that change what `--initialize` makes: with any of them, initialise for real.
+INIT_OPTIONS='lower_case_table_names|innodb_page_size|innodb_data_file_path|innodb_data_home_dir|innodb_undo_directory|innodb_log_group_home_dir|initialize|initialize_insecure'
+
+template_fits() {
+	[ -d "$TEMPLATE/mysql" ] || return 1
+	local arg name
+	for arg in "${@:2}"; do
+		name=${arg#--}
+		name=${name%%=*}
+		name=${name//-/_}
+		name=${name#loose_}
+		if [[ $name =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
+	done
+}
+
+stop_temp_server() {
+	init_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$TEMP_PID"
+	wait "$TEMP_PID" || true
+	note "Temporary server stopped"
+}
+
+initialize() {
+	if [ -z "$MYSQL_ROOT_PASSWORD" ] && [ -z "${MYSQL_ALLOW_EMPTY_PASSWORD:-}" ] && [ -z "${MYSQL_RANDOM_ROOT_PASSWORD:-}" ]; then
+		fail "Database is uninitialized and password option is not specified: set one of MYSQL_ROOT_PASSWORD, MYSQL_ALLOW_EMPTY_PASSWORD, MYSQL_RANDOM_ROOT_PASSWORD"
+	fi
+	if [ "$MYSQL_USER" = root ]; then
+		fail "MYSQL_USER=\"root\": MYSQL_USER and MYSQL_PASSWORD are for configuring a regular user and cannot be used for the root user"
+	fi
+	if [ -n "$MYSQL_USER" ] && [ -z "$MYSQL_PASSWORD" ]; then
+		fail "MYSQL_USER specified, but missing MYSQL_PASSWORD; MYSQL_USER will not be created"
+	fi
+	if [ -n "${MYSQL_RANDOM_ROOT_PASSWORD:-}" ]; then
+		MYSQL_ROOT_PASSWORD=$(random_password)
+		note "GENERATED ROOT PASSWORD: $MYSQL_ROOT_PASSWORD"
+	fi
+	if template_fits "$@"; then
+		note "Copying the initialized database files of $TEMPLATE"
+		cp -a "$TEMPLATE/." "$DATADIR/"
+	else
+		note "Initializing database files"
+		"$@" --initialize-insecure --default-time-zone=SYSTEM
+	fi
+	note "Database files initialized"
+
+	start_temp_server "$@"
+	local root_pw
+	root_pw=$(sql_string "$MYSQL_ROOT_PASSWORD")
+	{
+		echo "SET @@SESSION.SQL_LOG_BIN=0;"
+		echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root_pw;"
+		if [ "$MYSQL_ROOT_HOST" != localhost ]; then
+			echo "CREATE USER 'root'@$(sql_string "$MYSQL_ROOT_HOST") IDENTIFIED BY $root_pw;"
+			echo "GRANT ALL ON *.* TO 'root'@$(sql_string "$MYSQL_ROOT_HOST") WITH GRANT OPTION;"
+		fi
+		if [ -n "$MYSQL_DATABASE" ]; then
+			echo "CREATE DATABASE IF NOT EXISTS $(sql_name "$MYSQL_DATABASE");"
+		fi
+		if [ -n "$MYSQL_USER" ]; then
+			echo "CREATE USER $(sql_string "$MYSQL_USER")@'%' IDENTIFIED BY $(sql_string "$MYSQL_PASSWORD");"
+			if [ -n "$MYSQL_DATABASE" ]; then
+				echo "GRANT ALL ON $(sql_name "$MYSQL_DATABASE").* TO $(sql_string "$MYSQL_USER")@'%';"
+			fi
+		fi
+		echo "FLUSH PRIVILEGES;"
+	} | mysql --protocol=socket --socket="$SOCKET" -uroot --skip-password
+	umask 077
+	local escaped=${MYSQL_ROOT_PASSWORD//\\/\\\\}
+	printf '[client]\nuser=root\npassword="%s"\n' "${escaped//\"/\\\"}" >"$INIT_CNF"
+	umask 022
+
+	for f in /docker-entrypoint-initdb.d/*; do
+		case "$f" in
+			*.sh) if [ -x "$f" ]; then note "running $f"; "$f"; else note "sourcing $f"; . "$f"; fi ;;
+			*.sql) note "running $f"; init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} <"$f" ;;
+			*.sql.gz) note "running $f"; gunzip -c "$f" | init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
+			*.sql.xz) note "running $f"; xzcat "$f" | init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
+			*.sql.zst) note "running $f"; zstd -dc "$f" | init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
+			*) note "ignoring $f" ;;
+		esac
+	done
+	stop_temp_server
+	rm -f "$INIT_CNF"
+	note "MySQL init process done. Ready for start up."
+}
+
+if [ "${1:0:1}" = '-' ]; then
+	set -- mysqld "$@"
+fi
+if [ "$1" = mysqld ]; then
+	setup_env "$@"
+	if [ "$(id -u)" = 0 ]; then
+		mkdir -p /var/run/mysqld "$DATADIR"
+		chown mysql:mysql /var/run/mysqld
+		[ "$(stat -c %U "$DATADIR")" = mysql ] || chown -R mysql:mysql "$DATADIR"
+		exec setpriv --reuid=mysql --regid=mysql --init-groups "${BASH_SOURCE[0]}" "$@"
+	fi
+	if [ ! -d "$DATADIR/mysql" ]; then
+		initialize "$@"
+	fi
+	unset MYSQL_ROOT_PASSWORD MYSQL_PASSWORD
+	note "Starting $*"
+	exec "$@"
+fi
+exec "$@"
