@@ -1,6 +1,7 @@
 """The connector rows of the lab matrix on amd64 (native) and arm64 (emulated): each
-language's driver against a real MariaDB 10.11, through the real engine and registry, as a
-user runs it; and a connector given the wrong password ends `partial`, naming the checks."""
+language's driver against its real backend (MariaDB 10.11 or MySQL 9.7), through the real
+engine and registry, as a user runs it; and a connector given the wrong password ends
+`partial`, naming the checks."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from ecoready.domain.specs import ExecResult
 from ecoready.lab.recipes import IMAGES, image_tag
 from ecoready.matrix.kinds import CONNECTOR_LANGUAGES
+from ecoready.matrix.load import load
 from ecoready.probes.connector import CHECKS, KILL_GRACE, LIMITED_RUN, parse_lines, unreported
 from tests.support.cli import ecoready
 
@@ -37,8 +39,9 @@ def checks_of(cell: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("arch", ["amd64", "arm64"])
-def test_every_connector_is_ready(lab_report: dict[str, Any], arch: str) -> None:
+def test_every_connector_is_ready(lab: Path, lab_report: dict[str, Any], arch: str) -> None:
     # the connector rows of the session's whole-lab run (tests/conftest.py `lab_report`)
+    backends = {component.id: component.backend for component in load(lab).components}
     cells = {c["component"]: c for c in lab_report["cells"] if c["component"] in ROWS and c["arch"] == arch}
     assert sorted(cells) == sorted(ROWS)
     not_ready = {cid: (c["status"], c["detail"], checks_of(c)) for cid, c in cells.items() if c["status"] != "ready"}
@@ -50,7 +53,9 @@ def test_every_connector_is_ready(lab_report: dict[str, Any], arch: str) -> None
         checks = checks_of(cell)
         assert tuple(checks) == CHECKS, (language, list(checks))
         assert all(c["outcome"] == "pass" for c in checks.values()), (language, checks)
-        assert "MariaDB" in checks["version"]["detail"]
+        # each row's own backend answered: MariaDB 10.11, or MySQL 9.7 (lab.toml says which)
+        expected_server = "9.7." if backends[cell["component"]] == "mysql-9.7" else "MariaDB"
+        assert expected_server in checks["version"]["detail"], (language, checks["version"])
         prepared = checks["prepared_utf8mb4"]["detail"]
         assert "\U0001f42c" in prepared and "(20 bytes) round-tripped byte-exact" in prepared, prepared
         # honest about how the placeholders travelled, proven by the server's counter
