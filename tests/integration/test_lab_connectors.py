@@ -95,26 +95,6 @@ def test_a_wrong_password_is_partial_and_names_the_failing_checks(lab: Path, tmp
     assert literal not in result.stdout and literal not in result.stderr
 
 
-def test_an_image_without_the_smoke_program_is_broken(lab: Path, tmp_path: Path, no_leaks: None) -> None:
-    matrix = tmp_path / "m.toml"
-    matrix.write_text(
-        '[[components]]\nid = "mariadb-10.11"\ncategory = "server"\nprobe = "server"\n'
-        'image = "127.0.0.1:5000/lab/mariadb:10.11"\n\n'
-        '[[components]]\nid = "connector-elsewhere"\ncategory = "connector"\nprobe = "connector"\n'
-        'image = "127.0.0.1:5000/lab/mariadb:10.11"\nbackend = "mariadb-10.11"\n'
-        'options = { language = "ruby" }\n'
-    )
-    result = ecoready(
-        "run", "--headless", "--matrix", str(matrix), "--only", "connector-elsewhere", "--arch", "amd64", "--json", "-"
-    )
-    assert result.returncode == 1, result.stderr
-    (cell,) = json.loads(result.stdout)["cells"]
-    assert cell["status"] == "broken", cell
-    start = cell["stages"][-1]
-    assert start["stage"] == "start" and start["outcome"] == "fail"
-    assert "no smoke-ruby on its PATH" in start["detail"]
-
-
 def test_a_hanging_program_is_cut_off_and_keeps_what_it_reported(lab: Path) -> None:
     """The probe's wrapper in the real image: `timeout` ends a program that hangs, the
     lines it printed before survive, and the unreported checks say it was killed."""
