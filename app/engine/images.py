@@ -132,7 +132,10 @@ class EngineImages:
         log: Callable[[str], None],
         timeout: float,
     ) -> str:
-        """`docker build` (classic builder) for a platform; the image id. Output goes to `log`."""
+        """`docker build` (classic builder) for a platform; the image id. Output goes to `log`.
+        Its RUN steps use the host's network, as the lab's debootstrap does: a build then
+        needs no bridge or NAT of the engine's (an engine of its own, as bench/lab_build.py
+        starts, has neither)."""
 
         def work() -> str:
             image_id = ""
@@ -146,6 +149,7 @@ class EngineImages:
                 forcerm=True,
                 decode=True,
                 pull=False,
+                network_mode="host",
             ):
                 if "stream" in message:
                     log(str(message["stream"]))

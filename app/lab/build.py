@@ -35,8 +35,8 @@ from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LA
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import emulators, host_arch
-from ecoready.lab.gaps import GAPS, gap_status, publish_gaps
-from ecoready.lab.local_registry import registry_running, registry_up
+from ecoready.lab.gaps import GAPS, publish_gaps
+from ecoready.lab.local_registry import registry_up
 from ecoready.lab.oci_writer import IndexEntry, RegistryWriter
 from ecoready.lab.recipes import (
     ARCHES,
@@ -57,6 +57,7 @@ from ecoready.lab.recipes import (
     image_tag,
     recipe_hash,
 )
+from ecoready.lab.schedule import BuildBook, StepCost, build_slots, cost_table
 
 Log = Callable[[str], None]
 
@@ -81,6 +82,15 @@ class Lab:
     # generated build contexts, one task per image: both arch tracks await the same one
     _contexts: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
     _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
+    book: BuildBook = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.book = BuildBook(self.lab_dir, build_slots())
+
+    def _cost(self, step: str, arch: str, started: float | None) -> None:
+        """Record a step: `started` None when its image was current."""
+        seconds = time.monotonic() - started if started is not None else 0.0
+        self.book.record(StepCost(step, arch, seconds, arch != host_arch(), started is not None))
 
     # -- base images --------------------------------------------------------------------
     def base_recipe(self, suite: str, arch: str) -> str:
@@ -98,8 +108,13 @@ class Lab:
         recipe = self.base_recipe(suite, arch)
         labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
+            self._cost(f"base {suite}", arch, None)
             return tag
         self._need_emulator(arch)
+        async with self.book.slot():
+            return await self._debootstrap(suite, arch, tag, recipe)
+
+    async def _debootstrap(self, suite: str, arch: str, tag: str, recipe: str) -> str:
         started = time.monotonic()
         self.log(f"lab: debootstrap {suite} for {arch} (about {'90' if arch != host_arch() else '30'} s)")
         work = self.lab_dir / "work" / f"base-{suite}-{arch}"
@@ -132,6 +147,7 @@ class Lab:
         )
         shutil.rmtree(work, ignore_errors=True)
         self.log(f"lab: base {suite}/{arch} built in {time.monotonic() - started:.0f} s")
+        self._cost(f"base {suite}", arch, started)
         return tag
 
     def _need_emulator(self, arch: str) -> None:
@@ -156,28 +172,30 @@ class Lab:
         tag = image_tag(image, arch)
         labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
+            self._cost(image.key, arch, None)
             return tag
         if image.builder is not None or image.files:
             context = await self.build_context(image)
-        started = time.monotonic()
-        hint = " (a few minutes under emulation)" if arch != host_arch() else ""
-        self.log(f"lab: building {image.key} for {arch}{hint}")
-        logfile = self._logfile(f"{image.name}-{image.tag}-{arch}")
-        try:
-            await self.host.images.build(
-                str(context),
-                tag,
-                f"linux/{arch}",
-                buildargs=buildargs,
-                labels={RECIPE_LABEL: recipe},
-                log=_appender(logfile),
-                timeout=BUILD_TIMEOUT[arch],
-            )
-        except Exception:
-            tail = logfile.read_text(errors="replace").splitlines()[-15:] if logfile.exists() else []
-            self.log("\n".join(f"lab:   | {line}" for line in tail))
-            raise
+        async with self.book.slot():
+            started = time.monotonic()
+            hint = " (a few minutes under emulation)" if arch != host_arch() else ""
+            self.log(f"lab: building {image.key} for {arch}{hint}")
+            logfile = self._logfile(f"{image.name}-{image.tag}-{arch}")
+            try:
+                await self.host.images.build(
+                    str(context),
+                    tag,
+                    f"linux/{arch}",
+                    buildargs=buildargs,
+                    labels={RECIPE_LABEL: recipe},
+                    log=_appender(logfile),
+                    timeout=BUILD_TIMEOUT[arch],
+                )
+            except Exception:
+                self._log_tail(logfile)
+                raise
         self.log(f"lab: {image.key} for {arch} built in {time.monotonic() - started:.0f} s")
+        self._cost(image.key, arch, started)
         return tag
 
     def image_recipe(self, image: LabImage, base_recipe: str) -> str:
@@ -211,24 +229,27 @@ class Lab:
         tag = builder_tag(builder, arch)
         labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
+            self._cost(f"builder {builder.name}", arch, None)
             return tag
-        started = time.monotonic()
-        self.log(f"lab: building the builder {builder.name} ({arch}, native)")
-        logfile = self._logfile(f"{builder.name}-{arch}")
-        try:
-            await self.host.images.build(
-                str(containers_dir() / builder.context),
-                tag,
-                f"linux/{arch}",
-                buildargs={"BASE": base, **dict(builder.build_args)},
-                labels={RECIPE_LABEL: recipe},
-                log=_appender(logfile),
-                timeout=BUILD_TIMEOUT[arch],
-            )
-        except Exception:
-            self._log_tail(logfile)
-            raise
+        async with self.book.slot():
+            started = time.monotonic()
+            self.log(f"lab: building the builder {builder.name} ({arch}, native)")
+            logfile = self._logfile(f"{builder.name}-{arch}")
+            try:
+                await self.host.images.build(
+                    str(containers_dir() / builder.context),
+                    tag,
+                    f"linux/{arch}",
+                    buildargs={"BASE": base, **dict(builder.build_args)},
+                    labels={RECIPE_LABEL: recipe},
+                    log=_appender(logfile),
+                    timeout=BUILD_TIMEOUT[arch],
+                )
+            except Exception:
+                self._log_tail(logfile)
+                raise
         self.log(f"lab: builder {builder.name} built in {time.monotonic() - started:.0f} s")
+        self._cost(f"builder {builder.name}", arch, started)
         return tag
 
     async def build_context(self, image: LabImage) -> Path:
@@ -355,23 +376,42 @@ class Lab:
         return await self.host.images.image_id(reference)
 
     # -- the whole lab ------------------------------------------------------------------
+    async def build_images(self, images: Sequence[LabImage], arches: Sequence[str]) -> None:
+        """Build what is out of date, every step in a slot (lab/schedule.py), the longest
+        chains first; then print what each step cost."""
+        started = time.monotonic()
+
+        def chain(job: tuple[LabImage, str]) -> float:
+            image, arch = job
+            emulated = arch != host_arch()
+            return self.book.expected(image.key, arch, emulated) + self.book.expected(
+                f"base {image.suite}", arch, emulated
+            )
+
+        jobs = sorted(((i, a) for i in images for a in arches if a in i.arches), key=chain, reverse=True)
+        try:
+            await self.start_builders(images, arches)
+            # tasks made in that order reach the slots in that order once their base is there
+            tasks = [asyncio.ensure_future(self.image(image, arch)) for image, arch in jobs]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                for task in tasks:  # one failed build ends the others: the lab is not complete
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+        finally:
+            await self.drop_contexts()
+        self.book.save()
+        for line in cost_table(self.book.costs, time.monotonic() - started):
+            self.log(line)
+
     async def build(self, arches: Sequence[str] = ARCHES, only: Sequence[str] | None = None) -> None:
         """Build and publish the images (`only`: by name, or `gaps` for the deliberate gaps)."""
         images = [i for i in IMAGES if not only or i.name in only or i.key in only]
         gaps = not only or "gaps" in only or any(name in only for name in GAPS)
         started = time.monotonic()
-
-        async def track(arch: str) -> None:
-            for image in images:
-                if arch in image.arches:
-                    await self.image(image, arch)
-
-        # one track per arch: the emulated one is CPU-bound, the native one mostly waits on apt
-        try:
-            await self.start_builders(images, arches)
-            await asyncio.gather(*(track(a) for a in arches))
-        finally:
-            await self.drop_contexts()
+        await self.build_images(images, arches)
         registry_up(self.log)
         for image in images:
             await self.publish(image, [a for a in arches if a in image.arches])
@@ -440,43 +480,3 @@ async def _run_logged(cmd: Sequence[str], logfile: Path, *, timeout: float, what
     if code != 0:
         tail = logfile.read_text(errors="replace").splitlines()[-5:]
         raise EnvironmentProblem(f"{what} failed (exit {code}): {' | '.join(tail)[-300:]}; log: {logfile}")
-
-
-async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
-    """What `ecoready lab status` prints, and whether the lab is complete."""
-    lines = []
-    ok = True
-    up = registry_running()
-    ok &= up
-    lines.append(f"registry {REGISTRY}: {'up' if up else 'down (ecoready lab up)'}")
-    for arch in ARCHES:
-        emulator = emulators().get(arch)
-        if arch == host_arch():
-            lines.append(f"{arch}: native")
-        elif emulator is None:
-            lines.append(f"{arch}: no emulator (make setup)")
-        else:
-            lines.append(
-                f"{arch}: emulated by {emulator.version or emulator.interpreter}"
-                + (f" - {emulator.problem()}" if emulator.problem() else "")
-            )
-    writer = RegistryWriter(f"http://{REGISTRY}", timeout=3) if up else None
-    try:
-        for image in IMAGES:
-            for arch in image.arches:
-                labels = await host.images.image_labels(image_tag(image, arch))
-                built = "built" if labels is not None else "not built"
-                pushed = ""
-                if writer is not None:
-                    pushed = ", published" if writer.manifest(f"{arch}/{image.name}", image.tag) else ", not published"
-                ok &= labels is not None and pushed == ", published"
-                lines.append(f"  lab/{image.key} {arch}: {built}{pushed}")
-        if writer is not None:
-            for name, current in gap_status(writer):
-                ok &= current
-                state = "published" if current else "not published (ecoready lab build --only gaps)"
-                lines.append(f"  {name} (gap): {state}")
-    finally:
-        if writer is not None:
-            writer.close()
-    return lines, ok

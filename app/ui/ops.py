@@ -130,7 +130,7 @@ def lab_down() -> int:
 def lab_status() -> int:
     async def work() -> int:
         from ecoready.engine.docker_host import DockerHost
-        from ecoready.lab.build import status_lines
+        from ecoready.lab.status import status_lines
 
         host = await DockerHost.connect()
         try:

@@ -238,7 +238,7 @@ def running_stack() -> Iterator[str]:
         yield project
     finally:
         if started:
-            subprocess.run(["docker", "rm", "-f", *started], capture_output=True, timeout=120)
+            subprocess.run(["docker", "rm", "-fv", *started], capture_output=True, timeout=120)
 
 
 def test_init_from_the_host_maps_the_running_containers(

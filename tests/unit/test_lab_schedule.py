@@ -1,0 +1,64 @@
+"""The lab build's slots, its memory of step times and the cost table it prints."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from ecoready.lab.schedule import DEFAULT_S, REFERENCE_S, BuildBook, StepCost, build_slots, cost_table
+
+
+async def test_no_more_builds_at_once_than_slots(tmp_path: Path) -> None:
+    book = BuildBook(tmp_path, 2)
+    running = 0
+    most = 0
+
+    async def step() -> None:
+        nonlocal running, most
+        async with book.slot():
+            running += 1
+            most = max(most, running)
+            await asyncio.sleep(0.01)
+            running -= 1
+
+    await asyncio.gather(*(step() for _ in range(7)))
+    assert most == 2
+
+
+def test_a_step_is_expected_to_take_what_it_took_last_time(tmp_path: Path) -> None:
+    book = BuildBook(tmp_path, 2)
+    assert book.expected("connectors:bookworm", "arm64", True) == REFERENCE_S[("connectors:bookworm", "arm64")]
+    assert book.expected("app-client:1", "amd64", False) == DEFAULT_S["native"]
+    book.record(StepCost("connectors:bookworm", "arm64", 123.4, True, True))
+    book.record(StepCost("mariadb:10.11", "arm64", 0.0, True, False))  # current: says nothing
+    book.save()
+    again = BuildBook(tmp_path, 2)
+    assert again.expected("connectors:bookworm", "arm64", True) == 123.4
+    assert again.expected("mariadb:10.11", "arm64", True) == REFERENCE_S[("mariadb:10.11", "arm64")]
+
+
+def test_a_damaged_times_file_is_no_history(tmp_path: Path) -> None:
+    (tmp_path / "build-times.json").write_text("{not json")
+    assert BuildBook(tmp_path, 1).expected("tools:bookworm", "amd64", False) == DEFAULT_S["native"]
+
+
+def test_the_cost_table_lists_built_steps_slowest_first_with_the_sums() -> None:
+    costs = [
+        StepCost("base bookworm", "amd64", 31.0, False, True),
+        StepCost("connectors:bookworm", "arm64", 380.0, True, True),
+        StepCost("mariadb:10.11", "amd64", 0.0, False, False),
+    ]
+    lines = cost_table(costs, 600.0)
+    assert "connectors:bookworm" in lines[1] and "emulated" in lines[1]
+    assert "base bookworm" in lines[2] and "native" in lines[2]
+    assert lines[-1] == "lab: 2 step(s) built in 10.0 min (380 s emulated, 31 s native build time), 1 reused"
+    assert cost_table(costs[2:], 1.0) == ["lab: nothing to build (1 step(s) current) in 1 s"]
+
+
+def test_jobs_follow_the_environment_else_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ECOREADY_LAB_JOBS", "3")
+    assert build_slots() == 3
+    monkeypatch.setenv("ECOREADY_LAB_JOBS", "zero")
+    assert build_slots() >= 1
