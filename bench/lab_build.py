@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -53,6 +54,9 @@ def main() -> int:
     if os.geteuid() != 0:
         print("bench/lab_build.py: run as root (it starts a dockerd)", file=sys.stderr)
         return 2
+    # an interrupted bench still stops its engine and removes its data (the `finally` below)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.jobs:
         os.environ["ECOREADY_LAB_JOBS"] = str(args.jobs)
     # under /var/lib (the disk docker uses), a short path: unix socket paths are limited

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import math
 import os
 import shutil
 import signal
@@ -61,6 +62,10 @@ from ecoready.lab.schedule import BuildBook, StepCost, build_slots, cost_table
 
 Log = Callable[[str], None]
 
+# A builder's output gates its images on every arch, the emulated ones the longest of all:
+# its steps go before any other waiting step.
+BUILDER_PRIORITY = math.inf
+
 
 # Written into every rootfs: no services start during builds, no recommends, no docs.
 _ROOTFS_FILES = {
@@ -98,12 +103,13 @@ class Lab:
         files = "".join(f"{k}{v}" for k, v in sorted(_ROOTFS_FILES.items()))
         return recipe_hash("base-v1", suite, arch, self.mirror, "minbase", dockerfile, files)
 
-    async def base(self, suite: str, arch: str) -> str:
-        # a builder started early and an arch track may ask for the same base at once
+    async def base(self, suite: str, arch: str, priority: float = 0.0) -> str:
+        """The base image; `priority`: the chain of the step that asks (lab/schedule.py)."""
+        # a builder started early and an image of the same arch may ask for it at once
         async with self._base_locks.setdefault((suite, arch), asyncio.Lock()):
-            return await self._base(suite, arch)
+            return await self._base(suite, arch, priority)
 
-    async def _base(self, suite: str, arch: str) -> str:
+    async def _base(self, suite: str, arch: str, priority: float) -> str:
         tag = base_tag(suite, arch)
         recipe = self.base_recipe(suite, arch)
         labels = await self.host.images.image_labels(tag)
@@ -111,7 +117,7 @@ class Lab:
             self._cost(f"base {suite}", arch, None)
             return tag
         self._need_emulator(arch)
-        async with self.book.slot():
+        async with self.book.slot(priority):
             return await self._debootstrap(suite, arch, tag, recipe)
 
     async def _debootstrap(self, suite: str, arch: str, tag: str, recipe: str) -> str:
@@ -161,8 +167,13 @@ class Lab:
             raise EnvironmentProblem(f"{problem}: run `make setup`")
 
     # -- component images ------------------------------------------------------------
+    def chain(self, image: LabImage, arch: str) -> float:
+        """Seconds expected for the image and its base, were both to be built."""
+        emulated = arch != host_arch()
+        return self.book.expected(image.key, arch, emulated) + self.book.expected(f"base {image.suite}", arch, emulated)
+
     async def image(self, image: LabImage, arch: str) -> str:
-        base = await self.base(image.suite, arch)
+        base = await self.base(image.suite, arch, self.chain(image, arch))
         base_labels = await self.host.images.image_labels(base) or {}
         context = containers_dir() / image.context
         recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
@@ -176,7 +187,7 @@ class Lab:
             return tag
         if image.builder is not None or image.files:
             context = await self.build_context(image)
-        async with self.book.slot():
+        async with self.book.slot(self.book.expected(image.key, arch, arch != host_arch())):
             started = time.monotonic()
             hint = " (a few minutes under emulation)" if arch != host_arch() else ""
             self.log(f"lab: building {image.key} for {arch}{hint}")
@@ -224,14 +235,14 @@ class Lab:
     async def builder(self, builder: Builder) -> str:
         """The builder image for the host's arch, built when its recipe changed."""
         arch = host_arch()
-        base = await self.base(builder.suite, arch)
+        base = await self.base(builder.suite, arch, BUILDER_PRIORITY)
         recipe = self.builder_recipe(builder)
         tag = builder_tag(builder, arch)
         labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
             self._cost(f"builder {builder.name}", arch, None)
             return tag
-        async with self.book.slot():
+        async with self.book.slot(BUILDER_PRIORITY):
             started = time.monotonic()
             self.log(f"lab: building the builder {builder.name} ({arch}, native)")
             logfile = self._logfile(f"{builder.name}-{arch}")
@@ -380,18 +391,10 @@ class Lab:
         """Build what is out of date, every step in a slot (lab/schedule.py), the longest
         chains first; then print what each step cost."""
         started = time.monotonic()
-
-        def chain(job: tuple[LabImage, str]) -> float:
-            image, arch = job
-            emulated = arch != host_arch()
-            return self.book.expected(image.key, arch, emulated) + self.book.expected(
-                f"base {image.suite}", arch, emulated
-            )
-
-        jobs = sorted(((i, a) for i in images for a in arches if a in i.arches), key=chain, reverse=True)
+        jobs = sorted(((i, a) for i in images for a in arches if a in i.arches), key=lambda j: -self.chain(*j))
         try:
             await self.start_builders(images, arches)
-            # tasks made in that order reach the slots in that order once their base is there
+            # each step waits for a slot by its chain's expected seconds (lab/schedule.py)
             tasks = [asyncio.ensure_future(self.image(image, arch)) for image, arch in jobs]
             try:
                 await asyncio.gather(*tasks)

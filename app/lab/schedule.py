@@ -12,6 +12,8 @@ else from the figures measured on the reference 2-core machine below.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import json
 import os
 from collections.abc import AsyncIterator, Sequence
@@ -57,14 +59,40 @@ class BuildBook:
 
     def __init__(self, lab_dir: Path, slots: int) -> None:
         self._path = lab_dir / "build-times.json"
-        self._slots = asyncio.Semaphore(slots)
+        self._free = slots
+        self._waiting: list[tuple[float, int, asyncio.Future[None]]] = []  # a heap: highest priority first
+        self._count = itertools.count()  # equal priorities: first come, first served
         self.costs: list[StepCost] = []
         self._last = _read_times(self._path)
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        async with self._slots:
+    async def slot(self, priority: float = 0.0) -> AsyncIterator[None]:
+        """A slot, waiters served by `priority` (the seconds of work still ahead of the
+        chain the step belongs to), not by arrival: a base asked for early must not hold
+        back a long image whose base is ready."""
+        if self._free > 0 and not self._waiting:
+            self._free -= 1
+        else:
+            granted = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiting, (-priority, next(self._count), granted))
+            try:
+                await granted
+            except asyncio.CancelledError:
+                if granted.done() and not granted.cancelled():
+                    self._release()  # granted as it was cancelled: pass it on
+                raise
+        try:
             yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        while self._waiting:
+            _, _, waiter = heapq.heappop(self._waiting)
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
 
     def expected(self, step: str, arch: str, emulated: bool) -> float:
         key = f"{step}/{arch}"

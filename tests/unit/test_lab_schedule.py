@@ -27,6 +27,34 @@ async def test_no_more_builds_at_once_than_slots(tmp_path: Path) -> None:
     assert most == 2
 
 
+async def test_waiters_are_served_longest_chain_first_and_a_cancelled_one_takes_nothing(tmp_path: Path) -> None:
+    book = BuildBook(tmp_path, 1)
+    served: list[str] = []
+    gate = asyncio.Event()
+
+    async def holder() -> None:
+        async with book.slot(0.0):
+            await gate.wait()
+
+    async def step(name: str, priority: float) -> None:
+        async with book.slot(priority):
+            served.append(name)
+
+    held = asyncio.create_task(holder())
+    await asyncio.sleep(0)
+    waiters = [
+        asyncio.create_task(step(n, p)) for n, p in (("base trixie", 260.0), ("tools", 85.0), ("connectors", 380.0))
+    ]
+    gone = asyncio.create_task(step("cancelled", 1000.0))
+    await asyncio.sleep(0.01)
+    gone.cancel()
+    gate.set()
+    await asyncio.gather(held, *waiters)
+    assert served == ["connectors", "base trixie", "tools"]
+    async with book.slot():  # the slot came back
+        pass
+
+
 def test_a_step_is_expected_to_take_what_it_took_last_time(tmp_path: Path) -> None:
     book = BuildBook(tmp_path, 2)
     assert book.expected("connectors:bookworm", "arm64", True) == REFERENCE_S[("connectors:bookworm", "arm64")]
