@@ -87,6 +87,7 @@ class Lab:
     # generated build contexts, one task per image: both arch tracks await the same one
     _contexts: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
     _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
+    _builder_locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     book: BuildBook = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -234,6 +235,11 @@ class Lab:
 
     async def builder(self, builder: Builder) -> str:
         """The builder image for the host's arch, built when its recipe changed."""
+        # the build contexts of several images (connectors, openjdk) ask for it at once
+        async with self._builder_locks.setdefault(builder.name, asyncio.Lock()):
+            return await self._builder(builder)
+
+    async def _builder(self, builder: Builder) -> str:
         arch = host_arch()
         base = await self.base(builder.suite, arch, BUILDER_PRIORITY)
         recipe = self.builder_recipe(builder)
