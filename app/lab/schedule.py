@@ -21,18 +21,22 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-# Seconds measured cold on the reference machine (2 cores, qemu 10 for arm64): the order of
-# a first build. Steps not listed count DEFAULT_S.
+# Seconds measured cold on the reference machine (2 cores, qemu 10 for arm64; bench/lab_build.py,
+# docs/performance.md): the order of a first build. Steps not listed count DEFAULT_S.
 REFERENCE_S: dict[tuple[str, str], float] = {
-    ("base bookworm", "arm64"): 150.0,
-    ("base trixie", "arm64"): 110.0,
-    ("base sid", "arm64"): 190.0,
-    ("connectors:bookworm", "arm64"): 380.0,
-    ("mariadb:10.11", "arm64"): 150.0,
-    ("mariadb:11.8", "arm64"): 150.0,
-    ("openjdk:17", "arm64"): 150.0,
-    ("tools:bookworm", "arm64"): 85.0,
-    ("mysql:9.7", "arm64"): 85.0,
+    ("base bookworm", "arm64"): 164.0,
+    ("base sid", "arm64"): 128.0,
+    ("base trixie", "arm64"): 122.0,
+    ("connectors:bookworm", "arm64"): 459.0,
+    ("node:18", "arm64"): 304.0,
+    ("openjdk:17", "arm64"): 200.0,
+    ("python:3.11", "arm64"): 194.0,
+    ("python:3.11-slim", "arm64"): 160.0,
+    ("golang:1.23", "arm64"): 136.0,
+    ("mysql:9.7", "arm64"): 103.0,
+    ("mariadb:10.11", "arm64"): 101.0,
+    ("mariadb:11.8", "arm64"): 96.0,
+    ("tools:bookworm", "arm64"): 82.0,
 }
 DEFAULT_S = {"emulated": 60.0, "native": 30.0}
 
