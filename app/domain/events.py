@@ -54,6 +54,14 @@ class CellStarted:
 
 
 @dataclass(frozen=True)
+class CellQueued:
+    """The cell waits for its turn (a CPU slot, or a pull): nothing of it runs until its
+    next StageStarted. A cell is queued from its CellStarted to its first StageStarted too."""
+
+    cell_id: str
+
+
+@dataclass(frozen=True)
 class StageStarted:
     cell_id: str
     stage: Stage
@@ -170,6 +178,7 @@ class RunFinished:
 Event = (
     RunStarted
     | CellStarted
+    | CellQueued
     | StageStarted
     | CheckReported
     | ImageResolved

@@ -356,6 +356,11 @@ class CellResult:
     packaging: Packaging | None = None  # driver rows: the driver's package for this arch
     audit: AuditResult | None = None
 
+    @property
+    def queued(self) -> bool:
+        """Under way but waiting for its turn (a slot or a pull): no stage runs now."""
+        return self.status is Status.RUNNING and self.stage is None
+
     def stage_result(self, stage: Stage) -> StageResult | None:
         for result in self.stages:
             if result.stage is stage:

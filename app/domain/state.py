@@ -15,6 +15,7 @@ from ecoready.domain.events import (
     BenchReported,
     CellFinished,
     CellLog,
+    CellQueued,
     CellStarted,
     CheckReported,
     Event,
@@ -199,6 +200,8 @@ def reduce(report: Report, event: Event) -> Report:
             packaging=None,
             audit=None,
         )
+    elif isinstance(event, CellQueued):
+        cell = replace(cell, stage=None)  # waiting: no stage under way (CellResult.queued)
     elif isinstance(event, StageStarted):
         cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
     elif isinstance(event, CheckReported):

@@ -33,6 +33,8 @@ COLOUR: Mapping[Status, str] = {
     Status.SKIPPED: "grey50",
 }
 
+QUEUED_WORD = "queued"  # a cell under way that waits for its turn: no timer, no spinner
+
 EMULATED_MARK = "ᵉ"
 EMULATED_MEANING = "ran emulated (qemu): correct or not, but its timings and benchmarks are not performance"
 
@@ -53,7 +55,9 @@ MEANING: Mapping[Status, str] = {
 def cell_text(cell: CellResult, width: int = 28) -> str:
     """`✔ ready 4.1s`, `✘ broken: exec format error`, `▶ start` ... plus the emulated mark."""
     glyph = GLYPH[cell.status]
-    if cell.status is Status.RUNNING:
+    if cell.queued:
+        glyph, words = GLYPH[Status.PENDING], QUEUED_WORD
+    elif cell.status is Status.RUNNING:
         words = cell.stage.value if cell.stage else "starting"
     elif cell.status is Status.READY:
         words = f"ready {cell.seconds:.1f}s" + (f" · {packaging_word(cell.packaging)}" if cell.packaging else "")
@@ -90,6 +94,8 @@ def platform_text(p: PlatformFitness, width: int = 28) -> str:
 def short_text(cell: CellResult) -> str:
     """`✔ ready 4.1s`, `◐ partial 3.7s`, `∅ missing`: glyph, status and time, no detail.
     The emulated mark is left to the caller (reports show it in their own way)."""
+    if cell.queued:
+        return f"{GLYPH[Status.PENDING]} {QUEUED_WORD}"
     words = cell.status.value
     if cell.status.finished and cell.status not in (Status.MISSING, Status.SKIPPED) and cell.seconds:
         words = f"{words} {cell.seconds:.1f}s"

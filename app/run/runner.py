@@ -34,6 +34,7 @@ from ecoready.domain.events import (
     CellFinished,
     CellLog,
     CellPlanned,
+    CellQueued,
     CellStarted,
     HostLost,
     ImageResolved,
@@ -310,6 +311,8 @@ class Runner:
                 if stage is Stage.PACKAGING:  # registry requests only: no slot, no container
                     outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
+                    if scheduler.pulls.locked():
+                        emit(CellQueued(cell.id))
                     async with scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
                     if cell.id in self._missing:
@@ -321,10 +324,12 @@ class Runner:
                     if held is not None:  # give the slot back first: two cells waiting for all would deadlock
                         slots.release(held)
                     held = None
+                    emit(CellQueued(cell.id))
                     held = await slots.acquire(slots.units, expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 else:
                     if held is None:
+                        emit(CellQueued(cell.id))
                         held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.PACKAGING, Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:

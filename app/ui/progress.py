@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import IO, Protocol
 
-from ecoready.domain.events import CellFinished, CellStarted, Event, RunNote, RunStarted, StageStarted
-from ecoready.domain.model import Report
+from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
+from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.present import EMULATED_MARK, GLYPH
 from ecoready.report.summary import render_summary
@@ -100,19 +100,29 @@ class RichProgress(PlainProgress):
         self.bar.start()
 
     def update(self, event: Event, report: Report) -> None:
-        if isinstance(event, CellStarted):
-            self.running[event.cell_id] = "start"
+        if isinstance(event, (CellStarted, CellQueued)):  # waiting for its turn: not running
+            self.running.pop(event.cell_id, None)
         elif isinstance(event, StageStarted):
             self.running[event.cell_id] = event.stage.value
         elif isinstance(event, CellFinished):
             self.running.pop(event.cell_id, None)
         super().update(event, report)
-        shown = ", ".join(f"{k} {v}" for k, v in list(self.running.items())[:3])
-        self.bar.update(self.task, completed=_done(report), description=shown)
+        self.bar.update(self.task, completed=_done(report), description=running_words(self.running, report))
 
     def stop(self, report: Report) -> None:
         self.bar.stop()
         super().stop(report)
+
+
+def running_words(running: dict[str, str], report: Report) -> str:
+    """`▶2 running: db/arm64 start, px/amd64 image · 34 queued`: cells at work (a few by
+    name) apart from the cells waiting for their turn."""
+    queued = sum(1 for c in report.cells.values() if c.queued)
+    shown = ", ".join(f"{k} {v}" for k, v in list(running.items())[:3])
+    parts = [f"{GLYPH[Status.RUNNING]}{len(running)} running: {shown}"] if running else []
+    if queued:
+        parts.append(f"{GLYPH[Status.PENDING]}{queued} queued")
+    return "  ".join(parts)
 
 
 def make_progress(stream: IO[str]) -> Progress:

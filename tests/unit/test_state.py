@@ -153,3 +153,15 @@ def test_registry_observations_keep_the_latest_per_registry_in_first_seen_order(
         "error": "unreachable (ConnectError: x)",
         "waited_s": 0.0,
     }
+
+
+def test_a_cell_waiting_for_its_turn_is_queued_until_its_next_stage() -> None:
+    from ecoready.domain.events import CellQueued
+
+    report = fold([started("db/amd64"), CellStarted("db/amd64", "t")])
+    assert report.cells["db/amd64"].queued  # started, no stage yet: waiting for a pull or a slot
+    report = fold([StageStarted("db/amd64", Stage.IMAGE), CellQueued("db/amd64")], report)
+    cell = report.cells["db/amd64"]
+    assert cell.queued and cell.status is Status.RUNNING and cell.stages  # the image stage is kept
+    report = fold([StageStarted("db/amd64", Stage.START)], report)
+    assert not report.cells["db/amd64"].queued

@@ -27,7 +27,16 @@ from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
 from ecoready.domain.errors import EcoreadyError
-from ecoready.domain.events import CellFinished, CellStarted, Event, RegistryObserved, RunNote, RunStarted
+from ecoready.domain.events import (
+    CellFinished,
+    CellQueued,
+    CellStarted,
+    Event,
+    RegistryObserved,
+    RunNote,
+    RunStarted,
+    StageStarted,
+)
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.state import empty_report, reduce
 from ecoready.domain.text import inert, one_line
@@ -121,9 +130,11 @@ class EcoreadyApp(App[int]):
         self.comparison = Comparison((), ())
         self.events_seen = 0
         self._dirty: set[str] = set()
-        self._cells_running: dict[str, float] = {}  # cell id -> clock at its CellStarted
-        # Cells of a re-run still waiting for a slot: drawn as pending, not as their old result
-        # (the runner says CellStarted only once a slot is free).
+        # cell id -> clock when its work began, less the work done before a wait: a cell's
+        # timer counts its stages, not the time it is queued for a slot.
+        self._cells_running: dict[str, float] = {}
+        self._worked: dict[str, float] = {}  # queued cells: seconds of work before the wait
+        # Cells of a re-run not started yet: drawn as pending, not as their old result.
         self._queued: set[str] = set()
         self._rebuild = False
         self._header_dirty = False
@@ -188,6 +199,7 @@ class EcoreadyApp(App[int]):
             self._rebuild = True
             self._dirty.clear()
             self._cells_running.clear()
+            self._worked.clear()
             self._queued.clear()
             self.progress.start(self.report.cells, "run")
         elif isinstance(event, RunNote):
@@ -197,11 +209,17 @@ class EcoreadyApp(App[int]):
         elif hasattr(event, "cell_id"):
             cell_id: str = event.cell_id
             self._dirty.add(cell_id)
-            if isinstance(event, CellStarted):
-                self._cells_running[cell_id] = self.clock()
+            if isinstance(event, CellStarted):  # queued until its first stage starts
+                self._cells_running.pop(cell_id, None)
+                self._worked.pop(cell_id, None)
                 self._queued.discard(cell_id)
+            elif isinstance(event, StageStarted) and cell_id not in self._cells_running:
+                self._cells_running[cell_id] = self.clock() - self._worked.pop(cell_id, 0.0)
+            elif isinstance(event, CellQueued) and cell_id in self._cells_running:
+                self._worked[cell_id] = self.clock() - self._cells_running.pop(cell_id)
             elif isinstance(event, CellFinished):
                 self._cells_running.pop(cell_id, None)
+                self._worked.pop(cell_id, None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group not in ("run", "rerun"):

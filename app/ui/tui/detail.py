@@ -54,7 +54,10 @@ def summary_section(cell: CellResult) -> RenderableType:
         text.append(f" {EMULATED_MARK}emulated", style=Style(italic=True))
     text.append(f" on {inert(cell.host) or 'no host'}\n")
     text.append_text(safe(f"{cell.name} · {cell.category.value}\n"))
-    text.append(f"{GLYPH[cell.status]} {cell.status.value}", style=Style(bold=True))
+    if cell.queued:
+        text.append(f"{GLYPH[Status.PENDING]} queued (waiting for its turn)", style=Style(bold=True))
+    else:
+        text.append(f"{GLYPH[cell.status]} {cell.status.value}", style=Style(bold=True))
     if cell.status is Status.RUNNING and cell.stage is not None:
         text.append(f" ({cell.stage.value})")
     if cell.seconds >= 0.05:
