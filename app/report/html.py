@@ -56,6 +56,7 @@ from ecoready.report.present import (
 )
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
+from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
 
 # present.COLOUR names (Rich's) -> CSS colours with enough contrast on white
 CSS_COLOUR: Mapping[str, str] = {
@@ -214,17 +215,30 @@ def legend(report: Report) -> str:
     return f'<ul class=legend aria-label="legend">{"".join(items)}</ul>'
 
 
+def answer(report: Report) -> str:
+    """The verdict per arch first, then each registry that could not be asked, once."""
+    items = [
+        f"<li><b>{esc(line.split(' ', 1)[0])}</b> {esc(line.split(' ', 1)[1])}</li>" for line in arch_verdicts(report)
+    ]
+    items += [f"<li>⚠ {esc(line)}</li>" for line in infra_lines(report)]
+    return f"<ul class=verdicts>{''.join(items)}</ul>" if items else ""
+
+
 def failed(report: Report) -> str:
     cells = failing_cells(report)
     if not cells:
         return ""
     out = ["<h2>What failed</h2>"]
+    advised = advice_by_cell(report)
     for cell in cells:
         emu = f" <span class=emu>{EMULATED_MARK} emulated</span>" if cell.emulated else ""
         out.append(f"<h3>{GLYPH[cell.status]} {esc(cell.component)} on {esc(cell.arch)}: {cell.status.value}{emu}</h3>")
         items = "".join(
             f"<li><b>{esc(f.where)}</b> ({esc(f.outcome)}): {esc(f.detail) or 'no detail'}</li>" for f in failures(cell)
         )
+        if cell.id in advised:
+            why, todo = advised[cell.id].reason, advised[cell.id].remedy
+            items = f"<li><b>why:</b> {esc(why)}</li><li><b>what to do:</b> {esc(todo)}</li>{items}"
         out.append(f"<ul class=failure-list>{items}</ul>")
     return "".join(out)
 
@@ -373,6 +387,7 @@ def render(report: Report) -> str:
         f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>",
         "<h1>ecoready readiness report</h1>",
         f"<p class=meta>{esc(run_line(report))}</p>",
+        answer(report),
         grid(report),
         f"<p class=counts>{esc(counts_line(report))}</p>",
         legend(report),

@@ -9,6 +9,7 @@ from ecoready.domain.text import inert
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text
+from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines
 
 
 def hosts_by_arch(report: Report) -> dict[str, str]:
@@ -76,6 +77,8 @@ def render_summary(report: Report) -> str:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     parts = [f"{n} {s.value}" for s, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
     lines = [
+        *(_one_line(line) for line in arch_verdicts(report)),
+        "",
         render_grid(report),
         "",
         f"{len(cells)} cells: "
@@ -83,11 +86,12 @@ def render_summary(report: Report) -> str:
         + (f"   ({EMULATED_MARK} = emulated)" if any(c.emulated for c in cells) else ""),
     ]
     several = len({c.host for c in cells if c.host}) > 1
-    failing = [c for c in cells if c.status not in (Status.READY, Status.SKIPPED, Status.PENDING)]
-    for cell in failing:
-        detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # "missing: missing: …" reads badly
+    for advised in advice_to_list(report):  # what failed, and what to do about it
+        cell = report.cells[advised.cell_id]
         where = f" on {cell.host}" if several and cell.host else ""
-        lines.append(_one_line(f"  {cell.id}{where}: {cell.status.value}: {detail}"))
+        lines.append(_one_line(f"  {GLYPH[cell.status]} {cell.id}{where}: {cell.status.value}: {advised.reason}"))
+        lines.append(_one_line(f"      what to do: {advised.remedy}"))
+    lines.extend(_one_line(f"  {GLYPH[Status.ERROR]} {line}") for line in infra_lines(report))
     for cell in cells:  # driver rows: the packaging verdict next to the runtime result
         if cell.packaging is not None:
             packaging = packaging_line(cell.packaging)

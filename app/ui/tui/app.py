@@ -27,16 +27,7 @@ from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
 from ecoready.domain.errors import EcoreadyError
-from ecoready.domain.events import (
-    CellFinished,
-    CellQueued,
-    CellStarted,
-    Event,
-    RegistryObserved,
-    RunNote,
-    RunStarted,
-    StageStarted,
-)
+from ecoready.domain.events import CellStarted, Event, RegistryObserved, RunNote, RunStarted
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.state import empty_report, reduce
 from ecoready.domain.text import inert, one_line
@@ -44,15 +35,17 @@ from ecoready.matrix.document import Matrix
 from ecoready.report.cost import Comparison, compare
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.signals import catch_stop_signals, release_stop_signals
+from ecoready.ui.tui.answer import ReasonLine, VerdictLines
 from ecoready.ui.tui.compare import CompareScreen
 from ecoready.ui.tui.detail import DetailScreen
 from ecoready.ui.tui.export import Exported, ExportScreen
-from ecoready.ui.tui.filters import FilterScreen, RowFilter, apply_choice
+from ecoready.ui.tui.filters import FilterScreen, RowFilter, SearchBox, apply_choice
 from ecoready.ui.tui.grid import COMPARE, COMPONENT, ReadinessGrid, visible_rows
 from ecoready.ui.tui.header import RunHeader
 from ecoready.ui.tui.help import HelpScreen
 from ecoready.ui.tui.look import Motion, palette
 from ecoready.ui.tui.statusbar import ProgressLine, ProgressState
+from ecoready.ui.tui.timers import WorkTimers
 
 FLUSH_SECONDS = 0.1
 INTERRUPTED = 130  # the exit code when q stops a run under way, as Ctrl-C does headless
@@ -74,17 +67,6 @@ class RunSession(Protocol):
 
 
 SessionFactory = Callable[[Matrix, RunOptions, Callable[[Event], None]], RunSession]
-
-
-class SearchBox(Input):
-    BINDINGS = [
-        Binding("enter", "submit", "Keep filter", key_display="⏎"),
-        Binding("escape", "cancel_search", "Clear search"),
-    ]
-
-    def action_cancel_search(self) -> None:
-        self.value = ""
-        self.post_message(self.Submitted(self, ""))
 
 
 class EcoreadyApp(App[int]):
@@ -130,13 +112,11 @@ class EcoreadyApp(App[int]):
         self.comparison = Comparison((), ())
         self.events_seen = 0
         self._dirty: set[str] = set()
-        # cell id -> clock when its work began, less the work done before a wait: a cell's
-        # timer counts its stages, not the time it is queued for a slot.
-        self._cells_running: dict[str, float] = {}
-        self._worked: dict[str, float] = {}  # queued cells: seconds of work before the wait
+        self.timers = WorkTimers(clock)  # running cells' timers: their work, not their waits
         # Cells of a re-run not started yet: drawn as pending, not as their old result.
         self._queued: set[str] = set()
         self._rebuild = False
+        self._answered: Report | None = None  # the report the verdict lines were drawn for
         self._header_dirty = False
         self._rows_built = False
         self._built_width = 0
@@ -155,8 +135,11 @@ class EcoreadyApp(App[int]):
             placeholder="search components (enter keeps the filter, esc clears it)", id="search"
         )
         self.progress_line = ProgressLine(id="progress")
+        self.verdicts, self.reason = VerdictLines(id="verdicts"), ReasonLine(id="reason")
         yield self.header
+        yield self.verdicts
         yield self.grid
+        yield self.reason
         yield self.search_box
         yield self.progress_line
         yield Footer(compact=True, show_command_palette=False)
@@ -198,8 +181,7 @@ class EcoreadyApp(App[int]):
         if isinstance(event, RunStarted):
             self._rebuild = True
             self._dirty.clear()
-            self._cells_running.clear()
-            self._worked.clear()
+            self.timers.clear()
             self._queued.clear()
             self.progress.start(self.report.cells, "run")
         elif isinstance(event, RunNote):
@@ -209,17 +191,9 @@ class EcoreadyApp(App[int]):
         elif hasattr(event, "cell_id"):
             cell_id: str = event.cell_id
             self._dirty.add(cell_id)
-            if isinstance(event, CellStarted):  # queued until its first stage starts
-                self._cells_running.pop(cell_id, None)
-                self._worked.pop(cell_id, None)
+            self.timers.see(event)
+            if isinstance(event, CellStarted):
                 self._queued.discard(cell_id)
-            elif isinstance(event, StageStarted) and cell_id not in self._cells_running:
-                self._cells_running[cell_id] = self.clock() - self._worked.pop(cell_id, 0.0)
-            elif isinstance(event, CellQueued) and cell_id in self._cells_running:
-                self._worked[cell_id] = self.clock() - self._cells_running.pop(cell_id)
-            elif isinstance(event, CellFinished):
-                self._cells_running.pop(cell_id, None)
-                self._worked.pop(cell_id, None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group not in ("run", "rerun"):
@@ -248,13 +222,24 @@ class EcoreadyApp(App[int]):
             frame = motion.frame if motion else None
             if self._rebuild or not self._rows_built:
                 self._build()
-            elif self._dirty or (self._cells_running and frame != self._frame):
+            elif self._dirty or (self.timers.since and frame != self._frame):
                 self._apply(motion)
             self._frame = frame
         if self._header_dirty:
             self._header_dirty = False
             self.header.show(self.report, self.matrix.title, self.size.width)
         self._show_progress()
+        self._show_answer()
+
+    def _show_answer(self) -> None:
+        """The verdict lines (when the report changed) and the selected cell's reason."""
+        view = self.view
+        if view is not self._answered:
+            self._answered = view
+            self.verdicts.show(view)
+        _, column = self.grid.selection() if self._rows_built else (None, None)
+        cells = self.selected_cells() if column not in (COMPONENT, COMPARE, None) else []
+        self.reason.show(view, view.cells.get(cells[0].id) if cells else None)
 
     @property
     def view(self) -> Report:
@@ -271,7 +256,7 @@ class EcoreadyApp(App[int]):
         if not self.spin:
             return None
         now = self.clock()
-        return Motion(int(now * SPIN_PER_SECOND), now, self._cells_running)
+        return Motion(int(now * SPIN_PER_SECOND), now, self.timers.since)
 
     def _build(self) -> None:
         view = self.view
@@ -299,7 +284,7 @@ class EcoreadyApp(App[int]):
             if wanted != grid.shown:
                 self._build()
                 return
-        changed = dirty | set(self._cells_running)
+        changed = dirty | set(self.timers.since)
         cells = [view.cells[cid] for cid in changed if cid in view.cells]
         finished = [c for c in cells if c.id in dirty and (c.status.finished or c.bench is not None)]
         with self.batch_update():
