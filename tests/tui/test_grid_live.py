@@ -214,7 +214,7 @@ async def test_cells_waiting_for_the_one_slot_read_queued(lab: Path, no_leaks: N
         return False
 
     async with app.run_test(size=(120, 30)) as pilot:
-        await wait_until(pilot, rec.until(one_queued_one_started), "one cell started while the other waits")
+        await wait_until(pilot, rec.until(one_queued_one_started), "one cell starts while the other waits", 300)
         await wait_until(
             pilot,
             rec.until(lambda: all(c.status.finished for c in app.report.cells.values())),
