@@ -15,7 +15,7 @@ from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import cells_in_grid_order, failures, run_seconds
 from ecoready.report.present import EMULATED_MEANING, packaging_line
-from ecoready.report.verdict import Advice, advice_by_cell, arch_verdicts
+from ecoready.report.verdict import Advice, advice_by_cell, arch_verdicts, infra_lines
 
 # Characters XML 1.0 cannot carry at all (inert() already removed most controls).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -100,6 +100,8 @@ def render(report: Report) -> str:
         ET.SubElement(props, "property", name=name, value=xml_text(value))
     for i, line in enumerate(arch_verdicts(report)):
         ET.SubElement(props, "property", name=f"verdict.{i + 1}", value=xml_text(line))
+    for i, line in enumerate(infra_lines(report)):  # each registry or backend that failed many cells
+        ET.SubElement(props, "property", name=f"infrastructure.{i + 1}", value=xml_text(line))
     advised = advice_by_cell(report)
     for cell in cells:
         testcase(suite, cell, advised.get(cell.id))

@@ -9,7 +9,7 @@ from ecoready.domain.text import inert
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text
-from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines
+from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines, registry_troubles
 
 
 def hosts_by_arch(report: Report) -> dict[str, str]:
@@ -101,8 +101,10 @@ def render_summary(report: Report) -> str:
             ran = sum(1 for c in cells if c.host == host.name)
             state = f": {host.error}" if host.error else ""
             lines.append(_one_line(f"host {host.name}: {ran} cell(s){state}"))
+    collapsed = tuple(f"registry {t.registry}: " for t in registry_troubles(report))
     for note in report.notes:
-        lines.append(_one_line(f"note: {note}"))
+        if not (collapsed and note.startswith(collapsed)):  # else said above, with the way out
+            lines.append(_one_line(f"note: {note}"))
     for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
         if status.limit is not None or status.remaining is not None:
             lines.append(_one_line(registry_line(status)))

@@ -76,6 +76,17 @@ def registry_failure(cell: CellResult) -> tuple[str, str] | None:
     return (found["registry"], found["reason"]) if found else None
 
 
+def backend_failure(cell: CellResult) -> tuple[str, str] | None:
+    """(backend, why) when the cell is `error` because its backend could not be had."""
+    if cell.status is not Status.ERROR:
+        return None
+    rest = _strip(_failed_detail(cell), "image:", "start:")
+    if not rest.startswith("backend "):
+        return None
+    name, _, why = rest.removeprefix("backend ").partition(" ")
+    return name.rstrip(":"), why
+
+
 def _failed_detail(cell: CellResult) -> str:
     """The failing stage's own detail (without the `stage:` prefix the reducer adds)."""
     for result in cell.stages:
@@ -137,11 +148,11 @@ def cell_reason(cell: CellResult) -> tuple[str, str]:
         if found:
             what = found[1].split(" (")[0].removeprefix("registry ")
             return f"registry {found[0]}: {found[1]}", f"registry {found[0]} {what}"
+        backend = backend_failure(cell)
+        if backend:  # the backend is blamed, not the image
+            name, why = backend
+            return f"backend {name}: {why.removeprefix(': ')}".rstrip(": "), f"backend {name} failed"
         rest = _strip(cell.detail, "image:", "start:", "smoke:", "bench:", "audit:", "packaging:")
-        if rest.startswith("backend "):  # the backend is blamed, not the image
-            name = rest.split(" ", 2)[1].rstrip(":")
-            why = rest.split(" ", 2)[2] if len(rest.split(" ", 2)) > 2 else ""
-            return f"backend {name}: {why}".rstrip(": "), f"backend {name} failed"
         reason = rest.split("; fix:")[0]
         reason = reason or "the tool or its infrastructure failed"
         short = "no host" if reason.startswith("no host for") else _cut(reason, 48)
@@ -200,10 +211,11 @@ def _remedy(cell: CellResult, step: Step | None, searched: bool) -> str:
             return text.split("; fix: ", 1)[1]
         if "no host for" in text:
             return EMULATOR_REMEDY.format(arch=arch)
-        rest = _strip(text, "image:", "start:", "smoke:", "bench:", "audit:")
-        if rest.startswith("backend "):
-            name = rest.split(" ", 2)[1].rstrip(":")
-            return f"fix the backend {name} first (its own row says why), then re-run this cell"
+        backend = backend_failure(cell)
+        if backend:
+            unreachable = _REGISTRY_FAILURE.match(backend[1].removeprefix(": "))
+            first = REGISTRY_REMEDY if unreachable else "see its own row"
+            return f"fix the backend {backend[0]} first ({first}), then re-run this cell"
         if "docker daemon unavailable" in text or "docker engine" in text:
             return "start the docker engine (or check the host's address), then re-run"
         return "not the component's fault: see the detail, fix the cause, then re-run the cell"
@@ -255,18 +267,34 @@ def registry_troubles(report: Report) -> list[RegistryTrouble]:
     return [RegistryTrouble(reg, reason, tuple(sorted(ids))) for (reg, reason), ids in sorted(grouped.items())]
 
 
+def backend_troubles(report: Report) -> dict[tuple[str, str], list[str]]:
+    """(backend, why) -> the cells that could not run because of it."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for cell in report.cells.values():
+        found = backend_failure(cell)
+        if found:
+            grouped.setdefault((found[0], found[1].removeprefix(": ")), []).append(cell.id)
+    return grouped
+
+
 def infra_lines(report: Report) -> list[str]:
-    """`registry docker.io: unreachable (ConnectError: …): 12 cells not checked; way out: …`"""
-    return [
+    """`registry docker.io: unreachable (ConnectError: …): 12 cells not checked; way out: …`,
+    and `backend mysql-8.4: …: 3 cells not checked`: each trouble once, with the way out."""
+    lines = [
         f"registry {t.registry}: {t.reason}: {plural(len(t.cells), 'cell')} not checked; way out: {REGISTRY_REMEDY}"
         for t in registry_troubles(report)
     ]
+    for (backend, why), cells in sorted(backend_troubles(report).items()):
+        out = REGISTRY_REMEDY if _REGISTRY_FAILURE.match(why) else "fix it (its own row says why)"
+        lines.append(f"backend {backend}: {why}: {plural(len(cells), 'cell')} not checked; way out: {out}")
+    return lines
 
 
 def advice_to_list(report: Report) -> list[Advice]:
     """The advice a view lists cell by cell: registry failures are said once, by
     `infra_lines`, when more than one cell shares them."""
     collapsed = {cid for t in registry_troubles(report) if len(t.cells) > 1 for cid in t.cells}
+    collapsed |= {cid for cells in backend_troubles(report).values() if len(cells) > 1 for cid in cells}
     return [a for a in advice(report) if a.cell_id not in collapsed]
 
 
@@ -312,14 +340,21 @@ def arch_verdicts(report: Report) -> list[str]:
         for words, statuses in groups:
             named = [by_cell[c.id] for c in _in_grid_order(report, cells) if c.status in statuses and c.id in by_cell]
             if named:
-                joined = ", ".join(f"{a.component} ({a.short})" for a in named[:MAX_NAMED])
-                more = f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
-                text += f"; {words}{':' if words != 'blocked by' else ''} {joined}{more}"
+                text += f"; {words}{':' if words != 'blocked by' else ''} {_named(named)}"
         lines.append(text)
     return lines
 
 
 MAX_NAMED = 6  # components named per group in a verdict line; the rest are counted
+
+
+def _named(named: list[Advice]) -> str:
+    """`a, b (no arm64 image), c (does not start)`: components sharing a reason, together."""
+    by_short: dict[str, list[str]] = {}
+    for item in named[:MAX_NAMED]:
+        by_short.setdefault(item.short, []).append(item.component)
+    joined = ", ".join(f"{', '.join(components)} ({short})" for short, components in by_short.items())
+    return joined + (f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else "")
 
 
 def _in_grid_order(report: Report, cells: list[CellResult]) -> list[CellResult]:

@@ -447,6 +447,10 @@ class Runner:
                     raise BackendFailed(
                         f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
                     ) from None
+                except (BackendFailed, DockerUnavailable):
+                    raise
+                except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
+                    raise BackendFailed(f"backend {cell.backend.id}: {exc}") from None
             return f"{info.found_as} {info.digest[:19]}"
         if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
             info = await ctx.run.images.ensure(cell.component.image, cell.arch)
