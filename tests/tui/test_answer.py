@@ -36,3 +36,6 @@ async def test_verdict_lines_and_the_reason_of_a_broken_and_a_missing_cell() -> 
         reason = str(app.reason.render())
         assert reason.startswith("✘ mariadb-backup/arm64 ᵉemulated: broken: does not start: exec format error")
         assert "\nwhat to do: register an emulator for arm64 (qemu-user >= 8" in reason
+        await pilot.press("enter")  # the details say it too
+        body = app.screen.body_text()
+        assert "why: does not start: exec format error" in body and "what to do: register an emulator" in body

@@ -22,11 +22,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Stage, Status
+from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
 from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text
+from ecoready.report.verdict import Advice, advice_for
 from ecoready.ui.tui.bars import bar_chart
 
 OUTCOME_GLYPH: Mapping[Outcome | None, str] = {
@@ -207,10 +208,21 @@ def log_section(lines: tuple[str, ...]) -> RenderableType:
     return Text("\n".join(inert(line) for line in lines), no_wrap=False)
 
 
-def detail_renderable(cell: CellResult, width: int) -> RenderableType:
+def advice_section(advised: Advice) -> RenderableType:
+    text = Text()
+    text.append("why: ", style=Style(bold=True))
+    text.append_text(safe(advised.reason + "\n"))
+    text.append("what to do: ", style=Style(bold=True))
+    text.append_text(safe(advised.remedy))
+    return text
+
+
+def detail_renderable(cell: CellResult, width: int, advised: Advice | None = None) -> RenderableType:
     packaging = [heading("packaging"), packaging_section(cell.packaging)] if cell.packaging is not None else []
+    answer = [Text(""), advice_section(advised)] if advised is not None else []
     return Group(
         summary_section(cell),
+        *answer,
         *packaging,
         heading("stages"),
         stages_section(cell),
@@ -254,11 +266,17 @@ class DetailScreen(Screen[None]):
     def show(self, cell: CellResult) -> None:
         self.cell = cell
         width = max(40, self.app.size.width - 4)
-        self.query_one("#detail-body", Static).update(detail_renderable(cell, min(width, 100)))
+        self.query_one("#detail-body", Static).update(detail_renderable(cell, min(width, 100), self.advised()))
+
+    def advised(self) -> Advice | None:
+        """Why the cell is not ready and what to do, from the app's report (the migration
+        plan's tag searches live there, not in the cell)."""
+        report = getattr(self.app, "report", None)
+        return advice_for(report, self.cell.id) if isinstance(report, Report) else None
 
     def body_text(self, width: int = 100) -> str:
         """What the view shows, as plain text (for tests and screen readers)."""
-        return plain(detail_renderable(self.cell, width), width)
+        return plain(detail_renderable(self.cell, width, self.advised()), width)
 
 
 def plain(renderable: RenderableType, width: int) -> str:
