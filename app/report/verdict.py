@@ -360,3 +360,19 @@ def _named(named: list[Advice]) -> str:
 def _in_grid_order(report: Report, cells: list[CellResult]) -> list[CellResult]:
     order = {component: i for i, (_c, component, _n, _cells) in enumerate(grid_rows(report))}
     return sorted(cells, key=lambda c: order.get(c.component, len(order)))
+
+
+def glance(report: Report) -> str:
+    """`amd64 5 of 6 ready · arm64 1 of 6 ready, 3 blocked, 1 partial`: the exit line's words."""
+    parts = []
+    for arch in arches_of(report):
+        cells = [c for c in report.cells.values() if c.arch == arch]
+        if not cells:
+            continue
+        ready = sum(1 for c in cells if c.status is Status.READY)
+        text = f"{arch} {ready} of {len(cells)} ready"
+        for words, statuses in (("blocked", BLOCKERS), ("partial", (Status.PARTIAL,)), ("not checked", NOT_CHECKED)):
+            count = sum(1 for c in cells if c.status in statuses)
+            text += f", {count} {words}" if count else ""
+        parts.append(text)
+    return " · ".join(parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ecoready.run.session import RunOptions
 from ecoready.ui.tui.app import EcoreadyApp
+from ecoready.ui.tui.detail import DetailScreen
 from tests.support import streams
 
 
@@ -37,5 +38,6 @@ async def test_verdict_lines_and_the_reason_of_a_broken_and_a_missing_cell() -> 
         assert reason.startswith("✘ mariadb-backup/arm64 ᵉemulated: broken: does not start: exec format error")
         assert "\nwhat to do: register an emulator for arm64 (qemu-user >= 8" in reason
         await pilot.press("enter")  # the details say it too
+        assert isinstance(app.screen, DetailScreen)
         body = app.screen.body_text()
         assert "why: does not start: exec format error" in body and "what to do: register an emulator" in body

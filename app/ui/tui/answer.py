@@ -4,14 +4,40 @@ shared with the headless summary and the reports."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
+from ecoready.domain.errors import EcoreadyError
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report.files import keep_in_state
+from ecoready.report.json import render as render_json
 from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD
-from ecoready.report.verdict import advice_for, arch_verdicts, infra_lines
+from ecoready.report.verdict import advice_for, arch_verdicts, glance, infra_lines
+
+
+def exit_line(report: Report, saved: Sequence[str], keep: Callable[[str, str], Path]) -> str:
+    """What the terminal keeps once the app is gone: the answer in a line, and where the
+    report went (the files exported, else the JSON kept in the state folder)."""
+    where = f"report written to {', '.join(saved)}" if saved else ""
+    if not saved:
+        try:
+            kept = keep(f"ecoready-{report.run_id[:8] or 'run'}.json", render_json(report))
+            where = f"report kept in {kept} (`ecoready report {kept} --html FILE` renders it)"
+        except (EcoreadyError, OSError) as exc:
+            where = f"report not saved ({exc}): export it with e next time"
+    return f"ecoready: {glance(report)}; {where}"
+
+
+def say_on_exit(report: Report, saved: Sequence[str]) -> None:
+    """Once the terminal is back: one line of what the run found, and where it went."""
+    if report.cells:
+        print(inert(exit_line(report, saved, keep_in_state), 0), file=sys.stderr)
 
 
 def verdict_text(report: Report) -> Text:

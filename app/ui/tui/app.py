@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 from rich.style import Style
 from rich.text import Text
@@ -35,7 +34,7 @@ from ecoready.matrix.document import Matrix
 from ecoready.report.cost import Comparison, compare
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.signals import catch_stop_signals, release_stop_signals
-from ecoready.ui.tui.answer import ReasonLine, VerdictLines
+from ecoready.ui.tui.answer import ReasonLine, VerdictLines, say_on_exit
 from ecoready.ui.tui.compare import CompareScreen
 from ecoready.ui.tui.detail import DetailScreen
 from ecoready.ui.tui.export import Exported, ExportScreen
@@ -44,6 +43,8 @@ from ecoready.ui.tui.grid import COMPARE, COMPONENT, ReadinessGrid, visible_rows
 from ecoready.ui.tui.header import RunHeader
 from ecoready.ui.tui.help import HelpScreen
 from ecoready.ui.tui.look import Motion, palette
+from ecoready.ui.tui.runs import RunSession, SessionFactory
+from ecoready.ui.tui.shots import save_screenshot
 from ecoready.ui.tui.statusbar import ProgressLine, ProgressState
 from ecoready.ui.tui.timers import WorkTimers
 
@@ -53,20 +54,6 @@ INTERRUPTED = 130  # the exit code when q stops a run under way, as Ctrl-C does 
 # 8 steps/s cost a third of a core at 160x48, 2 steps/s under a tenth.
 SPIN_PER_SECOND = 2
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
-
-
-class RunSession(Protocol):
-    """What the app needs from a run: `ecoready.run.session.Session`, or a recorded stream in tests."""
-
-    run_id: str
-
-    async def open(self) -> object: ...
-    async def run(self) -> None: ...
-    async def rerun(self, cell_ids: Iterable[str]) -> None: ...
-    async def close(self) -> None: ...
-
-
-SessionFactory = Callable[[Matrix, RunOptions, Callable[[Event], None]], RunSession]
 
 
 class EcoreadyApp(App[int]):
@@ -82,6 +69,8 @@ class EcoreadyApp(App[int]):
         Binding("c", "compare", "Compare"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "toggle_theme", "Theme", show=False),
+        Binding("s", "save_screenshot", "Screenshot", show=False),
+        Binding("escape", "clear_search", "Clear search"),
         Binding("q", "quit_clean", "Quit"),
         Binding("ctrl+c", "quit_clean", "Quit", show=False, priority=True),
         Binding("ctrl+q", "quit_clean", "Quit", show=False, priority=True),
@@ -126,6 +115,7 @@ class EcoreadyApp(App[int]):
         self._failure_code: int | None = None  # the exit code when the run itself failed
         self._quitting = False
         self._session_closed = False
+        self.saved: list[str] = []  # the files written from the app (exports), for the exit line
 
     def compose(self) -> ComposeResult:
         # Kept by reference: `query_one` looks at the screen in front, which may be a view.
@@ -162,7 +152,9 @@ class EcoreadyApp(App[int]):
             return True
         if len(self.screen_stack) <= 1:
             # typing a search: letters are text, not commands (ctrl+c still quits)
-            return action == "quit_clean" if self.focused is self.search_box else True
+            if self.focused is self.search_box:
+                return action == "quit_clean"
+            return bool(self.search_box.value) if action == "clear_search" else True  # a kept search
         allowed = self.SCREEN_ACTIONS.get(type(self.screen), frozenset({"quit_clean"}))
         return action in allowed
 
@@ -410,6 +402,12 @@ class EcoreadyApp(App[int]):
             search.remove_class("shown")
         self.grid.focus()
 
+    def action_clear_search(self) -> None:
+        self.search_box.action_cancel_search()
+
+    def action_save_screenshot(self) -> None:
+        save_screenshot(self, self.report.run_id)
+
     def action_export(self) -> None:
         if not self.report.run_id:
             self.notify("nothing to export yet: the run has not started", severity="warning")
@@ -417,6 +415,7 @@ class EcoreadyApp(App[int]):
 
         def done(result: Exported | None) -> None:
             if result is not None:
+                self.saved.append(str(result.path))
                 self.notify(inert(f"wrote {result.path} ({result.format})"), title="exported", markup=False)
 
         self.push_screen(ExportScreen(self.report), done)
@@ -493,6 +492,7 @@ class EcoreadyApp(App[int]):
 def run_app(matrix: Matrix, options: RunOptions, theme: str | None = None) -> int:
     app = EcoreadyApp(matrix, options, theme=theme)
     code = app.run()
+    say_on_exit(app.report, app.saved)
     return code if isinstance(code, int) else 0
 
 
