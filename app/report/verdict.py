@@ -302,11 +302,15 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def how_run(report: Report, arch: str) -> str:
-    """`native on graviton`, `emulated (qemu) on local`, `native on a, emulated on b`."""
+def how_run(report: Report, arch: str, short: bool = False) -> str:
+    """`native on graviton`, `emulated with qemu-aarch64 on local`, `native on a, emulated
+    with … on b`; `short`: `native`, `emulated`, `native and emulated` (where the header
+    already names the hosts and emulators)."""
     cells = [c for c in report.cells.values() if c.arch == arch and c.host]
     native = sorted({c.host for c in cells if not c.emulated})
     emulated = sorted({c.host for c in cells if c.emulated})
+    if short:
+        return " and ".join(w for w, hosts in (("native", native), ("emulated", emulated)) if hosts) or "no host"
     parts = []
     if native:
         parts.append(f"native on {', '.join(native)}")
@@ -317,7 +321,7 @@ def how_run(report: Report, arch: str) -> str:
     return ", ".join(parts) or "no host"
 
 
-def arch_verdicts(report: Report) -> list[str]:
+def arch_verdicts(report: Report, short: bool = False) -> list[str]:
     """One line per arch: `arm64 (emulated (qemu-aarch64) on local): 14 of 16 components
     ready; blocked by proxysql (no arm64 image); partial: percona-toolkit (pt-summary failed)`."""
     by_cell = {a.cell_id: a for a in advice(report)}
@@ -327,7 +331,7 @@ def arch_verdicts(report: Report) -> list[str]:
         if not cells:
             continue
         ready = sum(1 for c in cells if c.status is Status.READY)
-        text = f"{arch} ({how_run(report, arch)}): {ready} of {plural(len(cells), 'component')} ready"
+        text = f"{arch} ({how_run(report, arch, short)}): {ready} of {plural(len(cells), 'component')} ready"
         pending = sum(1 for c in cells if not c.status.finished)
         if pending:
             text += f" so far, {pending} to go"

@@ -16,9 +16,9 @@ async def test_verdict_lines_and_the_reason_of_a_broken_and_a_missing_cell() -> 
         app.flush()
         await pilot.pause()
         amd64, arm64, registry = str(app.verdicts.render()).splitlines()
-        assert amd64.startswith("amd64 (native on local): 5 of 6 components ready;")
+        assert amd64.startswith("amd64 (native): 5 of 6 components ready;")
         assert "not checked: connector-python (registry 127.0.0.1:5000 unreachable)" in amd64
-        assert arm64.startswith("arm64 (emulated with qemu-aarch64 on local): 1 of 6 components ready so far, 1 to go;")
+        assert arm64.startswith("arm64 (emulated): 1 of 6 components ready so far, 1 to go;")
         assert "blocked by proxysql-2.7 (no arm64 image), mariadb-backup (does not start)" in arm64
         assert "partial: mariadb-11.8 (charset utf8mb4 failed)" in arm64
         assert registry.startswith("⚠ registry 127.0.0.1:5000: registry unreachable (connection refused): 1 cell")

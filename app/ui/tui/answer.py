@@ -42,7 +42,7 @@ def say_on_exit(report: Report, saved: Sequence[str]) -> None:
 
 def verdict_text(report: Report) -> Text:
     text = Text()
-    for line in arch_verdicts(report):
+    for line in arch_verdicts(report, short=True):  # the header names hosts and emulators
         arch, _, rest = line.partition(" ")
         if text:
             text.append("\n")
