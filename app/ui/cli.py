@@ -212,7 +212,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = verbs.add_parser(
         "doctor",
         help="is the engine reachable, which emulators, which CPU",
-        description="Check the environment ecoready runs in.",
+        description="Check the environment ecoready runs in, and whether each registry of the matrix "
+        "answers. Results on stdout.",
+    )
+    doctor.add_argument(
+        "--matrix",
+        "-m",
+        default=None,
+        help=f"the matrix whose registries to ask (default: {DEFAULT_MATRIX} if present)",
     )
     doctor.set_defaults(func=cmd_doctor)
 
@@ -298,7 +305,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+NO_MATRIX = (
+    f"no {DEFAULT_MATRIX} here (nor --matrix): try the offline lab (`ecoready run --matrix containers/lab.toml` "
+    "in the ecoready checkout, after `make lab`), write one for your stack with `ecoready init --from "
+    "compose.yml` (or --from-host, --images), or see docs/matrix.md"
+)
+
+
 def _matrix_path(args: argparse.Namespace) -> str:
+    if not args.matrix and not Path(DEFAULT_MATRIX).exists():
+        raise UsageError(NO_MATRIX)  # a first start in an empty folder: say how to get one
     return str(args.matrix or DEFAULT_MATRIX)
 
 
@@ -500,7 +516,9 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from ecoready.ui.ops import doctor
 
-    return doctor()
+    if args.matrix is None and not Path(DEFAULT_MATRIX).is_file():
+        return doctor()
+    return doctor(_load(args))
 
 
 def cmd_lab_build(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from ecoready.domain.errors import ConfigError, ReportError, UsageError
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.load import load
-from ecoready.ui.console import eprint
+from ecoready.ui.console import eprint, say
 
 
 def validate(files: Sequence[str]) -> int:
@@ -25,7 +25,7 @@ def validate(files: Sequence[str]) -> int:
             eprint(str(exc))
             failed += 1
             continue
-        eprint(f"{file}: ok ({len(matrix.components)} components, arches {', '.join(matrix.arches)})")
+        say(f"{file}: ok ({len(matrix.components)} components, arches {', '.join(matrix.arches)})")
     return 2 if failed else 0
 
 
