@@ -45,6 +45,7 @@ class RunStarted:
     cells: tuple[CellPlanned, ...]
     hosts: tuple[HostFacts, ...] = ()
     origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and compose pin)
+    title: str = ""  # the matrix's `title`
 
 
 @dataclass(frozen=True)

@@ -484,6 +484,7 @@ class Report:
     registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
     migration: Migration = field(default_factory=Migration)
+    title: str = ""  # the matrix's `title` (reports of older runs have none: then the file)
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -139,6 +139,7 @@ def reduce(report: Report, event: Event) -> Report:
             finished_at=None,
             interrupted=False,
             migration=Migration(origins=event.origins),
+            title=event.title,
         )
     if isinstance(event, RunFinished):
         finished: Mapping[str, CellResult] = report.cells

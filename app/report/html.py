@@ -377,7 +377,8 @@ def migration(report: Report) -> str:
 
 
 def render(report: Report) -> str:
-    title = f"ecoready report: {report.matrix}"
+    title = f"ecoready report: {report.title or report.matrix}"
+    heading = f"{report.title}: ecoready readiness report" if report.title else "ecoready readiness report"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -385,7 +386,7 @@ def render(report: Report) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>",
-        "<h1>ecoready readiness report</h1>",
+        f"<h1>{esc(heading)}</h1>",
         f"<p class=meta>{esc(run_line(report))}</p>",
         answer(report),
         grid(report),

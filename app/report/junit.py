@@ -83,7 +83,7 @@ def render(report: Report) -> str:
         suites,
         "testsuite",
         {
-            "name": xml_text(f"ecoready {report.matrix}"),
+            "name": xml_text(f"ecoready {report.title or report.matrix}"),
             "timestamp": xml_text(report.started_at),
             "time": total,
             **counts,

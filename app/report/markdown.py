@@ -241,7 +241,8 @@ def migration(report: Report) -> list[str]:
 
 
 def render(report: Report) -> str:
-    lines = ["# ecoready readiness report", "", md(run_line(report)), ""]
+    heading = f"{md(report.title)}: ecoready readiness report" if report.title else "ecoready readiness report"
+    lines = [f"# {heading}", "", md(run_line(report)), ""]
     lines.extend(answer(report))
     lines.extend(grid(report))
     lines.extend(["", f"**{md(counts_line(report))}**", "", legend(report), ""])

@@ -77,6 +77,7 @@ def render_summary(report: Report) -> str:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     parts = [f"{n} {s.value}" for s, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
     lines = [
+        *([_one_line(report.title)] if report.title else []),
         *(_one_line(line) for line in arch_verdicts(report)),
         "",
         render_grid(report),

@@ -158,6 +158,7 @@ class Runner:
                     for c in self.plan.cells
                 }.values()
             ),
+            title=self.plan.matrix.title,
         )
 
     def under_way(self) -> frozenset[str]:

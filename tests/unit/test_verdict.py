@@ -152,3 +152,17 @@ async def test_a_backend_whose_registry_does_not_answer_is_blamed_not_the_image(
     assert routed.detail == "image: backend mysql-8.4: docker.io: unreachable (ConnectError: name not known)"
     (said,) = advice(report)
     assert said.reason == "backend mysql-8.4: docker.io: unreachable (ConnectError: name not known)"
+
+
+def test_the_matrix_title_heads_every_report() -> None:
+    from dataclasses import replace
+
+    report = load_report(REPORTS / "lab-mixed.json")
+    assert report.title == "ecoready lab, with failures"
+    assert markdown.render(report).startswith("# ecoready lab, with failures: ecoready readiness report\n")
+    assert "<h1>ecoready lab, with failures: ecoready readiness report</h1>" in html.render(report)
+    assert 'name="ecoready ecoready lab, with failures"' in junit.render(report)
+    assert render_summary(report).startswith("ecoready lab, with failures\n")
+    untitled = replace(report, title="")  # a report of an older run: the file names it
+    assert markdown.render(untitled).startswith("# ecoready readiness report\n")
+    assert 'name="ecoready tests/data/reports/lab-mixed.toml"' in junit.render(untitled)
