@@ -28,6 +28,7 @@ from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
+    cv_text,
     docker_versions,
     driver_cells,
     driver_row,
@@ -53,6 +54,7 @@ from ecoready.report.present import (
     MEANING,
     packaging_line,
     short_text,
+    size_text,
 )
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
@@ -162,7 +164,7 @@ def cell_body(cell: CellResult) -> str:
         if image.digest:
             facts.append(f"digest {esc(image.digest)}")
         if image.size:
-            facts.append(f"{image.size / 2**20:,.0f} MiB")
+            facts.append(size_text(image.size))
         if image.found_as:
             facts.append(f"found as {esc(image.found_as)}")
         parts.append(f"<p>image: {', '.join(facts)}</p>")
@@ -257,7 +259,7 @@ def series_rows(series: Sequence[BenchSeries]) -> list[list[str]]:
             number(s.median_tps, 1),
             number(s.median_qps, 1),
             number(s.median_p95_ms, 2),
-            f"{s.cv * 100:.1f}%",
+            cv_text(s),
             runs_text(s),
         ]
         for s in series

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import cells_in_grid_order, failures, run_seconds
-from ecoready.report.present import EMULATED_MEANING, packaging_line
+from ecoready.report.present import EMULATED_MEANING, packaging_line, status_detail
 from ecoready.report.verdict import Advice, advice_by_cell, arch_verdicts, infra_lines
 
 # Characters XML 1.0 cannot carry at all (inert() already removed most controls).
@@ -48,7 +48,7 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
             ET.SubElement(props, "property", name="emulated", value="true")
         if cell.packaging is not None:  # a driver row: its packaging verdict next to the runtime result
             ET.SubElement(props, "property", name="packaging", value=xml_text(packaging_line(cell.packaging)))
-    message = xml_text(f"{cell.status.value}: {cell.detail}" if cell.detail else cell.status.value)
+    message = xml_text(status_detail(cell))
     if cell.status in FAILED:
         node = ET.SubElement(case, "failure", message=message, type=cell.status.value)
         node.text = failure_text(cell, advised)

@@ -28,6 +28,7 @@ from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
+    cv_text,
     docker_versions,
     driver_cells,
     driver_row,
@@ -161,7 +162,7 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
                 number(s.median_tps, 1),
                 number(s.median_qps, 1),
                 number(s.median_p95_ms, 2),
-                f"{s.cv * 100:.1f}%",
+                cv_text(s),
                 runs,
             ]
         )

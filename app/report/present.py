@@ -136,3 +136,23 @@ def packaging_line(p: Packaging) -> str:
     when the run installed nothing."""
     cached = ", installed by an earlier run (cache)" if p.cached else ""
     return f"{p.package} {p.version} ({p.spec}): {packaging_text(p)}{cached}"
+
+
+def size_text(size: int | None) -> str:
+    """One unit family everywhere (images table, TUI, reports): `196.2 MiB`, `1.2 GiB`."""
+    if not size:
+        return ""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return ""  # pragma: no cover
+
+
+def status_detail(cell: CellResult) -> str:
+    """`missing: not found; …`: the status and its detail, the status said once (a detail
+    may start with it already: `missing: missing: …` reads badly)."""
+    if not cell.detail:
+        return cell.status.value
+    return f"{cell.status.value}: {cell.detail.removeprefix(f'{cell.status.value}: ')}"

@@ -9,7 +9,7 @@ from ecoready.domain.text import inert
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text
-from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines, registry_troubles
+from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines, plural, registry_troubles
 
 
 def hosts_by_arch(report: Report) -> dict[str, str]:
@@ -82,7 +82,7 @@ def render_summary(report: Report) -> str:
         "",
         render_grid(report),
         "",
-        f"{len(cells)} cells: "
+        f"{plural(len(cells), 'cell')}: "
         + ", ".join(parts)
         + (f"   ({EMULATED_MARK} = emulated)" if any(c.emulated for c in cells) else ""),
     ]
@@ -101,7 +101,7 @@ def render_summary(report: Report) -> str:
         for host in report.hosts:
             ran = sum(1 for c in cells if c.host == host.name)
             state = f": {host.error}" if host.error else ""
-            lines.append(_one_line(f"host {host.name}: {ran} cell(s){state}"))
+            lines.append(_one_line(f"host {host.name}: {plural(ran, 'cell')}{state}"))
     collapsed = tuple(f"registry {t.registry}: " for t in registry_troubles(report))
     for note in report.notes:
         if not (collapsed and note.startswith(collapsed)):  # else said above, with the way out

@@ -11,6 +11,7 @@ from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.present import EMULATED_MARK, GLYPH
 from ecoready.report.summary import render_summary
+from ecoready.report.verdict import plural
 
 
 class Progress(Protocol):
@@ -42,7 +43,7 @@ class PlainProgress:
             + ")"
             for h in report.hosts
         )
-        self._print(f"ecoready: run {report.run_id[:8]}: {len(report.cells)} cells on {hosts or 'local'}")
+        self._print(f"ecoready: run {report.run_id[:8]}: {plural(len(report.cells), 'cell')} on {hosts or 'local'}")
 
     def update(self, event: Event, report: Report) -> None:
         if isinstance(event, RunStarted):

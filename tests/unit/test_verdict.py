@@ -166,3 +166,22 @@ def test_the_matrix_title_heads_every_report() -> None:
     untitled = replace(report, title="")  # a report of an older run: the file names it
     assert markdown.render(untitled).startswith("# ecoready readiness report\n")
     assert 'name="ecoready tests/data/reports/lab-mixed.toml"' in junit.render(untitled)
+
+
+@pytest.mark.parametrize("name", ["lab-mixed", "lab-audit", "lab-run"])
+def test_no_view_repeats_a_status_prefix(name: str) -> None:
+    report = load_report(REPORTS / f"{name}.json")
+    for render in EXPORTERS.values():
+        assert "missing: missing" not in render(report)
+
+
+def test_cv_only_with_two_runs_or_more() -> None:
+    from ecoready.domain.model import BenchRun, BenchSeries
+    from ecoready.report.common import cv_text
+    from ecoready.report.present import size_text
+
+    run = BenchRun("oltp_read_write", "uniform", 8, 1, 100.0, 2000.0, 5.0, 0, 0, 10.0)
+    one = BenchSeries("oltp_read_write", "uniform", 8, (run,), 100.0, 2000.0, 5.0, 0.0)
+    assert cv_text(one) == "–"
+    assert cv_text(BenchSeries("oltp_read_write", "uniform", 8, (run, run), 100.0, 2000.0, 5.0, 0.012)) == "1.2%"
+    assert [size_text(n) for n in (0, 512, 1_234_567, 3 << 30)] == ["", "512 B", "1.2 MiB", "3.0 GiB"]

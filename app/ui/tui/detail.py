@@ -26,7 +26,8 @@ from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, R
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
-from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text
+from ecoready.report.common import cv_text
+from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text, size_text
 from ecoready.report.verdict import Advice, advice_for
 from ecoready.ui.tui.bars import bar_chart
 
@@ -122,7 +123,7 @@ def image_section(image: ImageInfo | None, finished: bool = False) -> Renderable
         ("found as", image.found_as),
         ("digest", image.digest),
         ("index digest", image.index_digest),
-        ("size", f"{image.size / 2**20:.1f} MiB" if image.size else ""),
+        ("size", size_text(image.size)),
         ("local id", image.image_id[:19]),
     ]
     table = Table(box=None, show_header=False, pad_edge=False)
@@ -186,7 +187,7 @@ def bench_section(bench: BenchResult | None, width: int) -> RenderableType:
             Text(f"{s.median_tps:,.1f}{mark}"),
             Text(f"{s.median_qps:,.1f}"),
             Text(f"{s.median_p95_ms:.2f}"),
-            Text(f"{s.cv * 100:.1f}%"),
+            Text(cv_text(s)),
             Text(str(errors), style=Style(bold=True) if errors else ""),
         )
     parts.append(table)
