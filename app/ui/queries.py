@@ -26,7 +26,24 @@ def validate(files: Sequence[str]) -> int:
             failed += 1
             continue
         say(f"{file}: ok ({len(matrix.components)} components, arches {', '.join(matrix.arches)})")
+        for warning in floating_tags(matrix):
+            eprint(f"{file}: warning: {warning}")
     return 2 if failed else 0
+
+
+def floating_tags(matrix: Matrix) -> list[str]:
+    """Rows whose image floats (`latest`, or no tag): a run checks whatever it is that day,
+    and two runs may not compare (docs/matrix.md advises a pinned tag)."""
+    out = []
+    for component in matrix.components:
+        image = component.image
+        if "@" in image:
+            continue  # pinned by digest
+        name = image.rsplit("/", 1)[-1]
+        tag = name.split(":", 1)[1] if ":" in name else ""
+        if tag in ("", "latest"):
+            out.append(f"component {component.id!r}: image {image!r} floats ({tag or 'no tag'}): pin a version tag")
+    return out
 
 
 def images(matrix: Matrix, json_path: str | None, only: Sequence[str] | None, arches: Sequence[str] | None) -> int:

@@ -50,3 +50,39 @@ image = "127.0.0.1:9/nobody/here:1"
     lines = asyncio.run(registry_answers(matrix))
     assert lines[0] == "registry 127.0.0.1:5000: answers (asked for 127.0.0.1:5000/lab/mariadb:10.11)"
     assert lines[1].startswith("registry 127.0.0.1:9: does not answer: unreachable (")
+
+
+def test_validate_warns_on_floating_tags_and_hints_only_what_can_help(tmp_path: Path) -> None:
+    import pytest
+
+    from ecoready.domain.errors import ConfigError
+
+    floating = tmp_path / "floating.toml"
+    floating.write_text(
+        'arches = ["amd64"]\n[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\n'
+        'image = "mariadb:latest"\n'
+    )
+    result = subprocess.run([str(EXE), "validate", str(floating)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and ": ok (" in result.stdout
+    assert "warning: component 'db': image 'mariadb:latest' floats (latest): pin a version tag" in result.stderr
+
+    text = """
+arches = ["amd64"]
+[[components]]
+id = "mysql-8.4"
+category = "server"
+probe = "server"
+image = "mysql:8.4"
+[[components]]
+id = "proxysql"
+category = "load-balancer"
+probe = "proxysql"
+image = "proxysql/proxysql:2.7.1"
+backend = "proxysq"
+options = { admin_port = 6032 }
+"""
+    with pytest.raises(ConfigError) as caught:
+        parse(text, "m.toml")
+    said = str(caught.value)
+    assert "(allowed: )" not in said and "this table takes no keys" in said
+    assert "did you mean 'proxysql'" not in said  # never itself as its own backend
