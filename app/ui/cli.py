@@ -124,10 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
         "diff",
         help="what changed between two saved reports (exit 1 on a regression)",
         description="Print the cells that changed status, new or lost arches and cells, and bench changes "
-        "beyond noise (more than twice the coefficient of variation). Exit 1 when anything regressed.",
+        "beyond noise (more than twice the coefficient of variation) from OLD to NEW: OLD is the earlier "
+        "report (the baseline), NEW the later one; a cell ready in OLD and not in NEW is a regression. "
+        "Without files: the last two reports of the history (`ecoready check` stores them). "
+        "Exit 1 when anything regressed.",
     )
-    diff.add_argument("old", metavar="OLD.json")
-    diff.add_argument("new", metavar="NEW.json")
+    diff.add_argument("old", metavar="OLD.json", nargs="?", help="the earlier report, the baseline")
+    diff.add_argument("new", metavar="NEW.json", nargs="?", help="the later report, compared with OLD")
+    diff.add_argument(
+        "--history", default=None, help="the history folder to take the last two reports from (without files)"
+    )
     diff.add_argument("--json", metavar="PATH", help="also write the structured diff here ('-' = stdout)")
     diff.set_defaults(func=cmd_diff)
     images = verbs.add_parser(
@@ -458,6 +464,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ecoready.ui.queries import diff
 
     writable(args.json)
+    if args.old is None or args.new is None:
+        from ecoready.judge import history
+
+        if args.old is not None:
+            raise UsageError("diff takes two reports (OLD.json NEW.json), or none for the last two of the history")
+        folder = Path(args.history).expanduser() if args.history else history.default_dir()
+        stored = history.entries(folder)
+        if len(stored) < 2:
+            raise UsageError(f"{folder}: {len(stored)} report(s) in the history: give OLD.json and NEW.json")
+        args.old, args.new = str(stored[-2]), str(stored[-1])
     return diff(args.old, args.new, args.json)
 
 
