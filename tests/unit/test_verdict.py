@@ -185,3 +185,21 @@ def test_cv_only_with_two_runs_or_more() -> None:
     assert cv_text(one) == "–"
     assert cv_text(BenchSeries("oltp_read_write", "uniform", 8, (run, run), 100.0, 2000.0, 5.0, 0.012)) == "1.2%"
     assert [size_text(n) for n in (0, 512, 1_234_567, 3 << 30)] == ["", "512 B", "1.2 MiB", "3.0 GiB"]
+
+
+def test_the_plain_progress_says_a_registry_verdict_without_a_duration_or_a_repeated_prefix() -> None:
+    import io
+
+    from ecoready.domain.events import CellFinished
+    from ecoready.ui.progress import PlainProgress
+
+    report = load_report(REPORTS / "lab-mixed.json")
+    out = io.StringIO()
+    progress = PlainProgress(out)
+    for cell_id in ("ghost/amd64", "mariadb-aria-only/amd64"):
+        progress.update(CellFinished(cell_id, "t", 0.0), report)
+    ghost, aria = out.getvalue().splitlines()
+    assert ghost.endswith(
+        "∅ ghost/amd64 missing: 127.0.0.1:5000/lab/does-not-exist:1 not found; no 1-amd64 or 1-x86_64 tag"
+    )
+    assert aria.endswith("◐ mariadb-aria-only/amd64 partial 3.1s: failed: crud")
