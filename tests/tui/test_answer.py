@@ -41,3 +41,18 @@ async def test_verdict_lines_and_the_reason_of_a_broken_and_a_missing_cell() -> 
         assert isinstance(app.screen, DetailScreen)
         body = app.screen.body_text()
         assert "why: does not start: exec format error" in body and "what to do: register an emulator" in body
+
+
+def test_a_cell_ready_only_under_a_suffix_tag_says_which_tag_to_pin() -> None:
+    from dataclasses import replace
+
+    from ecoready.domain.model import ImageInfo, Status
+    from ecoready.domain.state import fold
+    from ecoready.ui.tui.answer import reason_text
+
+    report = fold(streams.lab_like())
+    cell = report.cells["mariadb-10.11/arm64"]
+    tagged = replace(cell, image=ImageInfo("lab/gap-suffix-only:1", "arm64", found_as="tag 1-aarch64"))
+    assert tagged.status is Status.READY
+    text = reason_text(report, tagged).plain
+    assert text == "✔ mariadb-10.11/arm64 ᵉemulated: ready under the tag 1-aarch64 only: pin that tag for arm64"

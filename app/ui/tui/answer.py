@@ -65,6 +65,10 @@ def reason_text(report: Report, cell: CellResult | None) -> Text:
     if cell.status is Status.PENDING:
         return Text(f"{GLYPH[Status.PENDING]} {where}not started", style=Style(dim=True))
     if cell.status is Status.READY:
+        found_as = cell.image.found_as if cell.image else ""
+        if found_as.startswith("tag "):  # ready, but not under the tag the matrix names
+            tag = inert(found_as.removeprefix("tag "), 0)
+            return Text(f"{GLYPH[Status.READY]} {where}ready under the tag {tag} only: pin that tag for {cell.arch}")
         return Text(f"{GLYPH[Status.READY]} {where}ready in {cell.seconds:.1f}s: every stage passed")
     advised = advice_for(report, cell.id)
     text = Text(f"{GLYPH[cell.status]} {where}{cell.status.value}", style=Style(bold=True))
