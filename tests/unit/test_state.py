@@ -165,3 +165,19 @@ def test_a_cell_waiting_for_its_turn_is_queued_until_its_next_stage() -> None:
     assert cell.queued and cell.status is Status.RUNNING and cell.stages  # the image stage is kept
     report = fold([StageStarted("db/amd64", Stage.START)], report)
     assert not report.cells["db/amd64"].queued
+
+
+def test_the_headless_bar_counts_running_and_queued_apart() -> None:
+    from ecoready.domain.events import CellQueued
+    from ecoready.ui.progress import running_words
+
+    report = fold(
+        [
+            started("db/amd64", "db/arm64", "px/amd64"),
+            *(CellStarted(c, "t") for c in ("db/amd64", "db/arm64", "px/amd64")),
+            StageStarted("db/amd64", Stage.START),
+            StageStarted("px/amd64", Stage.IMAGE),
+            CellQueued("px/amd64"),
+        ]
+    )
+    assert running_words({"db/amd64": "start"}, report) == "▶1 running: db/amd64 start  ·2 queued"
