@@ -464,17 +464,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ecoready.ui.queries import diff
 
     writable(args.json)
-    if args.old is None or args.new is None:
-        from ecoready.judge import history
-
-        if args.old is not None:
-            raise UsageError("diff takes two reports (OLD.json NEW.json), or none for the last two of the history")
-        folder = Path(args.history).expanduser() if args.history else history.default_dir()
-        stored = history.entries(folder)
-        if len(stored) < 2:
-            raise UsageError(f"{folder}: {len(stored)} report(s) in the history: give OLD.json and NEW.json")
-        args.old, args.new = str(stored[-2]), str(stored[-1])
-    return diff(args.old, args.new, args.json)
+    return diff(args.old, args.new, args.json, history=args.history)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
