@@ -221,6 +221,8 @@ async def test_cells_waiting_for_the_one_slot_read_queued(lab: Path, no_leaks: N
             rec.until(lambda: all(c.status.finished for c in app.report.cells.values())),
             "the run to finish",
         )
+        app.flush()  # the grid shows the last events on the next tick: draw them now
+        rec.look()
         await quit_and_wait(app, pilot)
     assert "▶1 running" in lines[0] and "·1 queued" in lines[0], lines
     for key, texts in rec.texts.items():
