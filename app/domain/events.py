@@ -45,12 +45,21 @@ class RunStarted:
     cells: tuple[CellPlanned, ...]
     hosts: tuple[HostFacts, ...] = ()
     origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and compose pin)
+    title: str = ""  # the matrix's `title`
 
 
 @dataclass(frozen=True)
 class CellStarted:
     cell_id: str
     at: str
+
+
+@dataclass(frozen=True)
+class CellQueued:
+    """The cell waits for its turn (a CPU slot, or a pull): nothing of it runs until its
+    next StageStarted. A cell is queued from its CellStarted to its first StageStarted too."""
+
+    cell_id: str
 
 
 @dataclass(frozen=True)
@@ -170,6 +179,7 @@ class RunFinished:
 Event = (
     RunStarted
     | CellStarted
+    | CellQueued
     | StageStarted
     | CheckReported
     | ImageResolved

@@ -356,6 +356,11 @@ class CellResult:
     packaging: Packaging | None = None  # driver rows: the driver's package for this arch
     audit: AuditResult | None = None
 
+    @property
+    def queued(self) -> bool:
+        """Under way but waiting for its turn (a slot or a pull): no stage runs now."""
+        return self.status is Status.RUNNING and self.stage is None
+
     def stage_result(self, stage: Stage) -> StageResult | None:
         for result in self.stages:
             if result.stage is stage:
@@ -479,6 +484,7 @@ class Report:
     registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
     migration: Migration = field(default_factory=Migration)
+    title: str = ""  # the matrix's `title` (reports of older runs have none: then the file)
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -15,6 +15,7 @@ from ecoready.domain.events import (
     BenchReported,
     CellFinished,
     CellLog,
+    CellQueued,
     CellStarted,
     CheckReported,
     Event,
@@ -138,6 +139,7 @@ def reduce(report: Report, event: Event) -> Report:
             finished_at=None,
             interrupted=False,
             migration=Migration(origins=event.origins),
+            title=event.title,
         )
     if isinstance(event, RunFinished):
         finished: Mapping[str, CellResult] = report.cells
@@ -199,6 +201,8 @@ def reduce(report: Report, event: Event) -> Report:
             packaging=None,
             audit=None,
         )
+    elif isinstance(event, CellQueued):
+        cell = replace(cell, stage=None)  # waiting: no stage under way (CellResult.queued)
     elif isinstance(event, StageStarted):
         cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
     elif isinstance(event, CheckReported):

@@ -55,7 +55,10 @@ class Checker:
         for key in table:
             if key not in allowed and (*path, key) not in self.flagged:
                 hint = difflib.get_close_matches(key, allowed, n=1)
-                more = f" (did you mean '{hint[0]}'?)" if hint else f" (allowed: {', '.join(allowed)})"
+                if hint:
+                    more = f" (did you mean '{hint[0]}'?)"
+                else:
+                    more = f" (allowed: {', '.join(allowed)})" if allowed else " (this table takes no keys)"
                 self.add((*path, key), f"unknown key '{dotted(path, key)}'{more}", at_value=False)
 
     def typed(

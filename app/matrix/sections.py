@@ -403,7 +403,8 @@ def _backends(raw: list[Any], components: list[Component], c: Checker) -> None:
         path: tuple[str | int, ...] = ("components", positions.get(comp.id, 0), "backend")
         target = by_id.get(comp.backend)
         if target is None:
-            hint = difflib.get_close_matches(comp.backend, list(by_id), n=1)
+            servers = [i for i, t in by_id.items() if i != comp.id and KINDS[t.probe].serves_sql]
+            hint = difflib.get_close_matches(comp.backend, servers, n=1)  # never itself, only servers
             more = f" (did you mean '{hint[0]}'?)" if hint else ""
             c.add(path, f"backend {comp.backend!r} of {comp.id!r} is not a component of this matrix{more}")
         elif not KINDS[target.probe].serves_sql and target.id != comp.id:

@@ -6,7 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ecoready.domain.model import CellResult, HostFacts, Outcome, PlatformFitness, Profile, Report, Status
+from ecoready.domain.model import (
+    BenchSeries,
+    CellResult,
+    HostFacts,
+    Outcome,
+    PlatformFitness,
+    Profile,
+    Report,
+    Status,
+)
 from ecoready.report.order import grid_rows
 from ecoready.report.present import EMULATED_MARK, packaging_text, short_text
 
@@ -224,3 +233,8 @@ def number(value: float | None, digits: int = 0) -> str:
     if value is None:
         return "-"
     return f"{value:,.{digits}f}"
+
+
+def cv_text(series: BenchSeries) -> str:
+    """The runs' coefficient of variation, or a dash with fewer than two runs (one run has none)."""
+    return f"{series.cv * 100:.1f}%" if len(series.runs) >= 2 else "–"

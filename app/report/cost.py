@@ -121,6 +121,10 @@ def _why_not(cell: CellResult | None, arch: str, component: str) -> str | None:
     return None
 
 
+def _ran(cell: CellResult) -> bool:
+    return cell.status not in (Status.PENDING, Status.RUNNING, Status.SKIPPED, Status.MISSING, Status.ERROR)
+
+
 def _series(cell: CellResult) -> dict[tuple[str, str, int], BenchSeries]:
     assert cell.bench is not None
     return {(s.workload, s.access, s.threads): s for s in cell.bench.series if all(r.ok for r in s.runs)}
@@ -137,11 +141,12 @@ def compare(report: Report) -> Comparison:
     for component, cells in by_component.items():
         if OTHER_ARCH not in cells and BASE_ARCH not in cells:
             continue
-        reasons = [r for r in (_why_not(cells.get(a), a, component) for a in (OTHER_ARCH, BASE_ARCH)) if r]
-        if reasons:
-            # a component never benchmarked anywhere (e.g. a connector) is not worth a sentence
+        pair = [(cells.get(a), _why_not(cells.get(a), a, component)) for a in (OTHER_ARCH, BASE_ARCH)]
+        if any(reason for _cell, reason in pair):
+            # a component never benchmarked anywhere (e.g. a connector) is not worth a sentence,
+            # nor is a cell that did not run (missing, not checked, not started): its row says why
             if any(c.bench is not None for c in cells.values()) or any(c.emulated for c in cells.values()):
-                absent.extend(reasons)
+                absent.extend(reason for cell, reason in pair if reason and cell is not None and _ran(cell))
             continue
         arm, amd = cells[OTHER_ARCH], cells[BASE_ARCH]
         arm_host, amd_host = hosts.get(arm.host), hosts.get(amd.host)

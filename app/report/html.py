@@ -28,6 +28,7 @@ from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
+    cv_text,
     docker_versions,
     driver_cells,
     driver_row,
@@ -53,9 +54,11 @@ from ecoready.report.present import (
     MEANING,
     packaging_line,
     short_text,
+    size_text,
 )
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
+from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
 
 # present.COLOUR names (Rich's) -> CSS colours with enough contrast on white
 CSS_COLOUR: Mapping[str, str] = {
@@ -161,7 +164,7 @@ def cell_body(cell: CellResult) -> str:
         if image.digest:
             facts.append(f"digest {esc(image.digest)}")
         if image.size:
-            facts.append(f"{image.size / 2**20:,.0f} MiB")
+            facts.append(size_text(image.size))
         if image.found_as:
             facts.append(f"found as {esc(image.found_as)}")
         parts.append(f"<p>image: {', '.join(facts)}</p>")
@@ -214,17 +217,30 @@ def legend(report: Report) -> str:
     return f'<ul class=legend aria-label="legend">{"".join(items)}</ul>'
 
 
+def answer(report: Report) -> str:
+    """The verdict per arch first, then each registry that could not be asked, once."""
+    items = [
+        f"<li><b>{esc(line.split(' ', 1)[0])}</b> {esc(line.split(' ', 1)[1])}</li>" for line in arch_verdicts(report)
+    ]
+    items += [f"<li>⚠ {esc(line)}</li>" for line in infra_lines(report)]
+    return f"<ul class=verdicts>{''.join(items)}</ul>" if items else ""
+
+
 def failed(report: Report) -> str:
     cells = failing_cells(report)
     if not cells:
         return ""
     out = ["<h2>What failed</h2>"]
+    advised = advice_by_cell(report)
     for cell in cells:
         emu = f" <span class=emu>{EMULATED_MARK} emulated</span>" if cell.emulated else ""
         out.append(f"<h3>{GLYPH[cell.status]} {esc(cell.component)} on {esc(cell.arch)}: {cell.status.value}{emu}</h3>")
         items = "".join(
             f"<li><b>{esc(f.where)}</b> ({esc(f.outcome)}): {esc(f.detail) or 'no detail'}</li>" for f in failures(cell)
         )
+        if cell.id in advised:
+            why, todo = advised[cell.id].reason, advised[cell.id].remedy
+            items = f"<li><b>why:</b> {esc(why)}</li><li><b>what to do:</b> {esc(todo)}</li>{items}"
         out.append(f"<ul class=failure-list>{items}</ul>")
     return "".join(out)
 
@@ -243,7 +259,7 @@ def series_rows(series: Sequence[BenchSeries]) -> list[list[str]]:
             number(s.median_tps, 1),
             number(s.median_qps, 1),
             number(s.median_p95_ms, 2),
-            f"{s.cv * 100:.1f}%",
+            cv_text(s),
             runs_text(s),
         ]
         for s in series
@@ -363,7 +379,8 @@ def migration(report: Report) -> str:
 
 
 def render(report: Report) -> str:
-    title = f"ecoready report: {report.matrix}"
+    title = f"ecoready report: {report.title or report.matrix}"
+    heading = f"{report.title}: ecoready readiness report" if report.title else "ecoready readiness report"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -371,8 +388,9 @@ def render(report: Report) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>",
-        "<h1>ecoready readiness report</h1>",
+        f"<h1>{esc(heading)}</h1>",
         f"<p class=meta>{esc(run_line(report))}</p>",
+        answer(report),
         grid(report),
         f"<p class=counts>{esc(counts_line(report))}</p>",
         legend(report),

@@ -13,6 +13,7 @@ from ecoready import __version__
 from ecoready.domain.model import ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.domain.text import one_line
 from ecoready.report.json import registry_dict
+from ecoready.report.present import size_text
 
 IMAGES_SCHEMA_VERSION = 1
 
@@ -60,17 +61,6 @@ def render_json(report: ImagesReport) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def human_size(size: int | None) -> str:
-    if size is None:
-        return ""
-    value = float(size)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return ""  # pragma: no cover
-
-
 def how(check: ImageCheck) -> str:
     """How it was found, or why not (the detail without its verdict prefix)."""
     found = check.availability
@@ -111,7 +101,7 @@ def render_table(report: ImagesReport) -> str:
             one_line(c.component, 60),
             c.arch,
             c.availability.verdict.value,
-            human_size(c.availability.size),
+            size_text(c.availability.size),
             c.availability.digest[:19] if c.availability.verdict in (Verdict.AVAILABLE, Verdict.MISLABELLED) else "",
             how(c),
         )

@@ -83,7 +83,7 @@ LAYOUTS = {
     RegistryStatus: Layout(
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
-    Report: Layout(optional=frozenset({"platforms", "migration"})),
+    Report: Layout(optional=frozenset({"platforms", "migration", "title"})),
 }
 
 
@@ -95,7 +95,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "schema_version": report.schema_version,
         "tool": {"name": "ecoready", "version": report.tool_version},
-        **{key: plain[key] for key in ("run_id", "matrix", "profile", "started_at", "finished_at", "interrupted")},
+        **{key: plain[key] for key in ("run_id", "matrix", "title", "profile", "started_at", "finished_at")},
+        "interrupted": plain["interrupted"],
         "arches": plain["arches"],
         "hosts": plain["hosts"],
         "summary": dict(sorted(counts.items())),

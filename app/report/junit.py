@@ -14,7 +14,8 @@ import xml.etree.ElementTree as ET
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import cells_in_grid_order, failures, run_seconds
-from ecoready.report.present import EMULATED_MEANING, packaging_line
+from ecoready.report.present import EMULATED_MEANING, packaging_line, status_detail
+from ecoready.report.verdict import Advice, advice_by_cell, arch_verdicts, infra_lines
 
 # Characters XML 1.0 cannot carry at all (inert() already removed most controls).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -25,14 +26,15 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub("", inert(text, 0))
 
 
-def failure_text(cell: CellResult) -> str:
-    lines = [f"{f.where} ({f.outcome}): {f.detail}" for f in failures(cell)]
+def failure_text(cell: CellResult, advised: Advice | None = None) -> str:
+    lines = [f"why: {advised.reason}", f"what to do: {advised.remedy}"] if advised else []
+    lines += [f"{f.where} ({f.outcome}): {f.detail}" for f in failures(cell)]
     if cell.image is not None and cell.image.digest:
         lines.append(f"image {cell.image.reference} for {cell.image.arch}: {cell.image.digest}")
     return xml_text("\n".join(lines))
 
 
-def testcase(parent: ET.Element, cell: CellResult) -> None:
+def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None) -> None:
     case = ET.SubElement(
         parent,
         "testcase",
@@ -46,13 +48,13 @@ def testcase(parent: ET.Element, cell: CellResult) -> None:
             ET.SubElement(props, "property", name="emulated", value="true")
         if cell.packaging is not None:  # a driver row: its packaging verdict next to the runtime result
             ET.SubElement(props, "property", name="packaging", value=xml_text(packaging_line(cell.packaging)))
-    message = xml_text(f"{cell.status.value}: {cell.detail}" if cell.detail else cell.status.value)
+    message = xml_text(status_detail(cell))
     if cell.status in FAILED:
         node = ET.SubElement(case, "failure", message=message, type=cell.status.value)
-        node.text = failure_text(cell)
+        node.text = failure_text(cell, advised)
     elif cell.status is Status.ERROR:
         node = ET.SubElement(case, "error", message=message, type="tool or infrastructure error")
-        node.text = failure_text(cell)
+        node.text = failure_text(cell, advised)
     elif cell.status is not Status.READY:  # skipped, or never finished (an interrupted run)
         reason = message if cell.status is Status.SKIPPED else f"did not finish ({cell.status.value})"
         ET.SubElement(case, "skipped", message=reason)
@@ -81,7 +83,7 @@ def render(report: Report) -> str:
         suites,
         "testsuite",
         {
-            "name": xml_text(f"ecoready {report.matrix}"),
+            "name": xml_text(f"ecoready {report.title or report.matrix}"),
             "timestamp": xml_text(report.started_at),
             "time": total,
             **counts,
@@ -96,7 +98,12 @@ def render(report: Report) -> str:
         ("interrupted", "true" if report.interrupted else "false"),
     ):
         ET.SubElement(props, "property", name=name, value=xml_text(value))
+    for i, line in enumerate(arch_verdicts(report)):
+        ET.SubElement(props, "property", name=f"verdict.{i + 1}", value=xml_text(line))
+    for i, line in enumerate(infra_lines(report)):  # each registry or backend that failed many cells
+        ET.SubElement(props, "property", name=f"infrastructure.{i + 1}", value=xml_text(line))
+    advised = advice_by_cell(report)
     for cell in cells:
-        testcase(suite, cell)
+        testcase(suite, cell, advised.get(cell.id))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

@@ -28,6 +28,7 @@ from ecoready.report.common import (
     PLATFORM_HEADER,
     bench_cells,
     counts_line,
+    cv_text,
     docker_versions,
     driver_cells,
     driver_row,
@@ -47,6 +48,7 @@ from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pin
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
 from ecoready.report.summary import column_title, host_mark
+from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
 
 LOG_LINES = 10
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
@@ -90,6 +92,13 @@ def grid(report: Report) -> list[str]:
     return table(["category", "component", *(md(column_title(report, a)) for a in arches)], rows)
 
 
+def answer(report: Report) -> list[str]:
+    """The verdict per arch first, then each registry that could not be asked, once."""
+    lines = [f"- **{md(line.split(' ', 1)[0])}** {md(line.split(' ', 1)[1])}" for line in arch_verdicts(report)]
+    lines.extend(f"- ⚠ {md(line)}" for line in infra_lines(report))
+    return [*lines, ""] if lines else []
+
+
 def legend(report: Report) -> str:
     seen = {c.status for c in report.cells.values()}
     parts = [f"{GLYPH[s]} {s.value}: {MEANING[s]}" for s in Status if s in seen]
@@ -103,12 +112,16 @@ def failed(report: Report) -> list[str]:
     if not cells:
         return []
     lines = ["## What failed", ""]
+    advised = advice_by_cell(report)
     for cell in cells:
         emulated = f" {EMULATED_MARK} emulated" if cell.emulated else ""
         lines.append(f"### {GLYPH[cell.status]} {md(cell.component)} on {md(cell.arch)}: {cell.status.value}{emulated}")
         lines.append("")
         found = failures(cell)
-        if cell.detail and not found:
+        if cell.id in advised:
+            lines.append(f"- **why:** {md(advised[cell.id].reason)}")
+            lines.append(f"- **what to do:** {md(advised[cell.id].remedy)}")
+        elif cell.detail and not found:
             lines.extend([md(cell.detail), ""])
         for failure in found:
             lines.append(f"- {md(failure.where)} ({md(failure.outcome)}): {md(failure.detail) or 'no detail'}")
@@ -149,7 +162,7 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
                 number(s.median_tps, 1),
                 number(s.median_qps, 1),
                 number(s.median_p95_ms, 2),
-                f"{s.cv * 100:.1f}%",
+                cv_text(s),
                 runs,
             ]
         )
@@ -229,7 +242,9 @@ def migration(report: Report) -> list[str]:
 
 
 def render(report: Report) -> str:
-    lines = ["# ecoready readiness report", "", md(run_line(report)), ""]
+    heading = f"{md(report.title)}: ecoready readiness report" if report.title else "ecoready readiness report"
+    lines = [f"# {heading}", "", md(run_line(report)), ""]
+    lines.extend(answer(report))
     lines.extend(grid(report))
     lines.extend(["", f"**{md(counts_line(report))}**", "", legend(report), ""])
     lines.extend(failed(report))

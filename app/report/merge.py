@@ -113,6 +113,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         notes=tuple(_unique([n for r in reports for n in r.notes] + notes)),
         platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
         migration=_merge_migration(reports, cells),
+        title=" + ".join(_unique([r.title for r in reports if r.title])),
     )
 
 

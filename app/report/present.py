@@ -33,6 +33,8 @@ COLOUR: Mapping[Status, str] = {
     Status.SKIPPED: "grey50",
 }
 
+QUEUED_WORD = "queued"  # a cell under way that waits for its turn: no timer, no spinner
+
 EMULATED_MARK = "ᵉ"
 EMULATED_MEANING = "ran emulated (qemu): correct or not, but its timings and benchmarks are not performance"
 
@@ -53,7 +55,9 @@ MEANING: Mapping[Status, str] = {
 def cell_text(cell: CellResult, width: int = 28) -> str:
     """`✔ ready 4.1s`, `✘ broken: exec format error`, `▶ start` ... plus the emulated mark."""
     glyph = GLYPH[cell.status]
-    if cell.status is Status.RUNNING:
+    if cell.queued:
+        glyph, words = GLYPH[Status.PENDING], QUEUED_WORD
+    elif cell.status is Status.RUNNING:
         words = cell.stage.value if cell.stage else "starting"
     elif cell.status is Status.READY:
         words = f"ready {cell.seconds:.1f}s" + (f" · {packaging_word(cell.packaging)}" if cell.packaging else "")
@@ -90,6 +94,8 @@ def platform_text(p: PlatformFitness, width: int = 28) -> str:
 def short_text(cell: CellResult) -> str:
     """`✔ ready 4.1s`, `◐ partial 3.7s`, `∅ missing`: glyph, status and time, no detail.
     The emulated mark is left to the caller (reports show it in their own way)."""
+    if cell.queued:
+        return f"{GLYPH[Status.PENDING]} {QUEUED_WORD}"
     words = cell.status.value
     if cell.status.finished and cell.status not in (Status.MISSING, Status.SKIPPED) and cell.seconds:
         words = f"{words} {cell.seconds:.1f}s"
@@ -130,3 +136,23 @@ def packaging_line(p: Packaging) -> str:
     when the run installed nothing."""
     cached = ", installed by an earlier run (cache)" if p.cached else ""
     return f"{p.package} {p.version} ({p.spec}): {packaging_text(p)}{cached}"
+
+
+def size_text(size: int | None) -> str:
+    """One unit family everywhere (images table, TUI, reports): `196.2 MiB`, `1.2 GiB`."""
+    if not size:
+        return ""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return ""  # pragma: no cover
+
+
+def status_detail(cell: CellResult) -> str:
+    """`missing: not found; …`: the status and its detail, the status said once (a detail
+    may start with it already: `missing: missing: …` reads badly)."""
+    if not cell.detail:
+        return cell.status.value
+    return f"{cell.status.value}: {cell.detail.removeprefix(f'{cell.status.value}: ')}"

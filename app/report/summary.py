@@ -9,6 +9,7 @@ from ecoready.domain.text import inert
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text
+from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines, plural, registry_troubles
 
 
 def hosts_by_arch(report: Report) -> dict[str, str]:
@@ -76,18 +77,22 @@ def render_summary(report: Report) -> str:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     parts = [f"{n} {s.value}" for s, n in sorted(counts.items(), key=lambda kv: list(Status).index(kv[0]))]
     lines = [
+        *([_one_line(report.title)] if report.title else []),
+        *(_one_line(line) for line in arch_verdicts(report)),
+        "",
         render_grid(report),
         "",
-        f"{len(cells)} cells: "
+        f"{plural(len(cells), 'cell')}: "
         + ", ".join(parts)
         + (f"   ({EMULATED_MARK} = emulated)" if any(c.emulated for c in cells) else ""),
     ]
     several = len({c.host for c in cells if c.host}) > 1
-    failing = [c for c in cells if c.status not in (Status.READY, Status.SKIPPED, Status.PENDING)]
-    for cell in failing:
-        detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # "missing: missing: …" reads badly
+    for advised in advice_to_list(report):  # what failed, and what to do about it
+        cell = report.cells[advised.cell_id]
         where = f" on {cell.host}" if several and cell.host else ""
-        lines.append(_one_line(f"  {cell.id}{where}: {cell.status.value}: {detail}"))
+        lines.append(_one_line(f"  {GLYPH[cell.status]} {cell.id}{where}: {cell.status.value}: {advised.reason}"))
+        lines.append(_one_line(f"      what to do: {advised.remedy}"))
+    lines.extend(_one_line(f"  {GLYPH[Status.ERROR]} {line}") for line in infra_lines(report))
     for cell in cells:  # driver rows: the packaging verdict next to the runtime result
         if cell.packaging is not None:
             packaging = packaging_line(cell.packaging)
@@ -96,9 +101,11 @@ def render_summary(report: Report) -> str:
         for host in report.hosts:
             ran = sum(1 for c in cells if c.host == host.name)
             state = f": {host.error}" if host.error else ""
-            lines.append(_one_line(f"host {host.name}: {ran} cell(s){state}"))
+            lines.append(_one_line(f"host {host.name}: {plural(ran, 'cell')}{state}"))
+    collapsed = tuple(f"registry {t.registry}: " for t in registry_troubles(report))
     for note in report.notes:
-        lines.append(_one_line(f"note: {note}"))
+        if not (collapsed and note.startswith(collapsed)):  # else said above, with the way out
+            lines.append(_one_line(f"note: {note}"))
     for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
         if status.limit is not None or status.remaining is not None:
             lines.append(_one_line(registry_line(status)))

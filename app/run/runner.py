@@ -34,6 +34,7 @@ from ecoready.domain.events import (
     CellFinished,
     CellLog,
     CellPlanned,
+    CellQueued,
     CellStarted,
     HostLost,
     ImageResolved,
@@ -157,6 +158,7 @@ class Runner:
                     for c in self.plan.cells
                 }.values()
             ),
+            title=self.plan.matrix.title,
         )
 
     def under_way(self) -> frozenset[str]:
@@ -310,6 +312,8 @@ class Runner:
                 if stage is Stage.PACKAGING:  # registry requests only: no slot, no container
                     outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
+                    if scheduler.pulls.locked():
+                        emit(CellQueued(cell.id))
                     async with scheduler.pulls:
                         outcome = await self._stage(cell, ctx, probe, stage)
                     if cell.id in self._missing:
@@ -321,10 +325,12 @@ class Runner:
                     if held is not None:  # give the slot back first: two cells waiting for all would deadlock
                         slots.release(held)
                     held = None
+                    emit(CellQueued(cell.id))
                     held = await slots.acquire(slots.units, expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 else:
                     if held is None:
+                        emit(CellQueued(cell.id))
                         held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
                 if stage in (Stage.PACKAGING, Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
@@ -442,6 +448,10 @@ class Runner:
                     raise BackendFailed(
                         f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
                     ) from None
+                except (BackendFailed, DockerUnavailable):
+                    raise
+                except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
+                    raise BackendFailed(f"backend {cell.backend.id}: {exc}") from None
             return f"{info.found_as} {info.digest[:19]}"
         if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
             info = await ctx.run.images.ensure(cell.component.image, cell.arch)

@@ -124,10 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
         "diff",
         help="what changed between two saved reports (exit 1 on a regression)",
         description="Print the cells that changed status, new or lost arches and cells, and bench changes "
-        "beyond noise (more than twice the coefficient of variation). Exit 1 when anything regressed.",
+        "beyond noise (more than twice the coefficient of variation) from OLD to NEW: OLD is the earlier "
+        "report (the baseline), NEW the later one; a cell ready in OLD and not in NEW is a regression. "
+        "Without files: the last two reports of the history (`ecoready check` stores them). "
+        "Exit 1 when anything regressed.",
     )
-    diff.add_argument("old", metavar="OLD.json")
-    diff.add_argument("new", metavar="NEW.json")
+    diff.add_argument("old", metavar="OLD.json", nargs="?", help="the earlier report, the baseline")
+    diff.add_argument("new", metavar="NEW.json", nargs="?", help="the later report, compared with OLD")
+    diff.add_argument(
+        "--history", default=None, help="the history folder to take the last two reports from (without files)"
+    )
     diff.add_argument("--json", metavar="PATH", help="also write the structured diff here ('-' = stdout)")
     diff.set_defaults(func=cmd_diff)
     images = verbs.add_parser(
@@ -212,7 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = verbs.add_parser(
         "doctor",
         help="is the engine reachable, which emulators, which CPU",
-        description="Check the environment ecoready runs in.",
+        description="Check the environment ecoready runs in, and whether each registry of the matrix "
+        "answers. Results on stdout.",
+    )
+    doctor.add_argument(
+        "--matrix",
+        "-m",
+        default=None,
+        help=f"the matrix whose registries to ask (default: {DEFAULT_MATRIX} if present)",
     )
     doctor.set_defaults(func=cmd_doctor)
 
@@ -298,7 +311,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+NO_MATRIX = (
+    f"no {DEFAULT_MATRIX} here (nor --matrix): try the offline lab (`ecoready run --matrix containers/lab.toml` "
+    "in the ecoready checkout, after `make lab`), write one for your stack with `ecoready init --from "
+    "compose.yml` (or --from-host, --images), or see docs/matrix.md"
+)
+
+
 def _matrix_path(args: argparse.Namespace) -> str:
+    if not args.matrix and not Path(DEFAULT_MATRIX).exists():
+        raise UsageError(NO_MATRIX)  # a first start in an empty folder: say how to get one
     return str(args.matrix or DEFAULT_MATRIX)
 
 
@@ -442,7 +464,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ecoready.ui.queries import diff
 
     writable(args.json)
-    return diff(args.old, args.new, args.json)
+    return diff(args.old, args.new, args.json, history=args.history)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -500,7 +522,9 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from ecoready.ui.ops import doctor
 
-    return doctor()
+    if args.matrix is None and not Path(DEFAULT_MATRIX).is_file():
+        return doctor()
+    return doctor(_load(args))
 
 
 def cmd_lab_build(args: argparse.Namespace) -> int:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from typing import IO, Protocol
 
-from ecoready.domain.events import CellFinished, CellStarted, Event, RunNote, RunStarted, StageStarted
-from ecoready.domain.model import Report
+from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
+from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert
-from ecoready.report.present import EMULATED_MARK, GLYPH
+from ecoready.report.present import EMULATED_MARK, GLYPH, status_detail
 from ecoready.report.summary import render_summary
+from ecoready.report.verdict import plural
 
 
 class Progress(Protocol):
@@ -42,7 +43,7 @@ class PlainProgress:
             + ")"
             for h in report.hosts
         )
-        self._print(f"ecoready: run {report.run_id[:8]}: {len(report.cells)} cells on {hosts or 'local'}")
+        self._print(f"ecoready: run {report.run_id[:8]}: {plural(len(report.cells), 'cell')} on {hosts or 'local'}")
 
     def update(self, event: Event, report: Report) -> None:
         if isinstance(event, RunStarted):
@@ -50,10 +51,12 @@ class PlainProgress:
         elif isinstance(event, CellFinished):
             cell = report.cells[event.cell_id]
             mark = f" {EMULATED_MARK}emulated" if cell.emulated else ""
-            detail = f": {cell.detail}" if cell.detail else ""
+            detail = f": {status_detail(cell).removeprefix(cell.status.value + ': ')}" if cell.detail else ""
+            # a registry's verdict (missing, or not asked) took no time worth a number
+            took = f" {cell.seconds:.1f}s" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
             self._print(
                 f"[{_done(report):>3}/{len(report.cells)}] {GLYPH[cell.status]} {cell.id}{mark} "
-                f"{cell.status.value} {cell.seconds:.1f}s{detail}"
+                f"{cell.status.value}{took}{detail}"
             )
         elif isinstance(event, RunNote):
             self._print(f"ecoready: note: {event.text}")
@@ -100,19 +103,29 @@ class RichProgress(PlainProgress):
         self.bar.start()
 
     def update(self, event: Event, report: Report) -> None:
-        if isinstance(event, CellStarted):
-            self.running[event.cell_id] = "start"
+        if isinstance(event, (CellStarted, CellQueued)):  # waiting for its turn: not running
+            self.running.pop(event.cell_id, None)
         elif isinstance(event, StageStarted):
             self.running[event.cell_id] = event.stage.value
         elif isinstance(event, CellFinished):
             self.running.pop(event.cell_id, None)
         super().update(event, report)
-        shown = ", ".join(f"{k} {v}" for k, v in list(self.running.items())[:3])
-        self.bar.update(self.task, completed=_done(report), description=shown)
+        self.bar.update(self.task, completed=_done(report), description=running_words(self.running, report))
 
     def stop(self, report: Report) -> None:
         self.bar.stop()
         super().stop(report)
+
+
+def running_words(running: dict[str, str], report: Report) -> str:
+    """`▶2 running: db/arm64 start, px/amd64 image · 34 queued`: cells at work (a few by
+    name) apart from the cells waiting for their turn."""
+    queued = sum(1 for c in report.cells.values() if c.queued)
+    shown = ", ".join(f"{k} {v}" for k, v in list(running.items())[:3])
+    parts = [f"{GLYPH[Status.RUNNING]}{len(running)} running: {shown}"] if running else []
+    if queued:
+        parts.append(f"{GLYPH[Status.PENDING]}{queued} queued")
+    return "  ".join(parts)
 
 
 def make_progress(stream: IO[str]) -> Progress:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from ecoready.domain.errors import ConfigError, ReportError, UsageError
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.load import load
-from ecoready.ui.console import eprint
+from ecoready.ui.console import eprint, say
 
 
 def validate(files: Sequence[str]) -> int:
@@ -25,8 +25,25 @@ def validate(files: Sequence[str]) -> int:
             eprint(str(exc))
             failed += 1
             continue
-        eprint(f"{file}: ok ({len(matrix.components)} components, arches {', '.join(matrix.arches)})")
+        say(f"{file}: ok ({len(matrix.components)} components, arches {', '.join(matrix.arches)})")
+        for warning in floating_tags(matrix):
+            eprint(f"{file}: warning: {warning}")
     return 2 if failed else 0
+
+
+def floating_tags(matrix: Matrix) -> list[str]:
+    """Rows whose image floats (`latest`, or no tag): a run checks whatever it is that day,
+    and two runs may not compare (docs/matrix.md advises a pinned tag)."""
+    out = []
+    for component in matrix.components:
+        image = component.image
+        if "@" in image:
+            continue  # pinned by digest
+        name = image.rsplit("/", 1)[-1]
+        tag = name.split(":", 1)[1] if ":" in name else ""
+        if tag in ("", "latest"):
+            out.append(f"component {component.id!r}: image {image!r} floats ({tag or 'no tag'}): pin a version tag")
+    return out
 
 
 def images(matrix: Matrix, json_path: str | None, only: Sequence[str] | None, arches: Sequence[str] | None) -> int:
@@ -130,13 +147,25 @@ def report(paths: Sequence[str], merge: bool, outputs: Mapping[str, str]) -> int
     return 0 if deliver(result, outputs, keep=False) else ReportError.exit_code
 
 
-def diff(old: str, new: str, json_path: str | None) -> int:
-    """What changed between two saved reports; 1 when anything regressed."""
+def diff(old: str | None, new: str | None, json_path: str | None, history: str | None = None) -> int:
+    """What changed between two saved reports (without them: the last two of the history);
+    1 when anything regressed."""
+    from pathlib import Path
+
+    from ecoready.judge import history as stored_reports
     from ecoready.judge.diff import diff as diff_reports
     from ecoready.judge.diff import diff_dict, diff_text
     from ecoready.report.files import write_output
     from ecoready.report.load import load_report
 
+    if old is None or new is None:
+        if old is not None:
+            raise UsageError("diff takes two reports (OLD.json NEW.json), or none for the last two of the history")
+        folder = Path(history).expanduser() if history else stored_reports.default_dir()
+        stored = stored_reports.entries(folder)
+        if len(stored) < 2:
+            raise UsageError(f"{folder}: {len(stored)} report(s) in the history: give OLD.json and NEW.json")
+        old, new = str(stored[-2]), str(stored[-1])
     change = diff_reports(load_report(old), load_report(new))
     stream = sys.stderr if json_path == "-" else sys.stdout
     stream.write(diff_text(change))

@@ -196,3 +196,35 @@ async def test_rerun_filter_search_export_and_quit_on_a_real_run(
     await asyncio.sleep(0)
     assert docker_labelled(run_label) == NOTHING
     assert app.return_code == 1  # two cells are missing
+
+
+async def test_cells_waiting_for_the_one_slot_read_queued(lab: Path, no_leaks: None) -> None:
+    """`--concurrency 1`: while one cell holds the slot, the other reads `· queued`, with
+    no timer and no spinner, and the progress line counts it as queued, not running."""
+    app = EcoreadyApp(load(lab), RunOptions(only=["mariadb-10.11"], concurrency=1))
+    cells = [("mariadb-10.11", "amd64"), ("mariadb-10.11", "arm64")]
+    rec = Recorder(app, cells)
+    lines: list[str] = []
+
+    def one_queued_one_started() -> bool:
+        texts = [app.cell_text(*c) for c in cells] if app.rows_built else []
+        # either may get the slot first; the emulated one carries its mark: `· queued ᵉ`
+        if any(t.removesuffix(" ᵉ") == "· queued" for t in texts) and any(t.startswith("▶ start") for t in texts):
+            lines.append(str(app.progress_line.render()))
+            return True
+        return False
+
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, rec.until(one_queued_one_started), "one cell starts while the other waits", 300)
+        await wait_until(
+            pilot,
+            rec.until(lambda: all(c.status.finished for c in app.report.cells.values())),
+            "the run to finish",
+        )
+        app.flush()  # the grid shows the last events on the next tick: draw them now
+        rec.look()
+        await quit_and_wait(app, pilot)
+    assert "▶1 running" in lines[0] and "·1 queued" in lines[0], lines
+    for key, texts in rec.texts.items():
+        assert texts[-1].startswith("✔ ready"), (key, texts)
+    assert app.return_code == 0

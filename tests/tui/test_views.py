@@ -294,3 +294,75 @@ async def test_notes_from_the_run_are_shown_as_text_never_markup() -> None:
         shown = [n for n in app._notifications if n.title == "note"]
         assert shown and shown[0].markup is False
         assert shown[0].message == "[link=http://evil.example]click[/link]  removed 2 resource(s)"
+
+
+@pytest.mark.parametrize(
+    ("name", "starts"),
+    [("out.html", "<!DOCTYPE html>"), ("out.md", "# ecoready"), ("out.xml", "<?xml"), ("out.json", "{")],
+)
+async def test_export_writes_the_format_the_extension_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, starts: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e", "ctrl+u", *name, "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportScreen)
+    assert (tmp_path / name).read_text().startswith(starts)
+
+
+async def test_a_format_picked_wins_over_the_extension(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e", "shift+tab")
+        await choose(pilot, "format-markdown")
+        await pilot.press("ctrl+u", *"notes.txt", "enter")
+        await pilot.pause()
+    assert (tmp_path / "notes.txt").read_text().startswith("# ecoready")
+
+
+async def test_escape_on_the_grid_clears_a_kept_search() -> None:
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"backup", "enter")  # kept: back on the grid, still filtered
+        assert app.focused is app.grid and app.grid.shown == ["mariadb-backup"]
+        assert app.check_action("clear_search", ())  # offered in the footer only now
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.grid.shown) == 6 and not app.search_box.value
+        assert not app.check_action("clear_search", ())
+
+
+async def test_s_saves_an_svg_screenshot_and_says_where(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("s")
+        await pilot.pause()
+        (shot,) = tmp_path.glob("ecoready-01234567-*.svg")
+        assert any(f"saved {shot}" in n for n in notes(app))
+    text = shot.read_text()
+    assert text.startswith("<svg") and "mariadb" in text
+
+
+def test_the_exit_line_says_the_answer_and_where_the_report_went(tmp_path: Path) -> None:
+    from ecoready.ui.tui.answer import exit_line
+
+    report = fold(streams.lab_like())
+    kept: list[str] = []
+
+    def keep(name: str, text: str) -> Path:
+        kept.append(text)
+        return tmp_path / name
+
+    line = exit_line(report, [], keep)
+    assert line.startswith("ecoready: amd64 5 of 6 ready, 1 not checked · arm64 1 of 6 ready, 2 blocked, 1 partial;")
+    assert f"report kept in {tmp_path / 'ecoready-01234567.json'}" in line
+    assert json.loads(kept[0])["run_id"] == report.run_id
+    assert exit_line(report, ["out.html"], keep).endswith("; report written to out.html")

@@ -127,3 +127,20 @@ def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
     assert row.per_usd_percent == pytest.approx(((4800 / 0.1632) / (5000 / 0.192) - 1) * 100)
     assert row.arm64_scaled_tps == pytest.approx(4800 * 3.1 / 2.6)
     assert result.absent == ()
+
+
+def test_cells_that_did_not_run_are_not_listed_as_not_compared() -> None:
+    from dataclasses import replace
+
+    from ecoready.domain.model import Status
+    from ecoready.domain.state import fold
+    from ecoready.report.cost import compare
+    from tests.support import streams
+
+    report = fold(streams.two_native_hosts())
+    cells = dict(report.cells)
+    cells["mysql-8.4/arm64"] = replace(cells["mysql-8.4/arm64"], status=Status.MISSING, bench=None)
+    cells["mariadb-10.11/arm64"] = replace(cells["mariadb-10.11/arm64"], status=Status.PARTIAL, bench=None)
+    absent = compare(replace(report, cells=cells)).absent
+    assert not any("mysql-8.4" in sentence for sentence in absent)  # missing: its row says so
+    assert "mariadb-10.11/arm64: no benchmark (profile smoke, or not a benchmarked kind)" in absent  # it ran

@@ -188,3 +188,27 @@ def test_cli_diff_exits_1_on_a_regression_and_0_otherwise(tmp_path: Path) -> Non
     assert same.returncode == 0 and "no change" in same.stdout
     missing = ecoready("diff", str(old_path), str(tmp_path / "absent.json"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+def test_cli_diff_without_files_compares_the_last_two_reports_of_the_history(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from ecoready.judge.history import store
+
+    old = replace(lab_report("lab-run"), started_at="2026-11-21T23:00:00.000Z", run_id="a" * 32)
+    new = replace(
+        with_status(old, "mariadb-10.11/amd64", Status.PARTIAL, "failed: crud"),
+        started_at="2026-11-22T23:00:00.000Z",
+        run_id="b" * 32,
+    )
+    folder = tmp_path / "history"
+    store(new, folder)
+    store(old, folder)  # stored later, yet older: the order is the runs' own
+    result = ecoready("diff", "--history", str(folder))
+    assert result.returncode == 1 and "REGRESSED mariadb-10.11/amd64: ready -> partial" in result.stdout
+    lonely = tmp_path / "lonely"
+    store(old, lonely)
+    alone = ecoready("diff", "--history", str(lonely))
+    assert alone.returncode == 2 and "1 report(s) in the history" in alone.stderr
+    helped = ecoready("diff", "--help")
+    assert "OLD is the earlier report" in " ".join(helped.stdout.split())

@@ -253,7 +253,7 @@ def test_the_summary_names_the_host_of_each_column_when_several_ran() -> None:
     report = two_host_report()
     assert column_title(report, "arm64") == "arm64 @ graviton"  # type: ignore[arg-type]
     text = render_summary(report)  # type: ignore[arg-type]
-    assert "amd64 @ x86" in text and "host graviton: 1 cell(s): lost mid-run" in text
+    assert "amd64 @ x86" in text and "host graviton: 1 cell: lost mid-run" in text
     single = reduce(empty_report(), RunStarted("r", "t", "m", Profile.SMOKE, ("amd64",), (), ()))
     assert column_title(single, "amd64") == "amd64"
 

@@ -268,7 +268,7 @@ def test_the_images_table_is_inert_and_the_json_complete() -> None:
     table = render_table(report)
     assert "\x1b" not in table and "\x07" not in table
     rows = [line.split() for line in table.splitlines()]
-    assert ["db", "amd64", "available", "1.2", "MB", "sha256:bbbbbbbbbbbb", "index"] in rows
+    assert ["db", "amd64", "available", "1.2", "MiB", "sha256:bbbbbbbbbbbb", "index"] in rows
     assert ["db", "arm64", "missing", "click"] in rows
     assert "registry r: 3 requests, rate limit 100 per 6 h, 97 remaining (counted by ip)" in table
     data = json.loads(render_json(report))

@@ -153,3 +153,31 @@ def test_registry_observations_keep_the_latest_per_registry_in_first_seen_order(
         "error": "unreachable (ConnectError: x)",
         "waited_s": 0.0,
     }
+
+
+def test_a_cell_waiting_for_its_turn_is_queued_until_its_next_stage() -> None:
+    from ecoready.domain.events import CellQueued
+
+    report = fold([started("db/amd64"), CellStarted("db/amd64", "t")])
+    assert report.cells["db/amd64"].queued  # started, no stage yet: waiting for a pull or a slot
+    report = fold([StageStarted("db/amd64", Stage.IMAGE), CellQueued("db/amd64")], report)
+    cell = report.cells["db/amd64"]
+    assert cell.queued and cell.status is Status.RUNNING and cell.stages  # the image stage is kept
+    report = fold([StageStarted("db/amd64", Stage.START)], report)
+    assert not report.cells["db/amd64"].queued
+
+
+def test_the_headless_bar_counts_running_and_queued_apart() -> None:
+    from ecoready.domain.events import CellQueued
+    from ecoready.ui.progress import running_words
+
+    report = fold(
+        [
+            started("db/amd64", "db/arm64", "px/amd64"),
+            *(CellStarted(c, "t") for c in ("db/amd64", "db/arm64", "px/amd64")),
+            StageStarted("db/amd64", Stage.START),
+            StageStarted("px/amd64", Stage.IMAGE),
+            CellQueued("px/amd64"),
+        ]
+    )
+    assert running_words({"db/amd64": "start"}, report) == "▶1 running: db/amd64 start  ·2 queued"

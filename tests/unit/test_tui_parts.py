@@ -157,3 +157,22 @@ def test_export_formats_are_discovered_and_json_is_written(tmp_path: Path) -> No
     report = fold(streams.lab_like())
     path = export_report(report, formats["json"], str(tmp_path / "r.json"))
     assert json.loads(path.read_text())["run_id"] == report.run_id
+
+
+def test_the_name_column_fits_its_longest_name_while_the_arch_columns_keep_room() -> None:
+    from ecoready.ui.tui.grid import column_widths
+
+    name = "connector-python-mysqlclient"
+    component, arch, _ = column_widths(120, ("amd64", "arm64"), [name, "mysql-8.4"], compare=False)
+    assert component >= len(name) + 2 and arch >= 12  # no `connector-python-mysqlclie`
+    component, arch, _ = column_widths(40, ("amd64", "arm64"), [name + "-and-more-words"], compare=False)
+    assert component == 28 and arch == 12  # a narrow terminal: the name is cut, not the cells
+
+
+def test_the_compare_column_only_when_native_numbers_can_fill_it() -> None:
+    from ecoready.domain.state import fold
+    from ecoready.ui.tui.grid import comparable
+    from tests.support import streams
+
+    assert comparable(fold(streams.two_native_hosts()))
+    assert not comparable(fold(streams.lab_like()))  # arm64 only emulated: nothing to compare

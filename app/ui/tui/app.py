@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
 
 from rich.style import Style
 from rich.text import Text
@@ -27,7 +26,7 @@ from textual.widgets import DataTable, Footer, Input
 from textual.worker import Worker, WorkerState
 
 from ecoready.domain.errors import EcoreadyError
-from ecoready.domain.events import CellFinished, CellStarted, Event, RegistryObserved, RunNote, RunStarted
+from ecoready.domain.events import CellStarted, Event, RegistryObserved, RunNote, RunStarted
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.state import empty_report, reduce
 from ecoready.domain.text import inert, one_line
@@ -35,15 +34,19 @@ from ecoready.matrix.document import Matrix
 from ecoready.report.cost import Comparison, compare
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.signals import catch_stop_signals, release_stop_signals
+from ecoready.ui.tui.answer import ReasonLine, VerdictLines, say_on_exit
 from ecoready.ui.tui.compare import CompareScreen
 from ecoready.ui.tui.detail import DetailScreen
 from ecoready.ui.tui.export import Exported, ExportScreen
-from ecoready.ui.tui.filters import FilterScreen, RowFilter, apply_choice
+from ecoready.ui.tui.filters import FilterScreen, RowFilter, SearchBox, apply_choice
 from ecoready.ui.tui.grid import COMPARE, COMPONENT, ReadinessGrid, visible_rows
 from ecoready.ui.tui.header import RunHeader
 from ecoready.ui.tui.help import HelpScreen
 from ecoready.ui.tui.look import Motion, palette
+from ecoready.ui.tui.runs import RunSession, SessionFactory
+from ecoready.ui.tui.shots import save_screenshot
 from ecoready.ui.tui.statusbar import ProgressLine, ProgressState
+from ecoready.ui.tui.timers import WorkTimers
 
 FLUSH_SECONDS = 0.1
 INTERRUPTED = 130  # the exit code when q stops a run under way, as Ctrl-C does headless
@@ -51,31 +54,6 @@ INTERRUPTED = 130  # the exit code when q stops a run under way, as Ctrl-C does 
 # 8 steps/s cost a third of a core at 160x48, 2 steps/s under a tenth.
 SPIN_PER_SECOND = 2
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
-
-
-class RunSession(Protocol):
-    """What the app needs from a run: `ecoready.run.session.Session`, or a recorded stream in tests."""
-
-    run_id: str
-
-    async def open(self) -> object: ...
-    async def run(self) -> None: ...
-    async def rerun(self, cell_ids: Iterable[str]) -> None: ...
-    async def close(self) -> None: ...
-
-
-SessionFactory = Callable[[Matrix, RunOptions, Callable[[Event], None]], RunSession]
-
-
-class SearchBox(Input):
-    BINDINGS = [
-        Binding("enter", "submit", "Keep filter", key_display="⏎"),
-        Binding("escape", "cancel_search", "Clear search"),
-    ]
-
-    def action_cancel_search(self) -> None:
-        self.value = ""
-        self.post_message(self.Submitted(self, ""))
 
 
 class EcoreadyApp(App[int]):
@@ -91,6 +69,8 @@ class EcoreadyApp(App[int]):
         Binding("c", "compare", "Compare"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "toggle_theme", "Theme", show=False),
+        Binding("s", "save_screenshot", "Screenshot", show=False),
+        Binding("escape", "clear_search", "Clear search"),
         Binding("q", "quit_clean", "Quit"),
         Binding("ctrl+c", "quit_clean", "Quit", show=False, priority=True),
         Binding("ctrl+q", "quit_clean", "Quit", show=False, priority=True),
@@ -121,11 +101,11 @@ class EcoreadyApp(App[int]):
         self.comparison = Comparison((), ())
         self.events_seen = 0
         self._dirty: set[str] = set()
-        self._cells_running: dict[str, float] = {}  # cell id -> clock at its CellStarted
-        # Cells of a re-run still waiting for a slot: drawn as pending, not as their old result
-        # (the runner says CellStarted only once a slot is free).
+        self.timers = WorkTimers(clock)  # running cells' timers: their work, not their waits
+        # Cells of a re-run not started yet: drawn as pending, not as their old result.
         self._queued: set[str] = set()
         self._rebuild = False
+        self._answered: Report | None = None  # the report the verdict lines were drawn for
         self._header_dirty = False
         self._rows_built = False
         self._built_width = 0
@@ -135,6 +115,7 @@ class EcoreadyApp(App[int]):
         self._failure_code: int | None = None  # the exit code when the run itself failed
         self._quitting = False
         self._session_closed = False
+        self.saved: list[str] = []  # the files written from the app (exports), for the exit line
 
     def compose(self) -> ComposeResult:
         # Kept by reference: `query_one` looks at the screen in front, which may be a view.
@@ -144,8 +125,11 @@ class EcoreadyApp(App[int]):
             placeholder="search components (enter keeps the filter, esc clears it)", id="search"
         )
         self.progress_line = ProgressLine(id="progress")
+        self.verdicts, self.reason = VerdictLines(id="verdicts"), ReasonLine(id="reason")
         yield self.header
+        yield self.verdicts
         yield self.grid
+        yield self.reason
         yield self.search_box
         yield self.progress_line
         yield Footer(compact=True, show_command_palette=False)
@@ -168,7 +152,9 @@ class EcoreadyApp(App[int]):
             return True
         if len(self.screen_stack) <= 1:
             # typing a search: letters are text, not commands (ctrl+c still quits)
-            return action == "quit_clean" if self.focused is self.search_box else True
+            if self.focused is self.search_box:
+                return action == "quit_clean"
+            return bool(self.search_box.value) if action == "clear_search" else True  # a kept search
         allowed = self.SCREEN_ACTIONS.get(type(self.screen), frozenset({"quit_clean"}))
         return action in allowed
 
@@ -187,7 +173,7 @@ class EcoreadyApp(App[int]):
         if isinstance(event, RunStarted):
             self._rebuild = True
             self._dirty.clear()
-            self._cells_running.clear()
+            self.timers.clear()
             self._queued.clear()
             self.progress.start(self.report.cells, "run")
         elif isinstance(event, RunNote):
@@ -197,11 +183,9 @@ class EcoreadyApp(App[int]):
         elif hasattr(event, "cell_id"):
             cell_id: str = event.cell_id
             self._dirty.add(cell_id)
+            self.timers.see(event)
             if isinstance(event, CellStarted):
-                self._cells_running[cell_id] = self.clock()
                 self._queued.discard(cell_id)
-            elif isinstance(event, CellFinished):
-                self._cells_running.pop(cell_id, None)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group not in ("run", "rerun"):
@@ -230,13 +214,24 @@ class EcoreadyApp(App[int]):
             frame = motion.frame if motion else None
             if self._rebuild or not self._rows_built:
                 self._build()
-            elif self._dirty or (self._cells_running and frame != self._frame):
+            elif self._dirty or (self.timers.since and frame != self._frame):
                 self._apply(motion)
             self._frame = frame
         if self._header_dirty:
             self._header_dirty = False
             self.header.show(self.report, self.matrix.title, self.size.width)
         self._show_progress()
+        self._show_answer()
+
+    def _show_answer(self) -> None:
+        """The verdict lines (when the report changed) and the selected cell's reason."""
+        view = self.view
+        if view is not self._answered:
+            self._answered = view
+            self.verdicts.show(view)
+        _, column = self.grid.selection() if self._rows_built else (None, None)
+        cells = self.selected_cells() if column not in (COMPONENT, COMPARE, None) else []
+        self.reason.show(view, view.cells.get(cells[0].id) if cells else None)
 
     @property
     def view(self) -> Report:
@@ -253,7 +248,7 @@ class EcoreadyApp(App[int]):
         if not self.spin:
             return None
         now = self.clock()
-        return Motion(int(now * SPIN_PER_SECOND), now, self._cells_running)
+        return Motion(int(now * SPIN_PER_SECOND), now, self.timers.since)
 
     def _build(self) -> None:
         view = self.view
@@ -281,7 +276,7 @@ class EcoreadyApp(App[int]):
             if wanted != grid.shown:
                 self._build()
                 return
-        changed = dirty | set(self._cells_running)
+        changed = dirty | set(self.timers.since)
         cells = [view.cells[cid] for cid in changed if cid in view.cells]
         finished = [c for c in cells if c.id in dirty and (c.status.finished or c.bench is not None)]
         with self.batch_update():
@@ -407,6 +402,12 @@ class EcoreadyApp(App[int]):
             search.remove_class("shown")
         self.grid.focus()
 
+    def action_clear_search(self) -> None:
+        self.search_box.action_cancel_search()
+
+    def action_save_screenshot(self) -> None:
+        save_screenshot(self, self.report.run_id)
+
     def action_export(self) -> None:
         if not self.report.run_id:
             self.notify("nothing to export yet: the run has not started", severity="warning")
@@ -414,6 +415,7 @@ class EcoreadyApp(App[int]):
 
         def done(result: Exported | None) -> None:
             if result is not None:
+                self.saved.append(str(result.path))
                 self.notify(inert(f"wrote {result.path} ({result.format})"), title="exported", markup=False)
 
         self.push_screen(ExportScreen(self.report), done)
@@ -490,6 +492,7 @@ class EcoreadyApp(App[int]):
 def run_app(matrix: Matrix, options: RunOptions, theme: str | None = None) -> int:
     app = EcoreadyApp(matrix, options, theme=theme)
     code = app.run()
+    say_on_exit(app.report, app.saved)
     return code if isinstance(code, int) else 0
 
 

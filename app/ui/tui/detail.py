@@ -22,11 +22,13 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Stage, Status
+from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
-from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text
+from ecoready.report.common import cv_text
+from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text, size_text
+from ecoready.report.verdict import Advice, advice_for
 from ecoready.ui.tui.bars import bar_chart
 
 OUTCOME_GLYPH: Mapping[Outcome | None, str] = {
@@ -54,7 +56,10 @@ def summary_section(cell: CellResult) -> RenderableType:
         text.append(f" {EMULATED_MARK}emulated", style=Style(italic=True))
     text.append(f" on {inert(cell.host) or 'no host'}\n")
     text.append_text(safe(f"{cell.name} · {cell.category.value}\n"))
-    text.append(f"{GLYPH[cell.status]} {cell.status.value}", style=Style(bold=True))
+    if cell.queued:
+        text.append(f"{GLYPH[Status.PENDING]} queued (waiting for its turn)", style=Style(bold=True))
+    else:
+        text.append(f"{GLYPH[cell.status]} {cell.status.value}", style=Style(bold=True))
     if cell.status is Status.RUNNING and cell.stage is not None:
         text.append(f" ({cell.stage.value})")
     if cell.seconds >= 0.05:
@@ -118,7 +123,7 @@ def image_section(image: ImageInfo | None, finished: bool = False) -> Renderable
         ("found as", image.found_as),
         ("digest", image.digest),
         ("index digest", image.index_digest),
-        ("size", f"{image.size / 2**20:.1f} MiB" if image.size else ""),
+        ("size", size_text(image.size)),
         ("local id", image.image_id[:19]),
     ]
     table = Table(box=None, show_header=False, pad_edge=False)
@@ -182,7 +187,7 @@ def bench_section(bench: BenchResult | None, width: int) -> RenderableType:
             Text(f"{s.median_tps:,.1f}{mark}"),
             Text(f"{s.median_qps:,.1f}"),
             Text(f"{s.median_p95_ms:.2f}"),
-            Text(f"{s.cv * 100:.1f}%"),
+            Text(cv_text(s)),
             Text(str(errors), style=Style(bold=True) if errors else ""),
         )
     parts.append(table)
@@ -204,10 +209,21 @@ def log_section(lines: tuple[str, ...]) -> RenderableType:
     return Text("\n".join(inert(line) for line in lines), no_wrap=False)
 
 
-def detail_renderable(cell: CellResult, width: int) -> RenderableType:
+def advice_section(advised: Advice) -> RenderableType:
+    text = Text()
+    text.append("why: ", style=Style(bold=True))
+    text.append_text(safe(advised.reason + "\n"))
+    text.append("what to do: ", style=Style(bold=True))
+    text.append_text(safe(advised.remedy))
+    return text
+
+
+def detail_renderable(cell: CellResult, width: int, advised: Advice | None = None) -> RenderableType:
     packaging = [heading("packaging"), packaging_section(cell.packaging)] if cell.packaging is not None else []
+    answer = [Text(""), advice_section(advised)] if advised is not None else []
     return Group(
         summary_section(cell),
+        *answer,
         *packaging,
         heading("stages"),
         stages_section(cell),
@@ -251,11 +267,17 @@ class DetailScreen(Screen[None]):
     def show(self, cell: CellResult) -> None:
         self.cell = cell
         width = max(40, self.app.size.width - 4)
-        self.query_one("#detail-body", Static).update(detail_renderable(cell, min(width, 100)))
+        self.query_one("#detail-body", Static).update(detail_renderable(cell, min(width, 100), self.advised()))
+
+    def advised(self) -> Advice | None:
+        """Why the cell is not ready and what to do, from the app's report (the migration
+        plan's tag searches live there, not in the cell)."""
+        report = getattr(self.app, "report", None)
+        return advice_for(report, self.cell.id) if isinstance(report, Report) else None
 
     def body_text(self, width: int = 100) -> str:
         """What the view shows, as plain text (for tests and screen readers)."""
-        return plain(detail_renderable(self.cell, width), width)
+        return plain(detail_renderable(self.cell, width, self.advised()), width)
 
 
 def plain(renderable: RenderableType, width: int) -> str:

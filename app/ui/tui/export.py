@@ -51,6 +51,7 @@ class ExportScreen(ModalScreen[Exported | None]):
         self.report = report
         self.formats = available()
         self.chosen = 0
+        self.picked = False  # a format picked in the list wins over the file's extension
 
     def _prompt(self, index: int) -> str:
         fmt = self.formats[index][0]
@@ -67,7 +68,11 @@ class ExportScreen(ModalScreen[Exported | None]):
             )
             yield Static("file (relative to the working directory):")
             yield Input(default_path(self.report, fmt), id="export-path", select_on_focus=False)
-            yield Static("enter: write · shift+tab: format (enter picks it) · esc: cancel", classes="dialog-hint")
+            yield Static(
+                "the format follows the extension (.json .md .html .xml) unless picked · enter: write · "
+                "shift+tab: format (enter picks it) · esc: cancel",
+                classes="dialog-hint",
+            )
             yield Static("", id="export-error")
 
     def on_mount(self) -> None:
@@ -77,6 +82,7 @@ class ExportScreen(ModalScreen[Exported | None]):
     def format_chosen(self, event: OptionList.OptionSelected) -> None:
         old = self.formats[self.chosen][0]
         self.chosen = event.option_index
+        self.picked = True
         new = self.formats[self.chosen][0]
         options = self.query_one("#export-format", OptionList)
         for index in range(len(self.formats)):
@@ -89,6 +95,9 @@ class ExportScreen(ModalScreen[Exported | None]):
     @on(Input.Submitted, "#export-path")
     def write(self, event: Input.Submitted) -> None:
         fmt, render = self.formats[self.chosen]
+        if not self.picked:  # the format follows the extension typed: out.html is HTML
+            typed = Path(event.value.strip()).suffix.lower()
+            fmt, render = next(((f, r) for f, r in self.formats if f.suffix == typed), (fmt, render))
         try:
             path = export_report(self.report, render, event.value)
         except (EcoreadyError, OSError) as exc:

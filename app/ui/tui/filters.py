@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ecoready.domain.model import Category, CellResult, Report, Status
@@ -107,3 +107,14 @@ class FilterScreen(ModalScreen[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+
+class SearchBox(Input):
+    BINDINGS = [
+        Binding("enter", "submit", "Keep filter", key_display="⏎"),
+        Binding("escape", "cancel_search", "Clear search"),
+    ]
+
+    def action_cancel_search(self) -> None:
+        self.value = ""
+        self.post_message(self.Submitted(self, ""))

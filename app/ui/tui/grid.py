@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
-from ecoready.domain.model import Category, CellResult, Report, Status
+from ecoready.domain.model import Category, CellResult, Profile, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.cost import Comparison
 from ecoready.report.order import arches_of, grid_rows
@@ -37,12 +37,21 @@ def visible_rows(report: Report, row_filter: RowFilter) -> list[Row]:
 
 def column_widths(total: int, arches: Sequence[str], names: Iterable[str], compare: bool) -> tuple[int, int, int]:
     """(component, arch, compare) widths that fill `total` columns of terminal."""
-    component = min(max([len(COMPONENT), *(len(n) + 2 for n in names)]), 28)
     compare_w = (18 if total >= 120 else 12) if compare else 0
+    # the names fit, unless that leaves the arch columns narrower than 12 (then 28 at least)
+    room = total - compare_w - (12 + 2) * len(arches) - 6
+    component = min(max([len(COMPONENT), *(len(n) + 2 for n in names)]), max(28, room))
     columns = 1 + len(arches) + (1 if compare else 0)
     spare = total - component - compare_w - 2 * columns - 2  # cell padding and the scrollbar
     arch = max(12, min(48, spare // max(1, len(arches))))
     return component, arch, compare_w
+
+
+def comparable(report: Report) -> bool:
+    """Whether the compare column can hold anything: benchmarks run (not `smoke`) and both
+    arches have native cells (emulated numbers are never compared)."""
+    native = {c.arch for c in report.cells.values() if not c.emulated}
+    return report.profile is not Profile.SMOKE and all(a in native for a in COMPARED_ARCHES)
 
 
 class ReadinessGrid(DataTable[Text]):
@@ -73,7 +82,7 @@ class ReadinessGrid(DataTable[Text]):
         """Lay the table out again (a new run, a new filter, a new width); keep the cursor."""
         keep_row, keep_column = self.selection()
         self.arches = tuple(arches_of(report))
-        self.with_compare = all(a in self.arches for a in COMPARED_ARCHES)
+        self.with_compare = comparable(report)
         rows = visible_rows(report, row_filter)
         comp_w, self.arch_width, compare_w = column_widths(
             total_width, self.arches, (r[1] for r in rows), self.with_compare

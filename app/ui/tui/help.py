@@ -20,11 +20,12 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("R", "re-run the whole matrix once nothing runs"),
     ("f", "filter rows by category or status (choose again to remove)"),
     ("/", "search components by id or name (enter keeps, esc clears)"),
-    ("e", "export the report (JSON, and Markdown/HTML/JUnit when present) to a file"),
+    ("e", "export the report to a file: the format follows its extension (.json .md .html .xml)"),
     ("c", "compare arm64 with amd64: tps, frequency-scaled, tps per USD"),
     ("t", "switch between the dark and the light theme"),
+    ("s", "save an SVG screenshot of the screen in the working directory (the notice says where)"),
     ("?", "this help"),
-    ("esc", "back (from a view or a dialog)"),
+    ("esc", "back (from a view or a dialog); on the grid, clears a kept search"),
     ("q", "quit: stops the run and removes its containers first"),
 )
 

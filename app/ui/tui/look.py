@@ -69,7 +69,7 @@ class Motion:
 
     frame: int
     now: float
-    since: Mapping[str, float]  # cell id -> clock reading at its CellStarted
+    since: Mapping[str, float]  # cell id -> clock reading when its work began (waits left out)
 
     def running_words(self, cell: CellResult) -> tuple[str, ...]:
         spin = SPINNER[self.frame % len(SPINNER)]
@@ -87,7 +87,7 @@ def cell_label(cell: CellResult, width: int, motion: Motion | None = None) -> st
     tail = f" {EMULATED_MARK}" if cell.emulated else ""
     # details come from containers: inert() drops escape sequences, Text keeps brackets literal
     text = inert(cell_text(cell, 10_000), 0).replace("\n", " ").removesuffix(tail)
-    if cell.status is Status.RUNNING:
+    if cell.status is Status.RUNNING and not cell.queued:
         extras = list(motion.running_words(cell)) if motion is not None else []
         while extras and len(" ".join([text, *extras])) + len(tail) > width:
             extras.pop(0)  # the seconds go before the spinner
@@ -108,7 +108,8 @@ def cell_label(cell: CellResult, width: int, motion: Motion | None = None) -> st
 
 
 def cell_renderable(cell: CellResult, width: int, styles: Mapping[Status, Style], motion: Motion | None = None) -> Text:
-    return Text(cell_label(cell, width, motion), style=styles[cell.status], no_wrap=True, overflow="ellipsis")
+    style = styles[Status.PENDING] if cell.queued else styles[cell.status]
+    return Text(cell_label(cell, width, motion), style=style, no_wrap=True, overflow="ellipsis")
 
 
 def _headline_table(tables: list[CompareTable]) -> CompareTable | None:

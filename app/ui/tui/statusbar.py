@@ -45,7 +45,8 @@ class ProgressState:
         cells = report.cells.values()
         total = len(report.cells)
         done = sum(1 for c in cells if c.status.finished)
-        running = sum(1 for c in cells if c.status is Status.RUNNING)
+        running = sum(1 for c in cells if c.status is Status.RUNNING and not c.queued)
+        queued = sum(1 for c in cells if c.queued)
         counts = [(s, sum(1 for c in cells if c.status is s)) for s in Status if s.finished]
         out = Text()
         if notice:
@@ -54,6 +55,8 @@ class ProgressState:
         out.append(f"{done}/{total} done", style=Style(bold=True))
         if running:
             out.append(f"  {GLYPH[Status.RUNNING]}{running} running")
+        if queued:
+            out.append(f"  {GLYPH[Status.PENDING]}{queued} queued")
         tally = " ".join(f"{GLYPH[s]}{n}" for s, n in counts if n)
         if tally:
             out.append(f"  {tally}")
