@@ -143,15 +143,7 @@ class Lab:
         await asyncio.to_thread(_tar_rootfs, rootfs, work / "rootfs.tar")
         shutil.rmtree(rootfs)
         shutil.copy(containers_dir() / "base" / "Dockerfile", work / "Dockerfile")
-        await self.host.images.build(
-            str(work),
-            tag,
-            f"linux/{arch}",
-            buildargs={},
-            labels={RECIPE_LABEL: recipe},
-            log=_appender(logfile),
-            timeout=BUILD_TIMEOUT[arch],
-        )
+        await self._build(work, tag, arch, {}, recipe, logfile)
         shutil.rmtree(work, ignore_errors=True)
         self.log(f"lab: base {suite}/{arch} built in {time.monotonic() - started:.0f} s")
         self._cost(f"base {suite}", arch, started)
@@ -193,19 +185,7 @@ class Lab:
             hint = " (a few minutes under emulation)" if arch != host_arch() else ""
             self.log(f"lab: building {image.key} for {arch}{hint}")
             logfile = self._logfile(f"{image.name}-{image.tag}-{arch}")
-            try:
-                await self.host.images.build(
-                    str(context),
-                    tag,
-                    f"linux/{arch}",
-                    buildargs=buildargs,
-                    labels={RECIPE_LABEL: recipe},
-                    log=_appender(logfile),
-                    timeout=BUILD_TIMEOUT[arch],
-                )
-            except Exception:
-                self._log_tail(logfile)
-                raise
+            await self._build(context, tag, arch, buildargs, recipe, logfile)
         self.log(f"lab: {image.key} for {arch} built in {time.monotonic() - started:.0f} s")
         self._cost(image.key, arch, started)
         return tag
@@ -252,19 +232,8 @@ class Lab:
             started = time.monotonic()
             self.log(f"lab: building the builder {builder.name} ({arch}, native)")
             logfile = self._logfile(f"{builder.name}-{arch}")
-            try:
-                await self.host.images.build(
-                    str(containers_dir() / builder.context),
-                    tag,
-                    f"linux/{arch}",
-                    buildargs={"BASE": base, **dict(builder.build_args)},
-                    labels={RECIPE_LABEL: recipe},
-                    log=_appender(logfile),
-                    timeout=BUILD_TIMEOUT[arch],
-                )
-            except Exception:
-                self._log_tail(logfile)
-                raise
+            buildargs = {"BASE": base, **dict(builder.build_args)}
+            await self._build(containers_dir() / builder.context, tag, arch, buildargs, recipe, logfile)
         self.log(f"lab: builder {builder.name} built in {time.monotonic() - started:.0f} s")
         self._cost(f"builder {builder.name}", arch, started)
         return tag
@@ -345,6 +314,25 @@ class Lab:
         for made in await asyncio.gather(*tasks, return_exceptions=True):
             if isinstance(made, Path):
                 await asyncio.to_thread(shutil.rmtree, made, True)
+
+    async def _build(
+        self, context: Path, tag: str, arch: str, buildargs: dict[str, str], recipe: str, logfile: Path
+    ) -> None:
+        """`docker build` for the arch, labelled with its recipe, its output in `logfile`
+        (whose tail is shown when it fails)."""
+        try:
+            await self.host.images.build(
+                str(context),
+                tag,
+                f"linux/{arch}",
+                buildargs=buildargs,
+                labels={RECIPE_LABEL: recipe},
+                log=_appender(logfile),
+                timeout=BUILD_TIMEOUT[arch],
+            )
+        except Exception:
+            self._log_tail(logfile)
+            raise
 
     def _log_tail(self, logfile: Path) -> None:
         tail = logfile.read_text(errors="replace").splitlines()[-15:] if logfile.exists() else []

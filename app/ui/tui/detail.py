@@ -10,7 +10,7 @@ Emulated benchmark numbers are marked and get no chart: they measure qemu, not t
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.style import Style
@@ -104,6 +104,11 @@ def packaging_section(p: Packaging) -> RenderableType:
         ("registry says", p.detail),
         ("install", p.install + (" (by an earlier run: nothing installed now)" if p.cached else "")),
     ]
+    return key_values(rows)
+
+
+def key_values(rows: Sequence[tuple[str, str]]) -> Table:
+    """Rows of `key  value`, keys dim, the ones without a value left out."""
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="dim", no_wrap=True)
     table.add_column(overflow="fold")
@@ -126,13 +131,7 @@ def image_section(image: ImageInfo | None, finished: bool = False) -> Renderable
         ("size", size_text(image.size)),
         ("local id", image.image_id[:19]),
     ]
-    table = Table(box=None, show_header=False, pad_edge=False)
-    table.add_column(style="dim", no_wrap=True)
-    table.add_column(overflow="fold")
-    for key, value in rows:
-        if value:
-            table.add_row(Text(key), safe(value))
-    return table
+    return key_values(rows)
 
 
 def audit_section(cell: CellResult) -> RenderableType:
@@ -146,13 +145,7 @@ def audit_section(cell: CellResult) -> RenderableType:
         return Text(why, style=Style(dim=True))
     parts: list[RenderableType] = [safe(audit_about(cell), Style(dim=True))]
     for binary in cell.audit.binaries:
-        table = Table(box=None, show_header=False, pad_edge=False)
-        table.add_column(style="dim", no_wrap=True)
-        table.add_column(overflow="fold")
-        for key, value in list(zip(BINARY_HEADER, binary_row(cell.id, binary), strict=True))[1:]:
-            if value:
-                table.add_row(Text(key), safe(value))
-        parts.append(table)
+        parts.append(key_values(list(zip(BINARY_HEADER, binary_row(cell.id, binary), strict=True))[1:]))
     parts.append(safe("\n".join(finding_lines(cell))))
     return Group(*parts)
 
