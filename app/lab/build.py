@@ -360,6 +360,11 @@ class Lab:
                     await self.host.images.tag(local, repo, image.tag)
                     await self.host.images.push(repo, image.tag)
                 entries.append((arch, f"{arch}/{image.name}"))
+            # a build for some arches only (`--arch`) keeps the others the index points at
+            for arch in (a for a in image.arches if a not in arches):
+                if writer.manifest(f"{arch}/{image.name}", image.tag) is not None:
+                    entries.append((arch, f"{arch}/{image.name}"))
+            entries.sort(key=lambda entry: image.arches.index(entry[0]))
             for name, tag in ((image.name, image.tag), *image.aliases):
                 index = [
                     IndexEntry(
