@@ -11,9 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.matrix.load import load
 from tests.support.cli import ROOT, ecoready
 
 pytestmark = pytest.mark.docker
+
+
+def blame(detail: str) -> tuple[str, str]:
+    """(the backend blamed or "", the registry) of `image: [backend ID: ]REGISTRY: ...`."""
+    rest = detail.removeprefix("image: ")
+    backend = ""
+    if rest.startswith("backend "):
+        backend, rest = rest.removeprefix("backend ").split(": ", 1)
+    return backend, rest.split(":", 1)[0]
 
 
 def test_every_upstream_cell_is_an_infrastructure_error(tmp_path: Path, no_leaks: None) -> None:
@@ -29,7 +39,14 @@ def test_every_upstream_cell_is_an_infrastructure_error(tmp_path: Path, no_leaks
         assert cell["detail"].startswith("image: "), cell
         assert "unreachable" in cell["detail"] or "timeout" in cell["detail"], cell
         assert [s["stage"] for s in cell["stages"]] == ["image"]
-    registries = {c["detail"].split()[1].rstrip(":") for c in cells}
+    # a cell whose backend's registry does not answer blames the backend, by name (issue 20)
+    backends = {component.id: component.backend for component in load(matrix).components}
+    blamed = {c["id"]: blame(c["detail"]) for c in cells}
+    for cell in cells:
+        backend, _ = blamed[cell["id"]]
+        assert backend in ("", backends[cell["component"]]), cell["detail"]
+    assert any(backend for backend, _ in blamed.values())
+    registries = {registry for _, registry in blamed.values()}
     assert registries == {"docker.io", "container-registry.oracle.com"}
     # the report says so in one line per registry
     for registry in registries:
