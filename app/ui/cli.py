@@ -1,6 +1,6 @@
-"""Command line: parse the arguments, check them, and hand each verb to its front end
-(`ui/headless.py`, `ui/tui/`, `ui/queries.py`, `ui/ops.py`). Nothing here runs or prints
-a result itself. Heavy modules (asyncio, docker, httpx, Textual, Rich) are imported by the
+"""Command line: parse the arguments, check them (`ui/args.py`), and hand each verb to its
+front end (`ui/headless.py`, `ui/tui/`, `ui/queries.py`, `ui/ops.py`). Nothing here runs or
+prints a result itself. Heavy modules (asyncio, docker, httpx, Textual, Rich) are imported by the
 verbs that need them, so `--help` and `validate` stay fast (bench/startup.py).
 
 Exit codes: 0 all requested cells ready; 1 some not ready; 2 usage or config error;
@@ -18,15 +18,21 @@ from typing import TYPE_CHECKING
 
 from ecoready import __version__
 from ecoready.domain.errors import ConfigError, EcoreadyError, UsageError
-from ecoready.report import OPTIONS
+from ecoready.ui.args import (
+    DEFAULT_MATRIX,
+    arches_covered,
+    load_matrix,
+    matrix_path,
+    only_known,
+    outputs,
+    run_options,
+    writable,
+)
 from ecoready.ui.console import eprint
 
 if TYPE_CHECKING:  # only for annotations: the verbs import what they use
-    from ecoready.matrix.document import Matrix
-    from ecoready.run.session import RunOptions
     from ecoready.ui.headless import CheckRequest
 
-DEFAULT_MATRIX = "matrix.toml"
 WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
 
 
@@ -311,89 +317,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-NO_MATRIX = (
-    f"no {DEFAULT_MATRIX} here (nor --matrix): try the offline lab (`ecoready run --matrix containers/lab.toml` "
-    "in the ecoready checkout, after `make lab`), write one for your stack with `ecoready init --from "
-    "compose.yml` (or --from-host, --images), or see docs/matrix.md"
-)
-
-
-def _matrix_path(args: argparse.Namespace) -> str:
-    if not args.matrix and not Path(DEFAULT_MATRIX).exists():
-        raise UsageError(NO_MATRIX)  # a first start in an empty folder: say how to get one
-    return str(args.matrix or DEFAULT_MATRIX)
-
-
-def _load(args: argparse.Namespace) -> Matrix:
-    from ecoready.matrix.load import load
-
-    return load(_matrix_path(args))
-
-
-def outputs(args: argparse.Namespace) -> dict[str, str]:
-    """format -> path for the report files asked for; at most one may be stdout, and each
-    must be writable now (checked before anything runs)."""
-    chosen = {fmt: getattr(args, fmt) for fmt in OPTIONS if getattr(args, fmt, None)}
-    if sum(1 for path in chosen.values() if path == "-") > 1:
-        raise UsageError("only one report can go to stdout ('-')")
-    for path in chosen.values():
-        writable(path)
-    return chosen
-
-
-def writable(path: str | None) -> None:
-    """A report path the verb will write, checked before it does anything else."""
-    from ecoready.report.files import check_writable
-
-    if path:
-        check_writable(path)
-
-
-def only_known(only: Sequence[str] | None, matrix: Matrix) -> None:
-    """`--only` names components of the matrix, for every verb that takes it."""
-    unknown = [i for i in only or () if i not in {c.id for c in matrix.components}]
-    if unknown:
-        raise UsageError(f"--only names unknown component(s) of {matrix.path}: {', '.join(unknown)}")
-
-
-def arches_covered(arches: Sequence[str] | None, only: Sequence[str] | None, matrix: Matrix) -> None:
-    """`--arch` names arches the matrix checks (its components', after `--only`), for every
-    verb that takes it: else nothing would be asked and an empty answer would look fine."""
-    components = [c for c in matrix.components if not only or c.id in only]
-    covered = {arch for c in components for arch in (c.arches or matrix.arches)}
-    lacking = [arch for arch in arches or () if arch not in covered]
-    if lacking:
-        which = "the components named by --only are" if only else f"{matrix.path} is"
-        raise UsageError(
-            f"--arch {','.join(lacking)}: no component is checked on {' or '.join(lacking)} "
-            f"({which} checked on {', '.join(sorted(covered))}); add it to the matrix's `arches`"
-        )
-
-
-def run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
-    """The run's options, checked against the matrix and, when it is this machine's alone,
-    the engine: the same for the TUI (before its screen opens) and headless."""
-    from ecoready.domain.model import Profile
-    from ecoready.plan.cells import refuse_unserved
-    from ecoready.run.session import RunOptions, served_here
-
-    only = getattr(args, "only", None)
-    only_known(only, matrix)
-    arches = getattr(args, "arch", None)
-    served = served_here(matrix)
-    if served is not None:  # what would serve the arch first: the matrix may list it next
-        refuse_unserved(arches or (), served)
-    arches_covered(arches, only, matrix)
-    history = getattr(args, "history", None)
-    return RunOptions(
-        only=only,
-        arches=arches,
-        profile=Profile(args.profile) if getattr(args, "profile", None) else None,
-        concurrency=getattr(args, "concurrency", None),
-        history=Path(history).expanduser() if history else None,
-    )
-
-
 # -- verbs -------------------------------------------------------------------------------
 def cmd_validate(args: argparse.Namespace) -> int:
     from ecoready.ui.queries import validate
@@ -402,7 +325,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    matrix = _load(args)
+    matrix = load_matrix(args)
     options = run_options(args, matrix)
     from ecoready.ui.tui.app import run_app
 
@@ -412,7 +335,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     if not args.headless:
         return cmd_tui(args)
-    matrix = _load(args)
+    matrix = load_matrix(args)
     chosen = outputs(args)
     options = run_options(args, matrix)
     from ecoready.ui.headless import run
@@ -433,8 +356,8 @@ def _check_request(args: argparse.Namespace) -> CheckRequest:
         webhook_option="--webhook" if args.webhook else WEBHOOK_ENV,
         outputs=outputs(args),
         saved=saved,
-        matrix_path=_matrix_path(args),
-        options=None if saved else run_options(args, _load(args)),
+        matrix_path=matrix_path(args),
+        options=None if saved else run_options(args, load_matrix(args)),
     )
 
 
@@ -487,7 +410,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_images(args: argparse.Namespace) -> int:
-    matrix = _load(args)
+    matrix = load_matrix(args)
     only_known(args.only, matrix)
     arches_covered(args.arch, args.only, matrix)
     writable(args.json)
@@ -501,7 +424,7 @@ def cmd_drivers(args: argparse.Namespace) -> int:
 
     if args.specs and (args.only or args.matrix):
         raise UsageError("give driver SPECs or --matrix/--only, not both")
-    matrix = None if args.specs else _load(args)
+    matrix = None if args.specs else load_matrix(args)
     if matrix is not None:
         only_known(args.only, matrix)
     return drivers(args.specs, matrix, args.only, args.arch, args.json)
@@ -515,7 +438,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     if args.matrix:
         from ecoready.run.hosts import host_specs
 
-        hosts = host_specs(_load(args).hosts)
+        hosts = host_specs(load_matrix(args).hosts)
     return cleanup(hosts, everything=args.all, per_host=bool(args.matrix))
 
 
@@ -524,7 +447,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     if args.matrix is None and not Path(DEFAULT_MATRIX).is_file():
         return doctor()
-    return doctor(_load(args))
+    return doctor(load_matrix(args))
 
 
 def cmd_lab_build(args: argparse.Namespace) -> int:

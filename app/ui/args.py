@@ -1,0 +1,101 @@
+"""The arguments every front end shares, checked once before anything runs: the matrix
+(and what to say when there is none), report paths, `--only`, `--arch` and the run's
+options. Used by `ui/cli.py`; raises UsageError for what a person typed wrong."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ecoready.domain.errors import UsageError
+from ecoready.report import OPTIONS
+
+if TYPE_CHECKING:  # only for annotations: the verbs import what they use
+    from ecoready.matrix.document import Matrix
+    from ecoready.run.session import RunOptions
+
+DEFAULT_MATRIX = "matrix.toml"
+
+NO_MATRIX = (
+    f"no {DEFAULT_MATRIX} here (nor --matrix): try the offline lab (`ecoready run --matrix containers/lab.toml` "
+    "in the ecoready checkout, after `make lab`), write one for your stack with `ecoready init --from "
+    "compose.yml` (or --from-host, --images), or see docs/matrix.md"
+)
+
+
+def matrix_path(args: argparse.Namespace) -> str:
+    if not args.matrix and not Path(DEFAULT_MATRIX).exists():
+        raise UsageError(NO_MATRIX)  # a first start in an empty folder: say how to get one
+    return str(args.matrix or DEFAULT_MATRIX)
+
+
+def load_matrix(args: argparse.Namespace) -> Matrix:
+    from ecoready.matrix.load import load
+
+    return load(matrix_path(args))
+
+
+def outputs(args: argparse.Namespace) -> dict[str, str]:
+    """format -> path for the report files asked for; at most one may be stdout, and each
+    must be writable now (checked before anything runs)."""
+    chosen = {fmt: getattr(args, fmt) for fmt in OPTIONS if getattr(args, fmt, None)}
+    if sum(1 for path in chosen.values() if path == "-") > 1:
+        raise UsageError("only one report can go to stdout ('-')")
+    for path in chosen.values():
+        writable(path)
+    return chosen
+
+
+def writable(path: str | None) -> None:
+    """A report path the verb will write, checked before it does anything else."""
+    from ecoready.report.files import check_writable
+
+    if path:
+        check_writable(path)
+
+
+def only_known(only: Sequence[str] | None, matrix: Matrix) -> None:
+    """`--only` names components of the matrix, for every verb that takes it."""
+    unknown = [i for i in only or () if i not in {c.id for c in matrix.components}]
+    if unknown:
+        raise UsageError(f"--only names unknown component(s) of {matrix.path}: {', '.join(unknown)}")
+
+
+def arches_covered(arches: Sequence[str] | None, only: Sequence[str] | None, matrix: Matrix) -> None:
+    """`--arch` names arches the matrix checks (its components', after `--only`), for every
+    verb that takes it: else nothing would be asked and an empty answer would look fine."""
+    components = [c for c in matrix.components if not only or c.id in only]
+    covered = {arch for c in components for arch in (c.arches or matrix.arches)}
+    lacking = [arch for arch in arches or () if arch not in covered]
+    if lacking:
+        which = "the components named by --only are" if only else f"{matrix.path} is"
+        raise UsageError(
+            f"--arch {','.join(lacking)}: no component is checked on {' or '.join(lacking)} "
+            f"({which} checked on {', '.join(sorted(covered))}); add it to the matrix's `arches`"
+        )
+
+
+def run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
+    """The run's options, checked against the matrix and, when it is this machine's alone,
+    the engine: the same for the TUI (before its screen opens) and headless."""
+    from ecoready.domain.model import Profile
+    from ecoready.plan.cells import refuse_unserved
+    from ecoready.run.session import RunOptions, served_here
+
+    only = getattr(args, "only", None)
+    only_known(only, matrix)
+    arches = getattr(args, "arch", None)
+    served = served_here(matrix)
+    if served is not None:  # what would serve the arch first: the matrix may list it next
+        refuse_unserved(arches or (), served)
+    arches_covered(arches, only, matrix)
+    history = getattr(args, "history", None)
+    return RunOptions(
+        only=only,
+        arches=arches,
+        profile=Profile(args.profile) if getattr(args, "profile", None) else None,
+        concurrency=getattr(args, "concurrency", None),
+        history=Path(history).expanduser() if history else None,
+    )
