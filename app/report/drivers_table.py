@@ -9,7 +9,7 @@ from ecoready import __version__
 from ecoready.domain.codec import to_plain
 from ecoready.domain.drivers import DriverCheck, DriversReport
 from ecoready.domain.text import one_line
-from ecoready.report.images_table import registry_line
+from ecoready.report.images_table import registry_line, verdict_counts
 from ecoready.report.json import registry_dict
 from ecoready.report.present import packaging_text
 
@@ -21,11 +21,7 @@ def verdict(check: DriverCheck) -> str:
 
 
 def summary(report: DriversReport) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for check in report.checks:
-        key = check.packaging.verdict.value if check.packaging is not None else "error"
-        counts[key] = counts.get(key, 0) + 1
-    return dict(sorted(counts.items()))
+    return verdict_counts(c.packaging.verdict.value if c.packaging is not None else "error" for c in report.checks)
 
 
 def render_json(report: DriversReport) -> str:

@@ -7,6 +7,8 @@ characters) before it reaches a terminal.
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from ecoready import __version__
@@ -37,12 +39,13 @@ def check_dict(check: ImageCheck) -> dict[str, Any]:
     }
 
 
+def verdict_counts(verdicts: Iterable[str]) -> dict[str, int]:
+    """verdict -> how many, in name order: the `summary` of a JSON answer."""
+    return dict(sorted(Counter(verdicts).items()))
+
+
 def summary(report: ImagesReport) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for check in report.checks:
-        verdict = check.availability.verdict.value
-        counts[verdict] = counts.get(verdict, 0) + 1
-    return dict(sorted(counts.items()))
+    return verdict_counts(c.availability.verdict.value for c in report.checks)
 
 
 def render_json(report: ImagesReport) -> str:
