@@ -1,14 +1,15 @@
 """What `ecoready lab status` prints: the registry, the emulator per arch, and for every
-lab image and gap whether it is built and published."""
+lab image and gap whether it is built from its current recipe and published."""
 
 from __future__ import annotations
 
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.platform import emulators, host_arch
+from ecoready.lab.build import Lab
 from ecoready.lab.gaps import gap_status
 from ecoready.lab.local_registry import registry_running
 from ecoready.lab.oci_writer import RegistryWriter
-from ecoready.lab.recipes import ARCHES, IMAGES, REGISTRY, image_tag
+from ecoready.lab.recipes import ARCHES, IMAGES, RECIPE_LABEL, REGISTRY, image_tag
 
 
 async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
@@ -30,15 +31,21 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
                 + (f" - {emulator.problem()}" if emulator.problem() else "")
             )
     writer = RegistryWriter(f"http://{REGISTRY}", timeout=3) if up else None
+    lab = Lab(host, lambda _: None)
     try:
         for image in IMAGES:
             for arch in image.arches:
                 labels = await host.images.image_labels(image_tag(image, arch))
-                built = "built" if labels is not None else "not built"
+                recipe = lab.image_recipe(image, lab.base_recipe(image.suite, arch))
+                if labels is None:
+                    built = "not built"
+                else:
+                    # a recipe that changed since (a Dockerfile, a base): `lab build` redoes it
+                    built = "built" if labels.get(RECIPE_LABEL) == recipe else "built, out of date"
                 pushed = ""
                 if writer is not None:
                     pushed = ", published" if writer.manifest(f"{arch}/{image.name}", image.tag) else ", not published"
-                ok &= labels is not None and pushed == ", published"
+                ok &= built == "built" and pushed == ", published"
                 lines.append(f"  lab/{image.key} {arch}: {built}{pushed}")
         if writer is not None:
             for name, current in gap_status(writer):

@@ -256,7 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     lab_down = lab_verbs.add_parser("down", help="stop the local registry", description="Stop the lab registry.")
     lab_down.set_defaults(func=cmd_lab_down)
     lab_status = lab_verbs.add_parser(
-        "status", help="what is built and served", description="Show the lab's images and registry."
+        "status",
+        help="what is built and served",
+        description="Show the lab's registry and whether each image is built from its current recipe "
+        "and published (exit 1 when any is not: `lab build` redoes it).",
     )
     lab_status.set_defaults(func=cmd_lab_status)
     return parser

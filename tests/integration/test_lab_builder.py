@@ -5,6 +5,7 @@ binaries really compiled for that arch, and the copying container is gone afterw
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from ecoready.engine.docker_host import DockerHost
 from ecoready.lab.build import Lab
 from ecoready.lab.recipes import ARCHES, IMAGES
-from tests.support.cli import docker_labelled
+from tests.support.cli import ROOT, docker_labelled, ecoready
 
 pytestmark = pytest.mark.docker
 
@@ -48,3 +49,23 @@ def test_the_connectors_context_carries_every_arch_s_binaries(lab: Path, tmp_pat
             assert binary.stat().st_mode & 0o111, f"{binary} is not executable"
     assert (context / "out" / "java" / "EcoreadySmoke.class").read_bytes()[:4] == b"\xca\xfe\xba\xbe"
     assert docker_labelled("ecoready.role=lab-copy-out")["containers"] == before
+
+
+def test_lab_status_tells_an_image_whose_recipe_changed_from_a_current_one(lab: Path, tmp_path: Path) -> None:
+    # `make demo` reads this exit code to choose one run (a current lab) or answering early
+    current = ecoready("lab", "status")
+    assert current.returncode == 0, current.stdout + current.stderr
+    assert "out of date" not in current.stdout
+    assert "  lab/tools:bookworm amd64: built, published" in current.stdout.splitlines()
+
+    changed = tmp_path / "containers"
+    shutil.copytree(ROOT / "containers", changed)
+    with (changed / "tools" / "Dockerfile").open("a") as dockerfile:
+        dockerfile.write("# a change of recipe\n")
+    stale = ecoready("lab", "status", env={"ECOREADY_CONTAINERS": str(changed)})
+    assert stale.returncode == 1, stale.stdout + stale.stderr
+    lines = stale.stdout.splitlines()
+    for arch in ARCHES:
+        assert f"  lab/tools:bookworm {arch}: built, out of date, published" in lines
+    # the other images' recipes did not change
+    assert [line for line in lines if "out of date" in line and "lab/tools:" not in line] == []
