@@ -43,8 +43,11 @@ case "$(uname -m)" in
 esac
 
 say "the lab is not (all) built: $native first, then its cells run while $other builds"
-"$ECOREADY" lab build --arch "$native"
-answered $? "lab build --arch $native"
+"$ECOREADY" lab build --arch "$native" || {
+    code=$?
+    say "lab build --arch $native failed (exit $code)"
+    exit "$code"
+}
 
 build_log="$OUT/lab-build-$other.log"
 say "building $other in the background (log: $build_log)"

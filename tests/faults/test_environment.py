@@ -28,7 +28,9 @@ def test_an_unreachable_engine_is_one_line_and_exit_3(lab: Path, docker_host: st
 
 
 def test_an_arch_without_emulator_or_host_errors_with_the_fix(lab: Path, tmp_path: Path) -> None:
-    matrix = write_matrix(tmp_path / "m.toml", 'arches = ["amd64", "s390x"]\n' + server_rows("db"))
+    # smoke profile: the bench stage is not what this is about (test_lab_bench), and a quick
+    # bench would add a minute to the amd64 cell
+    matrix = write_matrix(tmp_path / "m.toml", 'arches = ["amd64", "s390x"]\nprofile = "smoke"\n' + server_rows("db"))
     result = ecoready("run", "--headless", "--matrix", str(matrix), "--json", "-")
     assert result.returncode == 3, result.stderr
     cells = {c["id"]: c for c in json.loads(result.stdout)["cells"]}

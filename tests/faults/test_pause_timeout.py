@@ -35,7 +35,10 @@ def thaw(container: str) -> None:
 def test_paused_container_times_out_and_the_run_goes_on(lab: Path, tmp_path: Path, no_leaks: None) -> None:
     matrix = write_matrix(
         tmp_path / "m.toml",
-        "concurrency = 2\n" + server_rows("frozen", extra=f"timeout = {BUDGET}") + server_rows("healthy"),
+        # smoke profile: the healthy cell's bench would add a minute and test nothing here
+        'concurrency = 2\nprofile = "smoke"\n'
+        + server_rows("frozen", extra=f"timeout = {BUDGET}")
+        + server_rows("healthy"),
     )
     run = Run(matrix, tmp_path, "--arch", "amd64")
     label = "label=ecoready.cell=frozen/amd64"
