@@ -36,10 +36,12 @@ if "$ECOREADY" lab status >/dev/null 2>&1; then
     exit 0
 fi
 
-case "$(uname -m)" in
-    x86_64) native=amd64 other=arm64 ;;
-    aarch64 | arm64) native=arm64 other=amd64 ;;
-    *) say "unsupported host $(uname -m)"; exit 3 ;;
+# the host's arch as ecoready names it (engine/platform.py), so it is decided in one place
+native=$(.venv/bin/python -c 'from ecoready.engine.platform import host_arch; print(host_arch())')
+case "$native" in
+    amd64) other=arm64 ;;
+    arm64) other=amd64 ;;
+    *) say "the lab is built for amd64 and arm64; this host is $native"; exit 3 ;;
 esac
 
 say "the lab is not (all) built: $native first, then its cells run while $other builds"
