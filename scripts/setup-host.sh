@@ -47,8 +47,8 @@ need_pkgs() {
 # --- Python for the virtual environment --------------------------------------------------
 PYTHON=${PYTHON:-python3}
 command -v "$PYTHON" >/dev/null 2>&1 || need_pkgs python3
-"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-  || die "$PYTHON is $("$PYTHON" -V 2>&1): ecoready needs Python >= 3.10 (set PYTHON=python3.x)"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || die "$PYTHON is $("$PYTHON" -V 2>&1): ecoready needs Python >= 3.11 (set PYTHON=python3.x)"
 "$PYTHON" -c 'import ensurepip, venv' >/dev/null 2>&1 || need_pkgs python3-venv
 
 # --- Docker Engine -----------------------------------------------------------------

@@ -126,10 +126,12 @@ class DockerHost:
     async def _create(self, make: Callable[[], str], remove: Callable[[str], Awaitable[bool]]) -> str:
         """Run a create call; if the caller is cancelled while it is in flight (once or
         more), wait for the id it returns and remove that resource, so nothing is created
-        that nobody knows of: the call ends in the engine even when its caller is gone."""
+        that nobody knows of: the call ends in the engine even when its caller is gone.
+        Shielded: cancelling the caller must not cancel `future` itself, or the id it
+        returns could never be read, nor the resource removed."""
         future = self._sdk.submit(make)
         try:
-            return await self._sdk.wait(future, CONTROL_TIMEOUT + 5)
+            return await self._sdk.wait(asyncio.shield(future), CONTROL_TIMEOUT + 5)
         except asyncio.CancelledError:
             await to_the_end(_remove_when_done(future, remove))
             raise
@@ -137,7 +139,8 @@ class DockerHost:
     async def _remove_after(self, future: asyncio.Future[Any], container_id: str) -> None:
         """Remove a container once the call in flight on it (its start) has returned."""
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+            async with asyncio.timeout(CONTROL_TIMEOUT + 5):
+                await asyncio.shield(future)
         with contextlib.suppress(Exception):
             await self.remove_container(container_id)
 
@@ -217,7 +220,7 @@ class DockerHost:
 
         started = self._sdk.submit(start)
         try:
-            await self._sdk.wait(started, CONTROL_TIMEOUT + 5)
+            await self._sdk.wait(asyncio.shield(started), CONTROL_TIMEOUT + 5)  # shielded, as in `_create`
         except BaseException:
             # removed after the start returns (a removal racing it may leave it running)
             await to_the_end(self._remove_after(started, container_id))
@@ -429,7 +432,8 @@ class DockerHost:
 
 async def _remove_when_done(future: asyncio.Future[str], remove: Callable[[str], Awaitable[bool]]) -> None:
     with contextlib.suppress(Exception):  # the run's final sweep by label remains
-        created = await asyncio.wait_for(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+        async with asyncio.timeout(CONTROL_TIMEOUT + 5):
+            created = await asyncio.shield(future)
         await remove(created)
 
 

@@ -85,8 +85,9 @@ class Sdk:
         where = url or os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
         try:
             _check_tls_files(tls)
-            control, streams, prepared = await asyncio.wait_for(loop.run_in_executor(pool, make), timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(timeout):
+                control, streams, prepared = await loop.run_in_executor(pool, make)
+        except TimeoutError:
             pool.shutdown(wait=False)
             raise EnvironmentProblem(f"docker engine at {where} did not answer within {timeout:.0f} s") from None
         except EnvironmentProblem:
@@ -113,8 +114,9 @@ class Sdk:
                     pass
 
         try:
-            await asyncio.wait_for(asyncio.get_running_loop().run_in_executor(self._pool, close_all), timeout)
-        except (asyncio.TimeoutError, RuntimeError):
+            async with asyncio.timeout(timeout):
+                await asyncio.get_running_loop().run_in_executor(self._pool, close_all)
+        except (TimeoutError, RuntimeError):
             pass
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._ping_pool.shutdown(wait=False, cancel_futures=True)
@@ -129,10 +131,9 @@ class Sdk:
 
     async def wait(self, future: asyncio.Future[T], timeout: float | None) -> T:
         try:
-            if timeout is None:
+            async with asyncio.timeout(timeout):
                 return await future
-            return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise DeadlineExceeded(f"docker call did not return within {timeout:.0f} s") from None
         except docker.errors.APIError as exc:
             if _unavailable(exc):

@@ -76,6 +76,7 @@ async def post(url: str, body: dict[str, Any], total_s: float = TOTAL_S) -> str 
     if problem:
         return problem
     try:
-        return await asyncio.wait_for(_post(url, body), total_s)
-    except asyncio.TimeoutError:
+        async with asyncio.timeout(total_s):
+            return await _post(url, body)
+    except TimeoutError:
         return f"webhook {shown(url)}: gave up after {total_s:g} s"

@@ -474,8 +474,9 @@ async def _run_logged(cmd: Sequence[str], logfile: Path, *, timeout: float, what
     with logfile.open("ab") as out:
         proc = await asyncio.create_subprocess_exec(*cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            code = await asyncio.wait_for(proc.wait(), timeout)
-        except (asyncio.TimeoutError, asyncio.CancelledError):
+            async with asyncio.timeout(timeout):
+                code = await proc.wait()
+        except (TimeoutError, asyncio.CancelledError):
             os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
             raise

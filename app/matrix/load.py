@@ -8,7 +8,7 @@ errors come from `tomlpos`, because tomllib forgets where keys were.
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +18,6 @@ from ecoready.matrix.checker import Checker
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.sections import TOP_KEYS, components_section, hosts_section, registry_section, sysbench_section
 from ecoready.matrix.tomlpos import locate
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 MAX_MATRIX_BYTES = 1 << 20  # tomllib's docs advise bounding untrusted input
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")

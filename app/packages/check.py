@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ecoready.domain.drivers import DriverCheck, DriverSpec, DriversReport
 from ecoready.domain.errors import MatrixMismatch, RegistryError
@@ -19,7 +19,7 @@ async def check_drivers(
 ) -> DriversReport:
     """`drivers`: (matrix row or "", spec); one check per driver and arch, in that order."""
     started = time.monotonic()
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
     async def one(row: str, spec: DriverSpec, arch: str) -> DriverCheck:
         try:

@@ -127,8 +127,9 @@ class PackageHttp:
             for attempt in (1, 2):
                 self._update(host, count=True)
                 try:
-                    status, body = await asyncio.wait_for(self._exchange(url, accept, limit, host), self.deadline)
-                except asyncio.TimeoutError:
+                    async with asyncio.timeout(self.deadline):
+                        status, body = await self._exchange(url, accept, limit, host)
+                except TimeoutError:
                     raise self._failed(host, f"no answer within {self.deadline:g} s for {url}") from None
                 except httpx.TimeoutException as exc:
                     raise self._failed(host, f"timed out ({type(exc).__name__}) for {url}") from None

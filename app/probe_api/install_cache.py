@@ -22,7 +22,7 @@ import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ecoready.domain.errors import DeadlineExceeded, EcoreadyError
@@ -169,7 +169,7 @@ async def _installer(
             LABEL_CACHE: "driver",
             LABEL_CACHE_KEY: key,
             LABEL_CACHE_OF: of,
-            LABEL_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),
             **facts,
         }
         image_id = await host.images.commit(container, CACHE_REPOSITORY, key, labels)

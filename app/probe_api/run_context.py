@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ecoready.domain.errors import InfraError
@@ -71,6 +71,6 @@ def resource_labels(run: RunContext, cell_id: str, role: str) -> dict[str, str]:
         LABEL_OWNER: f"{run.owner.hostname}:{run.owner.pid}",
         LABEL_OWNER_START: run.owner.start,
         LABEL_CELL: cell_id,
-        LABEL_CREATED: datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),
         LABEL_ROLE: role,
     }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Verdict
@@ -38,7 +38,7 @@ async def check_images(
     arches: Sequence[str] | None = None,
 ) -> ImagesReport:
     started = time.monotonic()
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    at = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     wanted = pairs(matrix, only, arches)
 
     unchecked: dict[str, tuple[int, str]] = {}

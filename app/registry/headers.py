@@ -7,7 +7,7 @@ from __future__ import annotations
 import email.utils
 import ipaddress
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^,\s]*))')
 
@@ -53,5 +53,5 @@ def retry_after(value: str) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())

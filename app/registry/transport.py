@@ -175,8 +175,9 @@ class RegistryTransport:
                 self._count(registry)
                 exchange = self._exchange(method, url, headers, params, registry)
                 try:
-                    reply = await asyncio.wait_for(exchange, self.deadline)
-                except (asyncio.TimeoutError, httpx.TimeoutException) as exc:
+                    async with asyncio.timeout(self.deadline):
+                        reply = await exchange
+                except (TimeoutError, httpx.TimeoutException) as exc:
                     raise self._no_answer(host, registry, repository, exc) from None
                 except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                     if not dropped:

@@ -15,7 +15,7 @@ import logging
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ecoready.domain.errors import (
     BackendFailed,
@@ -72,7 +72,7 @@ def load_probe(kind: str) -> type[Probe]:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Runner:
@@ -372,14 +372,15 @@ class Runner:
         started = time.monotonic()
         outcome, detail, missing = Outcome.PASS, "", False
         try:
-            detail = await asyncio.wait_for(self._do(cell, ctx, probe, stage), budget) or ""
+            async with asyncio.timeout(budget):
+                detail = await self._do(cell, ctx, probe, stage) or ""
             if stage is Stage.SMOKE and ctx.failed_checks:
                 outcome = Outcome.FAIL
                 detail = "failed: " + ", ".join(ctx.failed_checks)
             if stage is Stage.SMOKE and ctx.timed_out_checks:
                 outcome = Outcome.TIMEOUT
                 detail = "timed out: " + ", ".join(ctx.timed_out_checks)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             outcome = Outcome.TIMEOUT
             detail = f"exceeded its {budget:.0f} s budget" + (f" ({ctx.waiting_for})" if ctx.waiting_for else "")
             if await self.host_lost(ctx.run):  # not the component's slowness: the engine is gone
@@ -422,10 +423,9 @@ class Runner:
         trouble is its own: it is recorded, and never changes the cell."""
         component = cell.component
         try:
-            found = await asyncio.wait_for(
-                search_tags(ctx.run.images.registry, component.id, component.image, cell.arch), TAG_SEARCH_BUDGET
-            )
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(TAG_SEARCH_BUDGET):
+                found = await search_tags(ctx.run.images.registry, component.id, component.image, cell.arch)
+        except TimeoutError:
             found = TagSearch(component.id, cell.arch, component.image, error=f"took over {TAG_SEARCH_BUDGET:.0f} s")
         except Exception as exc:
             log.warning("tag search of %s failed: %s", cell.id, exc)

@@ -4,18 +4,13 @@ mission is used, every row is pinned, and the matrix validates as it is."""
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from ecoready.domain.model import Category
 from ecoready.matrix.load import load
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX = ROOT / "matrix.toml"

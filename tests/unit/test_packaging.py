@@ -6,17 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import ROOT
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 FOLDERS = {"ecoready": ROOT / "app", "ecoready.probes": ROOT / "probes"}
 

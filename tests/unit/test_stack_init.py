@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,6 @@ from ecoready.stack.mapping import Row, map_services, row_id
 from ecoready.stack.services import COMPOSE_DEPENDS_ON, COMPOSE_SERVICE, Service, from_containers, from_images
 from ecoready.stack.toml_out import comment, matrix_text, toml_string
 from tests.support.cli import ecoready
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 SHOP = textwrap.dedent(
     """\
