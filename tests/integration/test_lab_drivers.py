@@ -69,12 +69,15 @@ def start_of(cell: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(
-    lab: Path, tmp_path: Path, no_leaks: None
+    lab: Path, lab_report: dict[str, Any], tmp_path: Path, no_leaks: None
 ) -> None:
     assert sorted(ROWS) == sorted(EXPECTED)
-    first, result = run(lab, tmp_path, "--only", ",".join(ROWS))
-    assert result.returncode == 0, (result.stderr[-3000:], [(c["id"], c["detail"]) for c in first["cells"]])
+    # the session's first run of these rows is the whole lab's (tests/conftest.py): on a
+    # fresh machine it installed the drivers; the run below must find them installed
+    first = {"cells": [c for c in lab_report["cells"] if c["component"] in ROWS]}
+    assert len(first["cells"]) == 2 * len(ROWS)
     for cell in first["cells"]:
+        assert cell["status"] == "ready", (cell["id"], cell["detail"], lab_report["_stderr"][-3000:])
         packaging = cell["packaging"]
         assert [s["stage"] for s in cell["stages"]] == ["packaging", "image", "start", "smoke"]
         assert cell["emulated"] is (cell["arch"] == "arm64")
