@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from ecoready.probe_api import CheckFailed, Probe, Secret, StageFailed
+from ecoready.probe_api import CheckFailed, Probe, Secret, StageFailed, together
 from ecoready.probes.shared.accounts import auth_clause, sql_string
 from ecoready.probes.shared.cluster import reset_binary_logs, run_secret_script, wait_for_count, write_refused
 from ecoready.probes.shared.sql_server import flavor_of, start_server
@@ -127,7 +127,7 @@ class ReplicationProbe(Probe):
         flavor = flavor_of(ctx.image_ref, ctx.options.get("flavor"))
         self.dialect = d = dialect(flavor)
         extra = [str(a) for a in ctx.options.get("args", [])]  # the matrix's, after ours: they win
-        self.primary, self.replica = await asyncio.gather(
+        self.primary, self.replica = await together(
             start_server(ctx, "primary", args=[*d.primary_args, *extra]),
             start_server(ctx, "replica", args=[*d.replica_args, *extra]),
         )

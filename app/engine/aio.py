@@ -1,9 +1,13 @@
-"""asyncio helpers for work that must finish even when its caller is cancelled."""
+"""asyncio helpers for work that must finish even when its caller is cancelled, and for
+work that must not outlive it."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 async def to_the_end(awaitable: Awaitable[None]) -> None:
@@ -20,3 +24,28 @@ async def to_the_end(awaitable: Awaitable[None]) -> None:
     task.result()
     if cancelled:
         raise asyncio.CancelledError
+
+
+async def together(*awaitables: Awaitable[T]) -> list[T]:
+    """Await all at once; their results in order. The first to fail cancels the others and
+    is raised as it is (not wrapped, as TaskGroup would: the runner blames by its type);
+    when the caller is cancelled, so are they. Either way none runs on after this returns:
+    `asyncio.gather` would leave them running, e.g. starting containers after the cell's
+    cleanup."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    if not tasks:
+        return []
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await to_the_end(_settled(tasks))
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
+    return [task.result() for task in tasks]
+
+
+async def _settled(tasks: Sequence[asyncio.Future[T]]) -> None:
+    await asyncio.wait(tasks)

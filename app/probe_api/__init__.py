@@ -20,6 +20,7 @@ from ecoready.domain.errors import (
 from ecoready.domain.model import UNAME_MACHINE
 from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.specs import ContainerState, ExecResult
+from ecoready.engine.aio import together
 from ecoready.packages.http import base_url as registry_url
 from ecoready.packages.needs import absent_script
 from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
@@ -68,4 +69,5 @@ __all__ = [
     "registry_url",
     "report_packaging",
     "run_bench",
+    "together",
 ]
