@@ -41,11 +41,17 @@ async def together(*awaitables: Awaitable[T]) -> list[T]:
         for task in tasks:
             task.cancel()
         await to_the_end(_settled(tasks))
-    for task in tasks:
-        if not task.cancelled() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+    failures = [task.exception() for task in tasks if not task.cancelled()]
+    first = next((exc for exc in failures if exc is not None), None)
+    if first is not None:
+        raise first
     return [task.result() for task in tasks]
 
 
 async def _settled(tasks: Sequence[asyncio.Future[T]]) -> None:
+    """Wait for them all and read every failure (asyncio logs one nobody read as "Task
+    exception was never retrieved", also when only the first is raised)."""
     await asyncio.wait(tasks)
+    for task in tasks:
+        if not task.cancelled():
+            task.exception()

@@ -132,6 +132,9 @@ class DockerHost:
         future = self._sdk.submit(make)
         try:
             return await self._sdk.wait(asyncio.shield(future), CONTROL_TIMEOUT + 5)
+        except DeadlineExceeded:
+            future.cancel()  # a call still queued on the pool then never runs
+            raise
         except asyncio.CancelledError:
             await to_the_end(_remove_when_done(future, remove))
             raise
