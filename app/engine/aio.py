@@ -4,7 +4,8 @@ work that must not outlive it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -24,6 +25,17 @@ async def to_the_end(awaitable: Awaitable[None]) -> None:
     task.result()
     if cancelled:
         raise asyncio.CancelledError
+
+
+async def remove_when_made(
+    created: asyncio.Future[str], remove: Callable[[str], Awaitable[object]], timeout: float
+) -> None:
+    """Remove what a create call cancelled in flight still makes (the container), once the
+    call returns within `timeout`; errors are swallowed: the sweep by label remains."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(timeout):
+            made = await asyncio.shield(created)
+        await remove(made)
 
 
 async def together(*awaitables: Awaitable[T]) -> list[T]:

@@ -31,7 +31,7 @@ from ecoready.domain.specs import (
 )
 from ecoready.domain.text import inert
 from ecoready.engine import filedrop
-from ecoready.engine.aio import to_the_end
+from ecoready.engine.aio import remove_when_made, to_the_end
 from ecoready.engine.images import EngineImages
 from ecoready.engine.owners import OwnerInfo, owner_alive, this_owner
 from ecoready.engine.running import running_containers
@@ -136,7 +136,7 @@ class DockerHost:
             future.cancel()  # a call still queued on the pool then never runs
             raise
         except asyncio.CancelledError:
-            await to_the_end(_remove_when_done(future, remove))
+            await to_the_end(remove_when_made(future, remove, CONTROL_TIMEOUT + 5))
             raise
 
     async def _remove_after(self, future: asyncio.Future[Any], container_id: str) -> None:
@@ -431,13 +431,6 @@ class DockerHost:
         names = {c["Id"]: (c.get("Names") or [c["Id"][:12]])[0].lstrip("/") for c in containers}
         net_names = {n["Id"]: n.get("Name", n["Id"][:12]) for n in networks}
         return SweepResult(tuple(names[c] for c in removed_c), tuple(net_names[n] for n in removed_n), tuple(removed_v))
-
-
-async def _remove_when_done(future: asyncio.Future[str], remove: Callable[[str], Awaitable[bool]]) -> None:
-    with contextlib.suppress(Exception):  # the run's final sweep by label remains
-        async with asyncio.timeout(CONTROL_TIMEOUT + 5):
-            created = await asyncio.shield(future)
-        await remove(created)
 
 
 def _healthcheck(spec: ContainerSpec) -> dict[str, Any] | None:

@@ -22,7 +22,8 @@ import docker.errors
 from ecoready.domain.errors import EngineError, PullStalled
 from ecoready.domain.model import normalize_arch
 from ecoready.domain.specs import ImageFile
-from ecoready.engine.sdk import Sdk
+from ecoready.engine.aio import remove_when_made, to_the_end
+from ecoready.engine.sdk import CONTROL_TIMEOUT, Sdk
 
 # A pull with no progress message for this long has stalled (env: seconds).
 PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
@@ -181,6 +182,52 @@ class EngineImages:
                 self._sdk.control.api.remove_container(container_id, force=True, v=True)
 
         return await self._sdk.call(work, timeout=timeout)
+
+    async def run_to_end(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        binds: Sequence[str],
+        labels: Mapping[str, str],
+        log: Callable[[str], None],
+        timeout: float,
+    ) -> int:
+        """Run a one-off container of a local image to its end, its output into `log`; its
+        exit code. `binds`: docker's `source:target[:ro]`. Like a build's RUN step it uses the
+        host's network (see `build`). Removed however this ends (a deadline, a cancel)."""
+        api = self._sdk.control.api
+
+        def create() -> str:
+            host_config = api.create_host_config(network_mode="host", binds=list(binds))
+            created = api.create_container(
+                image=image, command=list(command), environment=dict(env), labels=dict(labels), host_config=host_config
+            )
+            return str(created["Id"])
+
+        async def remove(container_id: str) -> None:
+            await self._sdk.call(lambda: api.remove_container(container_id, force=True, v=True))
+
+        created = self._sdk.submit(create)
+        try:
+            container_id = await self._sdk.wait(asyncio.shield(created), CONTROL_TIMEOUT + 5)
+        except BaseException:
+            # a create cancelled in flight still makes the container: remove it once made
+            await to_the_end(remove_when_made(created, remove, CONTROL_TIMEOUT + 5))
+            raise
+
+        def run() -> int:
+            api.start(container_id)
+            for chunk in self._sdk.streams.api.logs(container_id, stream=True, follow=True):
+                log(chunk.decode(errors="replace"))
+            return int(api.wait(container_id, timeout=int(CONTROL_TIMEOUT))["StatusCode"])
+
+        try:
+            return await self._sdk.call(run, timeout=timeout)
+        finally:
+            # forced removal also ends the log stream a deadline or a cancel left running
+            await to_the_end(remove(container_id))
 
     async def commit(self, container_id: str, repository: str, tag: str, labels: Mapping[str, str]) -> str:
         """A container's file system as a local image `repository:tag`; the image id. Its

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ecoready.domain.errors import EnvironmentProblem
+from ecoready.domain.errors import EngineError, EnvironmentProblem
 from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
@@ -41,6 +41,7 @@ from ecoready.lab.local_registry import registry_up
 from ecoready.lab.oci_writer import IndexEntry, RegistryWriter
 from ecoready.lab.recipes import (
     ARCHES,
+    BASE_PACKAGES,
     BUILD_TIMEOUT,
     IMAGES,
     LAB_DIR,
@@ -102,7 +103,8 @@ class Lab:
     def base_recipe(self, suite: str, arch: str) -> str:
         dockerfile = (containers_dir() / "base" / "Dockerfile").read_bytes()
         files = "".join(f"{k}{v}" for k, v in sorted(_ROOTFS_FILES.items()))
-        return recipe_hash("base-v1", suite, arch, self.mirror, "minbase", dockerfile, files)
+        include = [",".join(BASE_PACKAGES[suite])] if suite in BASE_PACKAGES else []
+        return recipe_hash("base-v1", suite, arch, self.mirror, "minbase", *include, dockerfile, files)
 
     async def base(self, suite: str, arch: str, priority: float = 0.0) -> str:
         """The base image; `priority`: the chain of the step that asks (lab/schedule.py)."""
@@ -129,7 +131,8 @@ class Lab:
         shutil.rmtree(work, ignore_errors=True)
         rootfs.mkdir(parents=True)
         logfile = self._logfile(f"base-{suite}-{arch}")
-        cmd = ["debootstrap", "--variant=minbase", f"--arch={arch}", suite, str(rootfs), self.mirror]
+        include = [f"--include={','.join(BASE_PACKAGES[suite])}"] if suite in BASE_PACKAGES else []
+        cmd = ["debootstrap", "--variant=minbase", f"--arch={arch}", *include, suite, str(rootfs), self.mirror]
         await _run_logged(cmd, logfile, timeout=1800, what=f"debootstrap {suite} {arch}")
         for rel, (content, mode) in _ROOTFS_FILES.items():
             target = rootfs / rel
@@ -170,32 +173,79 @@ class Lab:
         base_labels = await self.host.images.image_labels(base) or {}
         context = containers_dir() / image.context
         recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
-        buildargs = {"BASE": base, **dict(image.build_args)}
-        if image.builder is not None:
-            buildargs["ARCH"] = arch  # picks this arch's artifacts from out/
+        # ARCH picks this arch's artifacts from out/
+        buildargs = {"BASE": base, **({"ARCH": arch} if image.builder is not None else {})}
         tag = image_tag(image, arch)
         labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
             self._cost(image.key, arch, None)
             return tag
+        # the machine's own base of the suite runs the install: asked for before the slot,
+        # which its own build may need
+        native = await self.base(image.suite, host_arch(), self.chain(image, arch))
         if image.builder is not None or image.files:
             context = await self.build_context(image)
         async with self.book.slot(self.book.expected(image.key, arch, arch != host_arch())):
             started = time.monotonic()
-            hint = " (a few minutes under emulation)" if arch != host_arch() else ""
+            hint = " (maintainer scripts under emulation)" if arch != host_arch() else ""
             self.log(f"lab: building {image.key} for {arch}{hint}")
             logfile = self._logfile(f"{image.name}-{image.tag}-{arch}")
-            await self._build(context, tag, arch, buildargs, recipe, logfile)
+            work = self.lab_dir / "work" / f"install-{image.name}-{image.tag}-{arch}"
+            try:
+                await self._install(image, arch, base, native, context, work, logfile)
+                await self._build(work, tag, arch, buildargs, recipe, logfile)
+            finally:
+                await asyncio.to_thread(shutil.rmtree, work, True)
         self.log(f"lab: {image.key} for {arch} built in {time.monotonic() - started:.0f} s")
         self._cost(image.key, arch, started)
         return tag
 
+    async def _install(
+        self, image: LabImage, arch: str, base: str, native: str, context: Path, work: Path, logfile: Path
+    ) -> None:
+        """Make `work` the build context of `image` for `arch`: `context`'s files and
+        rootfs.tar, the arch's base with the image's packages installed. The install runs in
+        `native`, the machine's own base of the suite (containers/base/apt-into says how)."""
+        archive = await self.host.images.copy_from_image(base, "/", labels=_owner_labels("lab-copy-out"))
+
+        def prepare(archive: bytes) -> None:
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(context, work)
+            (work / "base.tar").write_bytes(archive)
+            shutil.copy2(containers_dir() / "base" / "apt-into", work / "apt-into")
+
+        await asyncio.to_thread(prepare, archive)
+        del archive  # the base's file system, ~140 MB: not held while the install runs
+        env = {
+            "ARCH": arch,
+            "PACKAGES": " ".join(image.packages),
+            "APT_OPTIONS": " ".join(image.apt_options),
+            "EXTRA_SUITE": image.extra_suite,
+        }
+        exit_code = await self.host.images.run_to_end(
+            native,
+            ["sh", "/work/apt-into"],
+            env=env,
+            # maintainer scripts run chrooted in /target; some need a /proc (java's)
+            binds=[f"{work}:/work", "/proc:/target/proc:ro"],
+            labels=_owner_labels("lab-install"),
+            log=_appender(logfile),
+            timeout=BUILD_TIMEOUT[arch],
+        )
+        (work / "apt-into").unlink()
+        if exit_code != 0:
+            self._log_tail(logfile)
+            raise EngineError(f"installing the packages of {image.key} for {arch} failed (exit {exit_code})")
+
     def image_recipe(self, image: LabImage, base_recipe: str) -> str:
-        parts = [
-            "image-v1",
+        parts: list[str | bytes] = [
+            "image-v2",
             base_recipe,
             context_hash(containers_dir() / image.context),
-            repr(sorted(image.build_args)),
+            " ".join(image.packages),
+            " ".join(image.apt_options),
+            image.extra_suite,
+            (containers_dir() / "base" / "apt-into").read_bytes(),
         ]
         if image.builder is not None:
             parts.append(self.builder_recipe(builder_named(image.builder)))
@@ -272,16 +322,7 @@ class Lab:
         archive = b""
         if builder is not None:
             tag = await self.builder(builder)
-            owner = this_owner()
-            # labelled like a run's containers: if we die before removing it, a sweep of dead
-            # owners (`ecoready cleanup`) finds it
-            labels = {
-                LABEL_RUN: f"lab-{uuid.uuid4().hex[:12]}",
-                LABEL_OWNER: f"{owner.hostname}:{owner.pid}",
-                LABEL_OWNER_START: owner.start,
-                LABEL_ROLE: "lab-copy-out",
-            }
-            archive = await self.host.images.copy_from_image(tag, builder.output, labels=labels)
+            archive = await self.host.images.copy_from_image(tag, builder.output, labels=_owner_labels("lab-copy-out"))
         source = containers_dir() / image.context
         target = self.lab_dir / "work" / f"context-{image.name}-{image.tag}"
         nested = (containers_dir() / builder.context).resolve() if builder is not None else None
@@ -427,6 +468,18 @@ class Lab:
             f"lab: ready in {time.monotonic() - started:.0f} s: registry {REGISTRY}, "
             f"{len(images)} image(s) for {', '.join(arches)}" + (f", {len(GAPS)} gaps" if gaps else "")
         )
+
+
+def _owner_labels(role: str) -> dict[str, str]:
+    """Labels of the lab's own containers, like a run's: if we die before removing one, a
+    sweep of dead owners (`ecoready cleanup`) finds it."""
+    owner = this_owner()
+    return {
+        LABEL_RUN: f"lab-{uuid.uuid4().hex[:12]}",
+        LABEL_OWNER: f"{owner.hostname}:{owner.pid}",
+        LABEL_OWNER_START: owner.start,
+        LABEL_ROLE: role,
+    }
 
 
 def _tar_rootfs(rootfs: Path, target: Path) -> None:

@@ -22,6 +22,11 @@ RECIPE_LABEL = "ecoready.lab.recipe"
 
 ARCHES = ("amd64", "arm64")
 
+# Packages debootstrap adds to a suite's base: every image on it needs them, and their
+# maintainer scripts then run once per base instead of once per image (ca-certificates'
+# take ~30 s under emulation).
+BASE_PACKAGES = {"bookworm": ("ca-certificates",)}
+
 # How long one build may take; arm64 builds run under qemu.
 BUILD_TIMEOUT = {"amd64": 900.0, "arm64": 3600.0}
 
@@ -32,7 +37,11 @@ class LabImage:
     tag: str
     context: str  # directory under containers/
     suite: str  # Debian suite of its base
-    build_args: tuple[tuple[str, str], ...] = ()
+    # Debian packages installed on the base (`name` or `name=version`) by
+    # containers/base/apt-into, natively for every arch; the Dockerfile starts from the result
+    packages: tuple[str, ...]
+    apt_options: tuple[str, ...] = ()
+    extra_suite: str = ""  # another suite of the mirror, added and preferred (backports)
     arches: tuple[str, ...] = ARCHES
     # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
     aliases: tuple[tuple[str, str], ...] = ()
@@ -58,49 +67,120 @@ class Builder:
     build_args: tuple[tuple[str, str], ...] = ()
 
 
+# galera-4, mariadb-backup and sysbench too: one image serves every lab probe that needs a server
+_MARIADB = (
+    "mariadb-server",
+    "mariadb-client",
+    "mariadb-backup",
+    "galera-4",
+    "sysbench",
+    "socat",
+    "rsync",
+    "procps",
+    "iproute2",
+)
+_PYTHON = ("ca-certificates", "python3", "python3-venv")
+# The version is pinned: sid moves. When the mirror no longer has it, apt-into stops with
+# one line saying so.
+MYSQL_VERSION = "9.7.4-2"
+
 IMAGES: tuple[LabImage, ...] = (
-    LabImage("mariadb", "10.11", "mariadb", "bookworm"),
-    LabImage("mariadb", "11.8", "mariadb", "trixie"),
+    LabImage("mariadb", "10.11", "mariadb", "bookworm", _MARIADB),
+    LabImage("mariadb", "11.8", "mariadb", "trixie", _MARIADB),
     LabImage(
         "tools",
         "bookworm",
         "tools",
         "bookworm",
+        ("mariadb-client", "mydumper", "percona-toolkit", "haproxy", "socat", "procps"),
         aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
     ),
-    LabImage("connectors", "bookworm", "connectors", "bookworm", builder="connectors-builder"),
+    # One image for the drivers of all languages: one install per arch.
+    LabImage(
+        "connectors",
+        "bookworm",
+        "connectors",
+        "bookworm",
+        (
+            "libmariadb3",
+            "libmysqlcppconn7v5",
+            "default-jre-headless",
+            "libmariadb-java",
+            "python3",
+            "python3-pymysql",
+            "python3-mysqldb",
+            "nodejs",
+            "node-mysql",
+            "php-cli",
+            "php-mysql",
+            "perl",
+            "libdbd-mariadb-perl",
+            "ruby",
+            "ruby-mysql2",
+        ),
+        builder="connectors-builder",
+    ),
     # Language runtimes for driver rows (`driver = "pypi:..."`): the probe installs the
-    # driver from its registry into them. python:3.11-slim has no compiler, like upstream's.
-    LabImage("python", "3.11-slim", "python", "bookworm", files=(("connectors/bin/smoke-python", "smoke-python"),)),
+    # driver from its registry into them. python:3.11-slim has no compiler, like upstream's;
+    # python:3.11 has a C compiler, Python's and the MySQL client's headers.
+    LabImage(
+        "python", "3.11-slim", "python", "bookworm", _PYTHON, files=(("connectors/bin/smoke-python", "smoke-python"),)
+    ),
     LabImage(
         "python",
         "3.11",
         "python",
         "bookworm",
-        build_args=(("BUILD_PACKAGES", "gcc libc6-dev python3-dev pkg-config libmariadb-dev"),),
+        (*_PYTHON, "gcc", "libc6-dev", "python3-dev", "pkg-config", "libmariadb-dev"),
         files=(("connectors/bin/smoke-python", "smoke-python"),),
     ),
-    LabImage("node", "18", "node", "bookworm", files=(("connectors/bin/smoke-nodejs", "smoke-nodejs"),)),
+    LabImage(
+        "node",
+        "18",
+        "node",
+        "bookworm",
+        ("ca-certificates", "nodejs", "npm"),
+        files=(("connectors/bin/smoke-nodejs", "smoke-nodejs"),),
+    ),
     LabImage(
         "openjdk",
         "17",
         "openjdk",
         "bookworm",
+        ("ca-certificates", "default-jre-headless", "maven"),
         builder="connectors-builder",
         files=(("connectors/bin/smoke-java", "smoke-java"),),
     ),
-    LabImage("golang", "1.23", "golang", "bookworm", files=(("connectors/builder/smoke.go", "smoke.go"),)),
-    # Debian ships MySQL only in its unstable suite (sid); the version is pinned there.
+    # bookworm's own Go 1.19 is older than go-sql-driver/mysql 1.9 needs
+    LabImage(
+        "golang",
+        "1.23",
+        "golang",
+        "bookworm",
+        ("ca-certificates", "golang-1.23-go"),
+        extra_suite="bookworm-backports",
+        files=(("connectors/builder/smoke.go", "smoke.go"),),
+    ),
+    # Debian ships MySQL only in its unstable suite (sid), whose index on this mirror has
+    # expired (lab-notes): its Valid-Until is not checked.
     LabImage(
         "mysql",
         "9.7",
         "mysql",
         "sid",
-        build_args=(("MYSQL_VERSION", "9.7.4-2"),),
+        (
+            f"mysql-server-core={MYSQL_VERSION}",
+            f"mysql-client={MYSQL_VERSION}",
+            f"mysql-client-core={MYSQL_VERSION}",
+            f"mysql-router={MYSQL_VERSION}",
+            "procps",
+            "iproute2",
+        ),
+        apt_options=("-o", "Acquire::Check-Valid-Until=false"),
         aliases=(("mysql-router", "9.7"), ("mysql-client", "9.7")),
     ),
     # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
-    LabImage("app-client", "1", "app-client", "bookworm"),
+    LabImage("app-client", "1", "app-client", "bookworm", ("mariadb-client",)),
 )
 
 

@@ -2,7 +2,7 @@
 
 Every build step (a debootstrap and its base image, a builder, a component image) takes a
 slot; there are as many slots as cores, because an emulated build keeps about one core
-busy (qemu runs dpkg and the maintainer scripts on one thread). Steps start longest chain
+busy (qemu runs the maintainer scripts, or debootstrap's dpkg, on one thread). Steps start longest chain
 first: an image whose base is not built yet counts the base's time too, so the arm64 sid
 base and MySQL on it do not end up last while a core idles. What a step is expected to
 take comes from the last build on this machine (`build-times.json` in the lab folder),
@@ -24,21 +24,29 @@ from pathlib import Path
 # Seconds measured cold on the reference machine (2 cores, qemu 10 for arm64; bench/lab_build.py,
 # docs/performance.md): the order of a first build. Steps not listed count DEFAULT_S.
 REFERENCE_S: dict[tuple[str, str], float] = {
-    ("base bookworm", "arm64"): 164.0,
-    ("base sid", "arm64"): 128.0,
-    ("base trixie", "arm64"): 122.0,
-    ("connectors:bookworm", "arm64"): 459.0,
-    ("node:18", "arm64"): 304.0,
-    ("openjdk:17", "arm64"): 200.0,
-    ("python:3.11", "arm64"): 194.0,
-    ("python:3.11-slim", "arm64"): 160.0,
-    ("golang:1.23", "arm64"): 136.0,
-    ("mysql:9.7", "arm64"): 103.0,
-    ("mariadb:10.11", "arm64"): 101.0,
-    ("mariadb:11.8", "arm64"): 96.0,
-    ("tools:bookworm", "arm64"): 82.0,
+    ("connectors:bookworm", "arm64"): 239.0,
+    ("base bookworm", "arm64"): 204.0,
+    ("builder connectors-builder", "amd64"): 123.0,
+    ("base sid", "arm64"): 114.0,
+    ("base trixie", "arm64"): 96.0,
+    ("node:18", "arm64"): 83.0,
+    ("base bookworm", "amd64"): 61.0,
+    ("node:18", "amd64"): 57.0,
+    ("python:3.11", "arm64"): 54.0,
+    ("connectors:bookworm", "amd64"): 53.0,
+    ("mysql:9.7", "arm64"): 49.0,
+    ("mariadb:10.11", "arm64"): 47.0,
+    ("openjdk:17", "arm64"): 46.0,
+    ("golang:1.23", "amd64"): 46.0,
+    ("mariadb:11.8", "arm64"): 45.0,
+    ("base trixie", "amd64"): 37.0,
+    ("base sid", "amd64"): 34.0,
+    ("python:3.11-slim", "arm64"): 33.0,
+    ("tools:bookworm", "arm64"): 32.0,
+    ("golang:1.23", "arm64"): 24.0,
+    ("app-client:1", "arm64"): 18.0,
 }
-DEFAULT_S = {"emulated": 60.0, "native": 30.0}
+DEFAULT_S = {"emulated": 45.0, "native": 25.0}
 
 
 @dataclass(frozen=True)
