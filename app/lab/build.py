@@ -49,6 +49,7 @@ from ecoready.lab.recipes import (
     REGISTRY,
     Builder,
     LabImage,
+    apt_into,
     base_tag,
     builder_named,
     builder_tag,
@@ -182,7 +183,7 @@ class Lab:
             return tag
         # the machine's own base of the suite runs the install: asked for before the slot,
         # which its own build may need
-        native = await self.base(image.suite, host_arch(), self.chain(image, arch))
+        native = base if arch == host_arch() else await self.base(image.suite, host_arch(), self.chain(image, arch))
         if image.builder is not None or image.files:
             context = await self.build_context(image)
         async with self.book.slot(self.book.expected(image.key, arch, arch != host_arch())):
@@ -212,7 +213,7 @@ class Lab:
             shutil.rmtree(work, ignore_errors=True)
             shutil.copytree(context, work)
             (work / "base.tar").write_bytes(archive)
-            shutil.copy2(containers_dir() / "base" / "apt-into", work / "apt-into")
+            shutil.copy2(apt_into(), work / "apt-into")
 
         await asyncio.to_thread(prepare, archive)
         del archive  # the base's file system, ~140 MB: not held while the install runs
@@ -245,7 +246,7 @@ class Lab:
             " ".join(image.packages),
             " ".join(image.apt_options),
             image.extra_suite,
-            (containers_dir() / "base" / "apt-into").read_bytes(),
+            apt_into().read_bytes(),
         ]
         if image.builder is not None:
             parts.append(self.builder_recipe(builder_named(image.builder)))

@@ -199,6 +199,11 @@ def containers_dir() -> Path:
     return path
 
 
+def apt_into() -> Path:
+    """The script that installs an image's packages (run natively for every arch)."""
+    return containers_dir() / "base" / "apt-into"
+
+
 def debian_mirror() -> str:
     """The machine's own Debian mirror (users' sites have their own)."""
     if os.environ.get("ECOREADY_DEBIAN_MIRROR"):
