@@ -226,6 +226,14 @@ def sources(writer: RegistryWriter) -> tuple[Manifest, Manifest, bytes]:
     return amd, arm, config
 
 
+def gap_sources_published(writer: RegistryWriter) -> bool:
+    try:
+        sources(writer)
+    except EnvironmentProblem:
+        return False
+    return True
+
+
 def publish_gaps(writer: RegistryWriter, log: Log) -> list[str]:
     """Make every gap tag point at what it should; the tags written (none on a warm lab)."""
     written = []

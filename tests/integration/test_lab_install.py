@@ -5,6 +5,7 @@ how it fails, and that its container never outlives it."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import subprocess
 import tarfile
 from pathlib import Path
@@ -66,6 +67,47 @@ def test_an_arm64_install_is_done_and_checked_by_the_target_s_own_tools(lab: Pat
     assert "Architecture: amd64" not in text
     assert not (tmp_path / "work" / "base.tar").exists() and not (tmp_path / "work" / "apt-into").exists()
     assert (tmp_path / "work" / "Dockerfile").is_file()  # the context's own files
+
+
+def _files(rootfs: Path) -> dict[str, str]:
+    """name -> md5 of every regular file in a tar (hard links as their target's name)."""
+    out = {}
+    with tarfile.open(rootfs) as tar:
+        for member in tar.getmembers():
+            if member.isfile():
+                data = tar.extractfile(member)
+                assert data is not None
+                out[member.name] = hashlib.md5(data.read()).hexdigest()  # a checksum, not security
+            elif member.islnk():
+                out[member.name] = f"link:{member.linkname}"
+    return out
+
+
+# written with times in them: they differ between any two installs
+_TIMED = {"./var/cache/apt/pkgcache.bin", "./var/cache/ldconfig/aux-cache", "./var/log/alternatives.log"}
+
+
+def test_maintainer_scripts_tools_run_natively_and_change_nothing_in_the_result(
+    lab: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ucf's maintainer scripts run debconf (perl), sed, grep and coreutils
+    image = LabImage("install-test", "1", "app-client", "bookworm", ("ucf", "sqlite3"))
+    results = {}
+    for native_tools in ("1", "0"):
+        monkeypatch.setenv("ECOREADY_LAB_NATIVE_TOOLS", native_tools)
+        work = tmp_path / native_tools / "work"
+        asyncio.run(install(image, "arm64", work, []))
+        results[native_tools] = _files(work / "rootfs.tar")
+        log = (work.parent / "install.log").read_text()
+        assert ("maintainer-script tools run natively" in log) == (native_tools == "1")
+    fast, plain = results["1"], results["0"]
+    assert "./usr/bin/ucf" in fast
+    # nothing of this machine's is left in the image, and the target's own tools, put back,
+    # are not part of the install's layer (perl5.36.0 is a hard link of perl)
+    assert not [n for n in fast if n.startswith(("./lib64", "./usr/lib/x86_64-linux-gnu", "./usr/lib64"))]
+    assert not {"./usr/bin/sed", "./usr/bin/perl", "./usr/bin/perl5.36.0", "./usr/bin/dash"} & set(fast)
+    assert sorted(fast) == sorted(plain)
+    assert {n for n in fast if fast[n] != plain[n]} <= _TIMED
 
 
 def test_a_pin_the_mirror_no_longer_has_stops_with_one_line(lab: Path, tmp_path: Path) -> None:
