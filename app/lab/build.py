@@ -36,6 +36,7 @@ from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LA
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import emulators, host_arch
+from ecoready.lab import native_tools as native_layout
 from ecoready.lab.gaps import GAPS, SOURCE_NAME, SOURCE_TAG, gap_sources_published, publish_gaps
 from ecoready.lab.local_registry import registry_up
 from ecoready.lab.oci_writer import IndexEntry, RegistryWriter
@@ -58,6 +59,9 @@ from ecoready.lab.recipes import (
     debian_mirror,
     files_hash,
     image_tag,
+    native_chroot,
+    native_tool_names,
+    native_tools_file,
     recipe_hash,
 )
 from ecoready.lab.schedule import BuildBook, StepCost, build_slots, cost_table
@@ -90,6 +94,8 @@ class Lab:
     _contexts: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
     _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     _builder_locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
+    # the machine's own tools per suite (lab/native_tools.py), laid out once per build
+    _native: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
     book: BuildBook = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -105,7 +111,8 @@ class Lab:
         dockerfile = (containers_dir() / "base" / "Dockerfile").read_bytes()
         files = "".join(f"{k}{v}" for k, v in sorted(_ROOTFS_FILES.items()))
         include = [",".join(BASE_PACKAGES[suite])] if suite in BASE_PACKAGES else []
-        return recipe_hash("base-v1", suite, arch, self.mirror, "minbase", *include, dockerfile, files)
+        native = [native_chroot().read_bytes(), native_tools_file().read_bytes()] if arch != host_arch() else []
+        return recipe_hash("base-v1", suite, arch, self.mirror, "minbase", *include, dockerfile, files, *native)
 
     async def base(self, suite: str, arch: str, priority: float = 0.0) -> str:
         """The base image; `priority`: the chain of the step that asks (lab/schedule.py)."""
@@ -121,10 +128,37 @@ class Lab:
             self._cost(f"base {suite}", arch, None)
             return tag
         self._need_emulator(arch)
+        # a foreign base's maintainer scripts run the machine's own base's tools: asked for
+        # before the slot, which its own build may need
+        tools = await self.native_tools(suite, priority) if arch != host_arch() else None
         async with self.book.slot(priority):
-            return await self._debootstrap(suite, arch, tag, recipe)
+            return await self._debootstrap(suite, arch, tag, recipe, tools)
 
-    async def _debootstrap(self, suite: str, arch: str, tag: str, recipe: str) -> str:
+    async def native_tools(self, suite: str, priority: float = 0.0) -> Path | None:
+        """The machine's own maintainer-script tools of `suite`, laid out as a root
+        (lab/native_tools.py), once per build; None when ECOREADY_LAB_NATIVE_TOOLS=0 (every
+        process of a foreign arch's scripts then runs emulated)."""
+        if os.environ.get("ECOREADY_LAB_NATIVE_TOOLS", "1") == "0":
+            return None
+        task = self._native.get(suite)
+        if task is None:
+            task = asyncio.ensure_future(self._lay_out_native_tools(suite, priority))
+            self._native[suite] = task
+        return await asyncio.shield(task)
+
+    async def _lay_out_native_tools(self, suite: str, priority: float) -> Path:
+        base = await self.base(suite, host_arch(), priority)
+        archive = await self.host.images.copy_from_image(base, "/", labels=_owner_labels("lab-copy-out"))
+        dest = self.lab_dir / "work" / f"native-{suite}"
+
+        def lay_out() -> None:
+            shutil.rmtree(dest, ignore_errors=True)
+            native_layout.lay_out(archive, dest, native_tool_names())
+
+        await asyncio.to_thread(lay_out)
+        return dest
+
+    async def _debootstrap(self, suite: str, arch: str, tag: str, recipe: str, tools: Path | None) -> str:
         started = time.monotonic()
         self.log(f"lab: debootstrap {suite} for {arch} (about {'90' if arch != host_arch() else '30'} s)")
         work = self.lab_dir / "work" / f"base-{suite}-{arch}"
@@ -134,7 +168,16 @@ class Lab:
         logfile = self._logfile(f"base-{suite}-{arch}")
         include = [f"--include={','.join(BASE_PACKAGES[suite])}"] if suite in BASE_PACKAGES else []
         cmd = ["debootstrap", "--variant=minbase", f"--arch={arch}", *include, suite, str(rootfs), self.mirror]
-        await _run_logged(cmd, logfile, timeout=1800, what=f"debootstrap {suite} {arch}")
+        env = None
+        if tools is not None:
+            # containers/base/native-chroot stands in for chroot, in a mount namespace of its own
+            shutil.copy2(shutil.which("chroot") or "/usr/sbin/chroot", work / "chroot")
+            env = {**os.environ, "NATIVE": str(tools), "REAL_CHROOT": str(work / "chroot")}
+            bind = 'mount --bind "$0" /usr/sbin/chroot && exec "$@"'
+            cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", bind, str(native_chroot()), *cmd]
+        await _run_logged(cmd, logfile, timeout=1800, what=f"debootstrap {suite} {arch}", env=env)
+        if tools is not None:
+            native_layout.remove(rootfs)
         for rel, (content, mode) in _ROOTFS_FILES.items():
             target = rootfs / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -217,20 +260,21 @@ class Lab:
 
         await asyncio.to_thread(prepare, archive)
         del archive  # the base's file system, ~140 MB: not held while the install runs
+        # the maintainer scripts' tools, natively (lab/native_tools.py): apt-into uses /native
+        tools = await self.native_tools(image.suite) if arch != host_arch() else None
+        binds = [f"{work}:/work", "/proc:/target/proc:ro", *([f"{tools}:/native:ro"] if tools else [])]
         env = {
             "ARCH": arch,
             "PACKAGES": " ".join(image.packages),
             "APT_OPTIONS": " ".join(image.apt_options),
             "EXTRA_SUITE": image.extra_suite,
-            # 0: the maintainer scripts' tools emulated too (apt-into says why they need not be)
-            "NATIVE_TOOLS": os.environ.get("ECOREADY_LAB_NATIVE_TOOLS", "1"),
         }
         exit_code = await self.host.images.run_to_end(
             native,
             ["sh", "/work/apt-into"],
             env=env,
             # maintainer scripts run chrooted in /target; some need a /proc (java's)
-            binds=[f"{work}:/work", "/proc:/target/proc:ro"],
+            binds=binds,
             labels=_owner_labels("lab-install"),
             log=_appender(logfile),
             timeout=BUILD_TIMEOUT[arch],
@@ -249,6 +293,7 @@ class Lab:
             " ".join(image.apt_options),
             image.extra_suite,
             apt_into().read_bytes(),
+            native_tools_file().read_bytes(),
         ]
         if image.builder is not None:
             parts.append(self.builder_recipe(builder_named(image.builder)))
@@ -351,8 +396,9 @@ class Lab:
         return target
 
     async def drop_contexts(self) -> None:
-        """Remove the generated build contexts (they are made again when needed)."""
-        tasks, self._contexts = list(self._contexts.values()), {}
+        """Remove the generated build contexts and tool layouts (made again when needed)."""
+        tasks = [*self._contexts.values(), *self._native.values()]
+        self._contexts, self._native = {}, {}
         for task in tasks:
             task.cancel()  # a no-op for finished ones
         for made in await asyncio.gather(*tasks, return_exceptions=True):
@@ -534,9 +580,13 @@ def _appender(path: Path) -> Log:
     return write
 
 
-async def _run_logged(cmd: Sequence[str], logfile: Path, *, timeout: float, what: str) -> None:
+async def _run_logged(
+    cmd: Sequence[str], logfile: Path, *, timeout: float, what: str, env: dict[str, str] | None = None
+) -> None:
     with logfile.open("ab") as out:
-        proc = await asyncio.create_subprocess_exec(*cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = await asyncio.create_subprocess_exec(
+            *cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env
+        )
         try:
             async with asyncio.timeout(timeout):
                 code = await proc.wait()

@@ -204,6 +204,21 @@ def apt_into() -> Path:
     return containers_dir() / "base" / "apt-into"
 
 
+def native_tools_file() -> Path:
+    """The maintainer scripts' tools a foreign arch's builds take from this machine."""
+    return containers_dir() / "base" / "native-tools"
+
+
+def native_tool_names() -> list[str]:
+    lines = native_tools_file().read_text().splitlines()
+    return [word for line in lines for word in line.split("#", 1)[0].split()]
+
+
+def native_chroot() -> Path:
+    """debootstrap's chroot for a foreign arch's base (the tools above, natively)."""
+    return containers_dir() / "base" / "native-chroot"
+
+
 def debian_mirror() -> str:
     """The machine's own Debian mirror (users' sites have their own)."""
     if os.environ.get("ECOREADY_DEBIAN_MIRROR"):

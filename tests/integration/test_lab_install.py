@@ -18,7 +18,8 @@ from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import host_arch
 from ecoready.lab.build import Lab
-from ecoready.lab.recipes import LabImage, base_tag, containers_dir
+from ecoready.lab.native_tools import NATIVE_DIR, RUNTIME
+from ecoready.lab.recipes import ARCHES, IMAGES, LabImage, base_tag, containers_dir
 
 pytestmark = pytest.mark.docker
 
@@ -66,6 +67,7 @@ def test_an_arm64_install_is_done_and_checked_by_the_target_s_own_tools(lab: Pat
     assert "Package: sqlite3\nStatus: install ok installed" in text
     assert "Architecture: amd64" not in text
     assert not (tmp_path / "work" / "base.tar").exists() and not (tmp_path / "work" / "apt-into").exists()
+    assert not (tmp_path / "work" / "native-tools").exists()
     assert (tmp_path / "work" / "Dockerfile").is_file()  # the context's own files
 
 
@@ -104,10 +106,31 @@ def test_maintainer_scripts_tools_run_natively_and_change_nothing_in_the_result(
     assert "./usr/bin/ucf" in fast
     # nothing of this machine's is left in the image, and the target's own tools, put back,
     # are not part of the install's layer (perl5.36.0 is a hard link of perl)
-    assert not [n for n in fast if n.startswith(("./lib64", "./usr/lib/x86_64-linux-gnu", "./usr/lib64"))]
+    assert not [n for n in fast if n.lstrip("./").startswith((NATIVE_DIR, RUNTIME[NATIVE][0]))]
     assert not {"./usr/bin/sed", "./usr/bin/perl", "./usr/bin/perl5.36.0", "./usr/bin/dash"} & set(fast)
     assert sorted(fast) == sorted(plain)
     assert {n for n in fast if fast[n] != plain[n]} <= _TIMED
+
+
+@pytest.mark.parametrize("suite", sorted({image.suite for image in IMAGES}))
+def test_a_foreign_base_keeps_nothing_of_the_machine_s_tools(lab: Path, suite: str) -> None:
+    """Its maintainer scripts ran this machine's tools (containers/base/native-chroot): none
+    of them, nor their loader and libraries, is left, and its own tools are its arch's."""
+    foreign = next(arch for arch in ARCHES if arch != NATIVE)
+    left = f"/{NATIVE_DIR} /{RUNTIME[NATIVE][0]}"
+    script = (
+        f"for p in {left}; do [ ! -e $p ] && [ ! -L $p ] || echo left: $p; done; "
+        "dpkg --audit; for t in sed dash perl; do od -An -tx1 -j18 -N2 /usr/bin/$t; done"
+    )
+    found = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", base_tag(suite, foreign), "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert found.returncode == 0, found.stderr
+    machine = {"amd64": "3e 00", "arm64": "b7 00"}[foreign]  # ELF e_machine
+    assert found.stdout.split("\n")[:-1] == [f" {machine}"] * 3, found.stdout
 
 
 def test_a_pin_the_mirror_no_longer_has_stops_with_one_line(lab: Path, tmp_path: Path) -> None:
