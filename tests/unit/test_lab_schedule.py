@@ -58,7 +58,7 @@ async def test_waiters_are_served_longest_chain_first_and_a_cancelled_one_takes_
 def test_a_step_is_expected_to_take_what_it_took_last_time(tmp_path: Path) -> None:
     book = BuildBook(tmp_path, 2)
     assert book.expected("connectors:bookworm", "arm64", True) == REFERENCE_S[("connectors:bookworm", "arm64")]
-    assert book.expected("app-client:1", "amd64", False) == DEFAULT_S["native"]
+    assert book.expected("not-listed:1", "amd64", False) == DEFAULT_S["native"]
     book.record(StepCost("connectors:bookworm", "arm64", 123.4, True, True))
     book.record(StepCost("mariadb:10.11", "arm64", 0.0, True, False))  # current: says nothing
     book.save()
