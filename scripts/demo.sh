@@ -47,7 +47,7 @@ esac
 # The deliberate gaps (gap-* rows) are made from both arches' MariaDB: they are published
 # by the second build, so their rows run after it, on both arches.
 gap_rows=$(sed -n 's/^id = "\(gap-[^"]*\)"$/\1/p' "$MATRIX" | paste -sd, -)
-other_rows=$(sed -n 's/^id = "\([^"]*\)"$/\1/p' "$MATRIX" | grep -v '^gap-' | paste -sd, -)
+component_rows=$(sed -n 's/^id = "\([^"]*\)"$/\1/p' "$MATRIX" | grep -v '^gap-' | paste -sd, -)
 
 say "the lab is not (all) built: $native first, then its cells run while $other builds"
 "$ECOREADY" lab build --arch "$native" || {
@@ -64,7 +64,7 @@ builder=$!
 trap 'kill -TERM "$builder" 2>/dev/null; wait "$builder"; exit 130' INT
 trap 'kill -TERM "$builder" 2>/dev/null; wait "$builder"; exit 143' TERM
 
-"$ECOREADY" run --headless --matrix "$MATRIX" --arch "$native" --only "$other_rows" --json "$OUT/demo-$native.json"
+"$ECOREADY" run --headless --matrix "$MATRIX" --arch "$native" --only "$component_rows" --json "$OUT/demo-$native.json"
 answered $? "the $native run"
 say "$native answered (reports: $OUT/demo-$native.json); waiting for the $other build"
 
