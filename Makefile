@@ -45,8 +45,14 @@ lint: venv
 unit: venv
 	$(BIN)/pytest -q tests/unit
 
+# The suite on TEST_WORKERS pytest-xdist workers: most tests wait on containers, so more
+# workers than cores keep both busy (tests/conftest.py groups what must share a worker);
+# then the tests marked `alone`, which must have the engine to themselves, one at a time.
+TEST_WORKERS ?= 2
+
 test: lab lint test-host
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m 'not alone'
+	$(BIN)/pytest -m alone
 
 clean:
 	-$(ECOREADY) cleanup

@@ -17,6 +17,33 @@ from tests.support.schema import REPORT_SCHEMA, VALIDATED, validate_files_under,
 # the second Docker engine fixture (tests/support/second_engine.py)
 pytest_plugins = ["tests.support.second_engine"]
 
+# `make test` runs the suite on pytest-xdist workers with `--dist loadgroup`: a group runs
+# whole on one worker, in the order collected (`--no-loadscope-reorder`).
+LAB_RUN = "lab-run"  # the tests that read the session's whole-lab run (`lab_report`)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups from the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The whole-lab run's readers share one worker, so the run happens once, and go first:
+    it is the longest group. An engine test file stays on one worker, so its module
+    fixtures (a registry, a run several tests read) start once; the quick in-process tests
+    go one by one and fill the workers at the end."""
+    rank = {LAB_RUN: 0}
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        if "lab_report" in getattr(item, "fixturenames", ()):  # a Function (test) has them
+            item.add_marker(pytest.mark.xdist_group(LAB_RUN))
+        elif item.get_closest_marker("docker"):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+            rank.setdefault(item.path.stem, 1)
+
+    def order(item: pytest.Item) -> int:
+        group = item.get_closest_marker("xdist_group")
+        return rank.get(str(group.args[0]) if group and group.args else "", 2)
+
+    items.sort(key=order)  # stable: within a rank, the order collected
+
 
 @pytest.fixture(scope="session")
 def lab() -> Path:
@@ -87,9 +114,25 @@ def _validate_every_report_file_of_the_session(tmp_path_factory: pytest.TempPath
     validate_files_under(tmp_path_factory.getbasetemp())
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller sums and prints
+        workeroutput["reports_validated"] = len(VALIDATED)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any) -> None:
+    """xdist's controller: a worker is done; add its count (pytest-xdist's hook)."""
+    _VALIDATED_BY_WORKERS.append(int(getattr(node, "workeroutput", {}).get("reports_validated", 0)))
+
+
+_VALIDATED_BY_WORKERS: list[int] = []
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if VALIDATED:
-        terminalreporter.write_line(f"report schema: {len(VALIDATED)} report(s) validated against {REPORT_SCHEMA.name}")
+    validated = len(VALIDATED) + sum(_VALIDATED_BY_WORKERS)
+    if validated:
+        terminalreporter.write_line(f"report schema: {validated} report(s) validated against {REPORT_SCHEMA.name}")
 
 
 @pytest.fixture

@@ -15,7 +15,9 @@ from tests.support.cli import ecoready
 from tests.support.registry_proxy import registry_proxy
 from tests.support.runs import Run, server_rows, write_matrix
 
-pytestmark = pytest.mark.docker
+# alone: any run's start sweeps dead runs, so a run on another worker would sweep the
+# killed runs' leftovers before this test looks at them
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 EMPTY: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
 PHASES = ("image", "start", "smoke")  # the order each is reached, and killed
 

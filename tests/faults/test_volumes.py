@@ -14,7 +14,8 @@ from ecoready.matrix.load import parse
 from ecoready.run.session import RunOptions, Session
 from tests.support.runs import server_rows
 
-pytestmark = pytest.mark.docker
+# alone: it counts the engine's dangling volumes, which other tests' runs create and remove
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 RUNS = 50
 
 

@@ -86,6 +86,7 @@ def test_signal_midway_cleans_up_and_writes_the_report(lab: Path, tmp_path: Path
     assert all(c["status"] != "running" for c in report["cells"])
 
 
+@pytest.mark.alone  # any run's start sweeps dead runs: one on another worker would sweep these first
 def test_kill_9_leftovers_are_swept_by_the_next_start(lab: Path, no_leaks: None) -> None:
     proc = _start(["run", "--headless", "--matrix", str(lab), "--json", os.devnull])
     owner = f"ecoready.owner={socket.gethostname()}:{proc.pid}"

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import docker_labelled, ecoready
+from tests.support.cli import TEST_LABEL_KEY, TEST_SESSION, docker_labelled, ecoready
 
 pytestmark = pytest.mark.docker
+SESSION_LABEL = f"label={TEST_LABEL_KEY}={TEST_SESSION}"
 
 
 def readiness_pings(events: str) -> collections.Counter[str]:
@@ -32,7 +33,8 @@ def smoke_of(cell: dict) -> dict:
 def test_lab_server_cells_are_ready_on_both_arches(lab: Path, tmp_path: Path, no_leaks: None) -> None:
     out = tmp_path / "report.json"
     watch = subprocess.Popen(
-        ["docker", "events", "--format", "{{json .}}", "--filter", "type=container"],
+        # this session's containers only: other test workers run the same cells
+        ["docker", "events", "--format", "{{json .}}", "--filter", "type=container", "--filter", SESSION_LABEL],
         stdout=subprocess.PIPE,
         text=True,
     )

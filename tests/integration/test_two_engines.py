@@ -25,7 +25,9 @@ from tests.support.cli import docker_labelled, ecoready
 from tests.support.runs import Run
 from tests.support.second_engine import SecondEngine
 
-pytestmark = pytest.mark.docker
+# alone: the second engine has one bridge and address pool per machine, and its restart
+# after a kill puts the host's docker0 back (tests/support/second_engine.py)
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
 MARIADB = "127.0.0.1:5000/lab/mariadb:10.11"
 MARIADB_118 = "127.0.0.1:5000/lab/mariadb:11.8"
