@@ -45,9 +45,10 @@ lint: venv
 unit: venv
 	$(BIN)/pytest -q tests/unit
 
-# The suite on TEST_WORKERS pytest-xdist workers: most tests wait on containers, so more
-# workers than cores keep both busy (tests/conftest.py groups what must share a worker);
-# then the tests marked `alone`, which must have the engine to themselves, one at a time.
+# The suite on TEST_WORKERS pytest-xdist workers: most tests wait on containers, so a
+# second worker keeps both cores busy; a third oversubscribes them (docs/performance.md).
+# tests/conftest.py groups what must share a worker. Then the tests marked `alone`, which
+# must have the engine to themselves, one at a time.
 TEST_WORKERS ?= 2
 
 test: lab lint test-host

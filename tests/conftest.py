@@ -114,6 +114,9 @@ def _validate_every_report_file_of_the_session(tmp_path_factory: pytest.TempPath
     validate_files_under(tmp_path_factory.getbasetemp())
 
 
+_VALIDATED_BY_WORKERS: list[int] = []  # reports each xdist worker validated
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: the controller sums and prints
@@ -124,9 +127,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_testnodedown(node: Any) -> None:
     """xdist's controller: a worker is done; add its count (pytest-xdist's hook)."""
     _VALIDATED_BY_WORKERS.append(int(getattr(node, "workeroutput", {}).get("reports_validated", 0)))
-
-
-_VALIDATED_BY_WORKERS: list[int] = []
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
