@@ -22,27 +22,35 @@ pytest_plugins = ["tests.support.second_engine"]
 LAB_RUN = "lab-run"  # the tests that read the session's whole-lab run (`lab_report`)
 
 
+def _shares_module_fixtures(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)  # pytest keeps a test's fixtures there
+    chains = info.name2fixturedefs.values() if info is not None else ()
+    return any(d.scope in ("package", "module", "class") for chain in chains for d in chain)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist names the groups from the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The whole-lab run's readers share one worker, so the run happens once, and go first:
-    it is the longest group. An engine test file stays on one worker, so its module
-    fixtures (a registry, a run several tests read) start once; the quick in-process tests
-    go one by one and fill the workers at the end."""
-    rank = {LAB_RUN: 0}
+    it is the longest group. The engine tests of a file with module fixtures (a registry,
+    a run several tests read) stay on one worker, so those start once; every other test
+    goes alone, so the workers end together. Then the order: the `slow` engine tests, the
+    other engine tests, and the quick in-process tests that fill the workers at the end."""
+
+    def rank(item: pytest.Item) -> int:
+        if "lab_report" in getattr(item, "fixturenames", ()):
+            return 0
+        if item.get_closest_marker("docker"):
+            return 1 if item.get_closest_marker("slow") else 2
+        return 3
+
     for item in items:
         if item.get_closest_marker("xdist_group"):
             continue
-        if "lab_report" in getattr(item, "fixturenames", ()):  # a Function (test) has them
+        if rank(item) == 0:
             item.add_marker(pytest.mark.xdist_group(LAB_RUN))
-        elif item.get_closest_marker("docker"):
+        elif item.get_closest_marker("docker") and _shares_module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
-            rank.setdefault(item.path.stem, 1)
-
-    def order(item: pytest.Item) -> int:
-        group = item.get_closest_marker("xdist_group")
-        return rank.get(str(group.args[0]) if group and group.args else "", 2)
-
-    items.sort(key=order)  # stable: within a rank, the order collected
+    items.sort(key=rank)  # stable: within a rank, the order collected
 
 
 @pytest.fixture(scope="session")

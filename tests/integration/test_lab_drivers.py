@@ -179,7 +179,7 @@ def test_an_image_without_the_smoke_program_is_a_configuration_error(
     assert start_of(cell)["outcome"] == "error"
 
 
-@pytest.mark.parametrize("arch", ["amd64", "arm64"])
+@pytest.mark.parametrize("arch", ["amd64", pytest.param("arm64", marks=pytest.mark.slow)])
 def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password(tmp_path: Path, no_leaks: None, arch: str) -> None:
     """The lab's driver rows run against MariaDB; here the same rows against MySQL 9.7, on
     both arches (arm64 emulated, its installs cached by the lab's own run)."""

@@ -223,6 +223,7 @@ def test_a_replica_that_filters_the_database_away_does_not_replicate(lab: Path, 
     assert status == "partial" and failed[0] == "rows-replicate", failed
 
 
+@pytest.mark.slow
 def test_group_replication_with_a_member_cut_off_fails_a_check(lab: Path, tmp_path: Path, no_leaks: None) -> None:
     body = row("gr", "group-replication", "ha")
     status, failed = failing_checks(run_amd64(tmp_path, body, "gr", cut_role="node2"), "gr/amd64")
