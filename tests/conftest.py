@@ -44,6 +44,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return 3
 
     for item in items:
+        if "second_engine" in getattr(item, "fixturenames", ()):
+            # one bridge and address pool per machine, and its restart after a kill puts
+            # the host's docker0 back (tests/support/second_engine.py)
+            item.add_marker(pytest.mark.alone)
         if item.get_closest_marker("xdist_group"):
             continue
         if rank(item) == 0:

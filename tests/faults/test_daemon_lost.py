@@ -15,9 +15,7 @@ from tests.support.cli import ecoready
 from tests.support.runs import Run, write_matrix
 from tests.support.second_engine import SecondEngine
 
-# alone: the second engine has one bridge and address pool per machine, and its restart
-# after a kill puts the host's docker0 back (tests/support/second_engine.py)
-pytestmark = [pytest.mark.docker, pytest.mark.alone]
+pytestmark = pytest.mark.docker  # and `alone`: it uses the second engine (tests/conftest.py)
 
 
 @pytest.mark.parametrize("how", ["stop", "kill"])

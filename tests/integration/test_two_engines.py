@@ -25,9 +25,7 @@ from tests.support.cli import docker_labelled, ecoready
 from tests.support.runs import Run
 from tests.support.second_engine import SecondEngine
 
-# alone: the second engine has one bridge and address pool per machine, and its restart
-# after a kill puts the host's docker0 back (tests/support/second_engine.py)
-pytestmark = [pytest.mark.docker, pytest.mark.alone]
+pytestmark = pytest.mark.docker  # and `alone`: it uses the second engine (tests/conftest.py)
 
 MARIADB = "127.0.0.1:5000/lab/mariadb:10.11"
 MARIADB_118 = "127.0.0.1:5000/lab/mariadb:11.8"
