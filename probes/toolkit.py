@@ -126,7 +126,17 @@ class ToolkitProbe(Probe):
 
     async def _mysql_summary(self) -> str:
         out = await self._tool(
-            ["pt-mysql-summary", "--", f"--defaults-extra-file={CNF}", "-h", self.host, "-P", "3306", "--protocol=TCP"]
+            [
+                "pt-mysql-summary",
+                "--sleep=1",  # between its two samples of SHOW STATUS; its default 10 s only waits
+                "--",
+                f"--defaults-extra-file={CNF}",
+                "-h",
+                self.host,
+                "-P",
+                "3306",
+                "--protocol=TCP",
+            ]
         )
         version = re.search(r"^\s*Version \| (.+)$", out, re.M)
         if "# Percona Toolkit MySQL Summary Report" not in out or version is None:

@@ -141,7 +141,7 @@ async def test_toolkit_against_percona_server_84() -> None:
     checksum = next(argv for argv in r.host.argvs("toolkit") if argv[0] == "pt-table-checksum")
     assert checksum[1] == f"h=backend-server,P=3306,F={CNF}" and "--recursion-method=none" in checksum
     summary = next(argv for argv in r.host.argvs("toolkit") if argv[0] == "pt-mysql-summary")
-    assert summary[:3] == ["pt-mysql-summary", "--", f"--defaults-extra-file={CNF}"]
+    assert summary[:4] == ["pt-mysql-summary", "--sleep=1", "--", f"--defaults-extra-file={CNF}"]
     assert all(password not in " ".join(argv) for _, argv in r.host.execs)
 
 
