@@ -22,9 +22,12 @@ SST_METHOD = "mariabackup"
 SST_CONFIG = "/etc/mysql/conf.d/ecoready-sst.cnf"
 
 
-def node_args(node: str, *, bootstrap: bool, provider: str = PROVIDER) -> list[str]:
-    """MariaDB server arguments of one node; node1 bootstraps, the others join all three."""
-    address = "gcomm://" if bootstrap else "gcomm://" + ",".join(NODES)
+def node_args(node: str, index: int, provider: str = PROVIDER) -> list[str]:
+    """MariaDB server arguments of the index-th node; node1 bootstraps, the others join the
+    nodes started so far. Not all three: Galera resolves every name of the address at start,
+    and the name of a node not started yet costs a DNS timeout (10 s on a cell network)."""
+    bootstrap = index == 0
+    address = "gcomm://" if bootstrap else "gcomm://" + ",".join(NODES[: index + 1])
     args = [
         "--wsrep-on=ON",
         f"--wsrep-provider={provider}",
@@ -55,7 +58,7 @@ class GaleraProbe(WsrepCluster):
             self.ctx,
             node,
             root=root,
-            args=node_args(node, bootstrap=index == 0),
+            args=node_args(node, index),
             files={SST_CONFIG: sst_config(root.reveal())},
         )
 

@@ -5,9 +5,12 @@ listens on the port, no client can get an answer. An attempt is a `docker exec`,
 costs the engine tens of milliseconds of CPU (runc, a shim, namespaces) and an emulated
 client hundreds. Reading `net/tcp` costs a few milliseconds (the kernel walks its whole
 socket hash table to print it), so callers read it off the event loop and only when the
-namespace's TCP socket count (`net/sockstat`, microseconds) has changed or a while has
-passed. The count alone cannot answer: Docker's embedded DNS holds a TCP socket in every
-container on a user-defined network from the start.
+namespace's TCP counts (`net/sockstat`, microseconds) have changed or a while has passed.
+The counts alone cannot answer: Docker's embedded DNS holds a TCP socket in every
+container on a user-defined network from the start. They are two: the sockets in use, and
+those in TIME_WAIT. A Galera joiner opens its listener as it closes its state-transfer
+connection: the count in use is the same from one look to the next, but the closed
+connection went to TIME_WAIT (without that second count it waited 10 s for the timed read).
 
 It answers None (cannot tell) when the engine's processes are not ours to see (a remote
 or VM-backed engine, another pid namespace) or the process is gone; callers then attempt.
@@ -21,10 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 LISTEN = "0A"  # the TCP state column of a listening socket in /proc/net/tcp{,6}
-# Seconds between looks at a container's TCP socket count (microseconds each), and at most
-# between reads of its socket table (10 ms of kernel time for both tables). A new listener
-# changes the count, so the table is read at once then; the timed read only catches a
-# listener that opened as another socket closed.
+# Seconds between looks at a container's TCP counts (microseconds each), and at most
+# between reads of its socket table (4-10 ms of kernel time for both tables). A new
+# listener changes the counts, so the table is read at once then; the timed read only
+# catches a listener that opened as another socket closed without a TIME_WAIT here.
 PORT_POLL = 0.2
 FULL_LOOK = 10.0
 
@@ -40,9 +43,9 @@ def _process(pid: int, container_id: str, proc: Path) -> Path | None:
     return base
 
 
-def tcp_in_use(pid: int, container_id: str, proc: Path = Path("/proc")) -> int | None:
-    """TCP sockets (IPv4 and IPv6) in use in the network namespace of `pid`; None when
-    that cannot be told here."""
+def tcp_counts(pid: int, container_id: str, proc: Path = Path("/proc")) -> tuple[int, int] | None:
+    """TCP sockets (IPv4 and IPv6) in use, and IPv4 ones in TIME_WAIT, in the network
+    namespace of `pid` (both per namespace); None when that cannot be told here."""
     try:
         base = _process(pid, container_id, proc)
         if base is None:
@@ -51,13 +54,15 @@ def tcp_in_use(pid: int, container_id: str, proc: Path = Path("/proc")) -> int |
         lines = [(base / "net" / name).read_text(encoding="ascii", errors="replace") for name in tables]
     except OSError:
         return None
-    total = 0
+    counts: list[dict[str, int]] = []
     for text, protocol in zip(lines, ("TCP:", "TCP6:"), strict=True):
         fields = next((line.split() for line in text.splitlines() if line.startswith(protocol + " ")), [])
-        if len(fields) < 3 or fields[1] != "inuse" or not fields[2].isdigit():
+        # `TCP: inuse 2 orphan 0 tw 1 alloc 6 mem 0`, `TCP6: inuse 1`
+        named = dict(zip(fields[1::2], fields[2::2], strict=False))
+        if not named.get("inuse", "").isdigit():
             return None
-        total += int(fields[2])
-    return total
+        counts.append({name: int(value) for name, value in named.items() if value.isdigit()})
+    return counts[0]["inuse"] + counts[1]["inuse"], counts[0].get("tw", 0)
 
 
 def listening(pid: int, container_id: str, port: int, proc: Path = Path("/proc")) -> bool | None:
@@ -89,13 +94,13 @@ def table_listens(table: str, port: int) -> bool:
 async def until_listening(pid: int, container_id: str, port: int, still_waiting: Callable[[], None]) -> None:
     """Return once something listens on `port` in the container, or as soon as /proc cannot
     tell (a remote engine; the process gone: the caller's attempt then fails and says why).
-    The socket table is read (a few ms of kernel time, off the event loop) when the count
-    of TCP sockets changed, and at least every FULL_LOOK seconds; `still_waiting` is
+    The socket table is read (a few ms of kernel time, off the event loop) when the TCP
+    counts changed, and at least every FULL_LOOK seconds; `still_waiting` is
     called after each look that found nothing."""
-    seen: int | None = None
+    seen: tuple[int, int] | None = None
     looked = 0.0
     while True:
-        count = tcp_in_use(pid, container_id)
+        count = tcp_counts(pid, container_id)
         if count is None:
             return
         if count != seen or time.monotonic() - looked >= FULL_LOOK:

@@ -22,10 +22,12 @@ from ecoready.probes.toolkit import checksum_command, digest_classes, parse_chec
 
 
 def test_galera_bootstrap_and_joiners() -> None:
-    first, joiner = node_args("node1", bootstrap=True), node_args("node2", bootstrap=False)
+    first, second, third = (node_args(node, i) for i, node in enumerate(("node1", "node2", "node3")))
     assert "--wsrep-new-cluster" in first and "--wsrep-cluster-address=gcomm://" in first
-    assert "--wsrep-new-cluster" not in joiner and "--wsrep-cluster-address=gcomm://node1,node2,node3" in joiner
-    assert not any("sst-auth" in a for a in first + joiner)  # no credentials on a command line
+    # a joiner names only the nodes started before it and itself (no DNS wait for the others)
+    assert "--wsrep-new-cluster" not in second and "--wsrep-cluster-address=gcomm://node1,node2" in second
+    assert "--wsrep-new-cluster" not in third and "--wsrep-cluster-address=gcomm://node1,node2,node3" in third
+    assert not any("sst-auth" in a for a in first + second + third)  # no credentials on a command line
     assert "--wsrep-sst-method=mariabackup" in first  # the official image ships no rsync
     assert sst_config('p"w').decode() == '[mariadb]\nwsrep_sst_auth="root:p\\"w"\n'
     ok = {"wsrep_local_state_comment": "Synced", "wsrep_cluster_size": "3", "wsrep_ready": "ON"}
