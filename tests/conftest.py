@@ -33,17 +33,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The whole-lab run's readers share one worker, so the run happens once, and go first:
     it is the longest group. The engine tests of a file with module fixtures (a registry,
     a run several tests read) stay on one worker, so those start once; every other test
-    goes alone, so the workers end together. Then the order: the other engine tests, which
-    the second worker runs beside the whole-lab run (most are native and short), the `slow`
-    ones (emulated arm64 most of them: beside the whole-lab run, whose cells fill both cores,
-    they made it take 875 s instead of 373), and the quick in-process tests that fill the
-    workers at the end."""
+    goes alone, so the workers end together. Then the order: the `slow` engine tests, the
+    other engine tests, and the quick in-process tests that fill the workers at the end."""
 
     def rank(item: pytest.Item) -> int:
         if "lab_report" in getattr(item, "fixturenames", ()):
             return 0
         if item.get_closest_marker("docker"):
-            return 2 if item.get_closest_marker("slow") else 1
+            return 1 if item.get_closest_marker("slow") else 2
         return 3
 
     for item in items:
