@@ -102,10 +102,13 @@ async def test_no_client_runs_while_nothing_listens(monkeypatch: pytest.MonkeyPa
     assert next(looks, "spent") == "spent"
 
 
-async def test_the_socket_table_is_read_again_only_when_the_count_changes(monkeypatch: pytest.MonkeyPatch) -> None:
-    counts = iter([(1, 0), (1, 0), (1, 0), (1, 0), (1, 0), (2, 0)])  # Docker's DNS socket, then the listener
+async def table_reads(monkeypatch: pytest.MonkeyPatch, counts: list[tuple[int, int]]) -> int:
+    """A server start whose looks see `counts` (in use, TIME_WAIT) one after the other and
+    whose second read of the socket table finds the listener; how many reads there were
+    (a look after the last count fails the test: the listener was not found in time)."""
+    looks = iter(counts)
     reads: list[int] = []
-    monkeypatch.setattr(procnet, "tcp_counts", lambda pid, cid: next(counts))
+    monkeypatch.setattr(procnet, "tcp_counts", lambda pid, cid: next(looks))
 
     def listening(pid: int, cid: str, port: int) -> bool:
         reads.append(1)
@@ -115,27 +118,22 @@ async def test_the_socket_table_is_read_again_only_when_the_count_changes(monkey
     monkeypatch.setattr(procnet, "PORT_POLL", 0.001)
     _, ctx, _ = server_rig()
     await ServerProbe(ctx).start()
-    assert reads == [1, 1]  # at the first look, then when the count moved: not at every look
+    return len(reads)
+
+
+async def test_the_socket_table_is_read_again_only_when_the_count_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Docker's DNS socket, then the server's listener: read at the first look and when the
+    # count moved, not at every look
+    assert await table_reads(monkeypatch, [(1, 0), (1, 0), (1, 0), (1, 0), (1, 0), (2, 0)]) == 2
 
 
 async def test_a_listener_opened_as_a_connection_closed_is_seen_by_the_time_wait(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # a Galera joiner between two looks: its state-transfer connection closed (to TIME_WAIT)
-    # and its listener opened, the count in use unchanged (measured: 5, 4, 5, 4 in 0.3 s)
-    counts = iter([(4, 1), (4, 1), (4, 2)])
-    reads: list[int] = []
-    monkeypatch.setattr(procnet, "tcp_counts", lambda pid, cid: next(counts))
-
-    def listening(pid: int, cid: str, port: int) -> bool:
-        reads.append(1)
-        return len(reads) == 2
-
-    monkeypatch.setattr(procnet, "listening", listening)
-    monkeypatch.setattr(procnet, "PORT_POLL", 0.001)
-    _, ctx, _ = server_rig()
-    await ServerProbe(ctx).start()
-    assert reads == [1, 1]  # read again at once, not after FULL_LOOK
+    # and its listener opened, the count in use unchanged (measured: 5, 4, 5, 4 in 0.3 s);
+    # read again at once, not after FULL_LOOK
+    assert await table_reads(monkeypatch, [(4, 1), (4, 1), (4, 2)]) == 2
 
 
 async def test_when_proc_cannot_tell_the_wait_polls_with_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
