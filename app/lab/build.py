@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ecoready.domain.errors import EngineError, EnvironmentProblem
 from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
+from ecoready.engine.aio import together
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
 from ecoready.engine.platform import emulators, host_arch
@@ -438,18 +439,22 @@ class Lab:
     async def publish(self, image: LabImage, arches: Sequence[str]) -> None:
         """Per-arch repositories <arch>/<name>:<tag>, then the index lab/<name>:<tag>."""
         writer = RegistryWriter(f"http://{REGISTRY}")
+
+        async def push(arch: str) -> tuple[str, str]:
+            local = image_tag(image, arch)
+            repo = f"{REGISTRY}/{arch}/{image.name}"
+            image_id = await self._image_id(local)
+            current = writer.manifest(f"{arch}/{image.name}", image.tag)
+            if current is None or current.json.get("config", {}).get("digest") != image_id:
+                self.log(f"lab: pushing {arch}/{image.key}")
+                await self.host.images.tag(local, repo, image.tag)
+                await self.host.images.push(repo, image.tag)
+            return arch, f"{arch}/{image.name}"
+
         try:
-            entries: list[tuple[str, str]] = []
-            for arch in arches:
-                local = image_tag(image, arch)
-                repo = f"{REGISTRY}/{arch}/{image.name}"
-                image_id = await self._image_id(local)
-                current = writer.manifest(f"{arch}/{image.name}", image.tag)
-                if current is None or current.json.get("config", {}).get("digest") != image_id:
-                    self.log(f"lab: pushing {arch}/{image.key}")
-                    await self.host.images.tag(local, repo, image.tag)
-                    await self.host.images.push(repo, image.tag)
-                entries.append((arch, f"{arch}/{image.name}"))
+            # the arches at once: the engine gzips a layer on one core, and the arches' images
+            # share no base layer (a failed push cancels the other)
+            entries = await together(*(push(arch) for arch in arches))
             # a build for some arches only (`--arch`) keeps the others the index points at
             for arch in (a for a in image.arches if a not in arches):
                 if writer.manifest(f"{arch}/{image.name}", image.tag) is not None:
