@@ -44,8 +44,9 @@ def _process(pid: int, container_id: str, proc: Path) -> Path | None:
 
 
 def tcp_counts(pid: int, container_id: str, proc: Path = Path("/proc")) -> tuple[int, int] | None:
-    """TCP sockets (IPv4 and IPv6) in use, and IPv4 ones in TIME_WAIT, in the network
-    namespace of `pid` (both per namespace); None when that cannot be told here."""
+    """TCP sockets (IPv4 and IPv6) in use, and those in TIME_WAIT (one count for both
+    families, on the `TCP:` line), in the network namespace of `pid`; None when that cannot
+    be told here."""
     try:
         base = _process(pid, container_id, proc)
         if base is None:
