@@ -82,6 +82,7 @@ class ContainerState:
     status: str
     pid: int = 0  # the init process on this machine's kernel; 0 when unknown or remote
     health: str = ""  # Docker's healthcheck status: starting, healthy, unhealthy; "" = none
+    created: str = ""  # the engine's RFC 3339 creation time, to the nanosecond
 
 
 @dataclass(frozen=True)

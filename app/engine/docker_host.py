@@ -234,7 +234,8 @@ class DockerHost:
         local = self.local_kernel
 
         def read() -> ContainerState:
-            st = self._sdk.control.api.inspect_container(container_id)["State"]
+            attrs = self._sdk.control.api.inspect_container(container_id)
+            st = attrs["State"]
             return ContainerState(
                 running=bool(st.get("Running")),
                 paused=bool(st.get("Paused")),
@@ -244,6 +245,7 @@ class DockerHost:
                 status=str(st.get("Status") or ""),
                 pid=int(st.get("Pid") or 0) if local else 0,
                 health=str((st.get("Health") or {}).get("Status") or ""),
+                created=str(attrs.get("Created") or ""),
             )
 
         return await self._sdk.call(read)

@@ -10,6 +10,13 @@ id, the arch and the install script (which names the exact version), so a change
 version or recipe installs afresh. The installer container carries the run's labels while
 it lives: a run killed mid-install leaves nothing a sweep does not find.
 
+One install per key on an engine, not per run: the installer is labelled with its key
+(`ecoready.installing`), and a run that finds a live one of another run (another process:
+the TUI beside a scheduled check, two test workers) waits for it and then takes its image,
+instead of compiling the same driver again beside it (a source build under emulation is
+minutes of both cores). Two runs that start their installers at the same moment both see
+both; the older installer (creation time, then id) goes on and the other steps back.
+
 The script may print `ecoready-label: key=value` lines: facts of the install (how it went,
 e.g. a wheel or a source build), kept as labels of the cached image for later runs.
 """
@@ -25,19 +32,28 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ecoready.domain.errors import DeadlineExceeded, EcoreadyError
+from ecoready.domain.errors import DeadlineExceeded, EcoreadyError, EngineError
 from ecoready.domain.events import PackagingReported
 from ecoready.domain.packaging import Packaging
-from ecoready.domain.specs import LABEL_CREATED, ContainerSpec, ExecResult, SecretFile
+from ecoready.domain.specs import (
+    LABEL_CREATED,
+    LABEL_OWNER,
+    LABEL_OWNER_START,
+    ContainerSpec,
+    ExecResult,
+    SecretFile,
+)
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.docker_host import DockerHost
+from ecoready.engine.owners import owner_alive, this_owner
 from ecoready.probe_api.context import ProbeContext
 
 CACHE_REPOSITORY = "ecoready-cache/driver"
 LABEL_CACHE = "ecoready.cache"
 LABEL_CACHE_KEY = "ecoready.cache.key"
 LABEL_CACHE_OF = "ecoready.cache.of"  # what was installed, e.g. "pypi:mysqlclient==2.2.7"
+LABEL_INSTALLING = "ecoready.installing"  # on an installer container: the key it installs
 LABEL_LINE = "ecoready-label: "
 TRUST_DIR = "/run/ecoready/trust"
 TRUST_PEM = f"{TRUST_DIR}/ca-certificates.crt"
@@ -47,6 +63,7 @@ TRUST_ENV = {"SSL_CERT_FILE": TRUST_PEM}  # OpenSSL, Go and curl read it; recipe
 RECIPE_VERSION = "1"  # part of every key: bump to install everything afresh
 KILL_GRACE = 5  # seconds between TERM and KILL when an install runs out of time
 TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
+CLAIM_POLL = 2.0  # seconds between looks at another run's installer of the same key
 
 
 @dataclass(frozen=True)
@@ -105,16 +122,14 @@ async def cached(host: DockerHost, key: str) -> Installed | None:
 
 async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, str], timeout: float) -> Installed:
     """The cell's image with `script` run in it once: from the cache when an earlier run did
-    it, else installed now (one install at a time per key in a run: two cells wanting the
-    same wait for the first, then find its image). A failed script gives `image_id == ""`
-    and its output; an engine failure raises."""
+    it, else installed now (one install at a time per key: two cells of a run wanting the
+    same wait for the first, and so does a run that finds another run's installer of it on
+    the engine; then they find its image). A failed script gives `image_id == ""` and its
+    output; an engine failure raises."""
     runtime = await ctx.image()
     key = cache_key(runtime, ctx.arch, script)
     async with ctx.run.install_locks.setdefault(key, asyncio.Lock()):
-        found = await cached(ctx.run.host, key)
-        if found is not None:
-            return found
-        return await _installer(
+        return await install_once(
             ctx.run.host,
             runtime_image_id=runtime,
             key=key,
@@ -125,6 +140,76 @@ async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, 
             run_labels=ctx.labels("installer"),
             timeout=timeout,
         )
+
+
+async def install_once(
+    host: DockerHost,
+    *,
+    runtime_image_id: str,
+    key: str,
+    of: str,
+    script: str,
+    env: Mapping[str, str],
+    name: str,
+    run_labels: Mapping[str, str],
+    timeout: float,
+) -> Installed:
+    """The cached image of `key`, waiting first for any other run's installer of it on this
+    engine; else the install done here. Waiting is bounded: as long as an install of our
+    own may take, from when the wait began."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + timeout + KILL_GRACE + 60
+    while True:
+        found = await cached(host, key)
+        if found is not None:
+            return found
+        if await installers(host, key):
+            if loop.time() > give_up:
+                raise DeadlineExceeded(
+                    f"another ecoready run has been installing {of} on this engine for longer than {timeout:.0f} s"
+                )
+            await asyncio.sleep(CLAIM_POLL)
+            continue
+        done = await _installer(
+            host,
+            runtime_image_id=runtime_image_id,
+            key=key,
+            of=of,
+            script=script,
+            env=env,
+            name=name,
+            run_labels=run_labels,
+            timeout=timeout,
+        )
+        if done is not None:
+            return done
+
+
+async def installers(host: DockerHost, key: str) -> list[str]:
+    """The installer containers of `key` on the engine whose run still lives, oldest first
+    (the engine's creation time to the nanosecond, then id: every run orders them alike,
+    and one created after another looked finds that one older). A dead run's leftover is
+    not a claim: the next sweep removes it."""
+    containers, _, _ = await host.labelled(f"{LABEL_INSTALLING}={key}")
+    me = this_owner()
+    live = []
+    for container in containers:
+        labels = container.get("Labels") or {}
+        if owner_alive(labels.get(LABEL_OWNER, ""), labels.get(LABEL_OWNER_START, ""), me):
+            try:
+                created = (await host.state(container["Id"])).created
+            except EngineError:
+                continue  # removed since the list: its install is over
+            live.append((instant(created), str(container["Id"])))
+    return [container for _, container in sorted(live)]
+
+
+def instant(created: str) -> tuple[str, int]:
+    """An RFC 3339 time as the engine writes it (`2026-11-26T16:50:01.1234Z`: trailing zeros
+    of the fraction dropped) in an order that compares: (seconds part, nanoseconds)."""
+    whole, _, rest = created.partition(".")
+    digits = "".join(ch for ch in rest if ch.isdigit())
+    return whole.removesuffix("Z"), int((digits + "000000000")[:9]) if digits else 0
 
 
 async def _installer(
@@ -138,14 +223,16 @@ async def _installer(
     name: str,
     run_labels: Mapping[str, str],
     timeout: float,
-) -> Installed:
+) -> Installed | None:
     """Run `script` in a fresh installer container of the runtime image; commit it when the
-    script succeeds. The installer is removed whatever happens."""
+    script succeeds. None when an older installer of the same key turned out to be there
+    (started at the same moment by another run): ours steps back before the script runs.
+    The installer is removed whatever happens."""
     files = trust_files()
     spec = ContainerSpec(
         image=runtime_image_id,
         name=name,
-        labels=run_labels,
+        labels={**run_labels, LABEL_INSTALLING: key},
         network="bridge",  # a way out to the registries; the cell's network has none
         command=("sleep", "infinity"),
         files=tuple(SecretFile(path, content) for path, content in files.items()),
@@ -156,6 +243,9 @@ async def _installer(
     started = asyncio.get_running_loop().time()
     container = await host.run(spec)
     try:
+        oldest = await installers(host, key)
+        if oldest and oldest[0] != container:
+            return None
         # `timeout` inside ends a stuck install itself, so its output is still there to say why
         limited = ["timeout", "-k", str(KILL_GRACE), f"{timeout:.0f}", "sh", "-c", script]
         result = await host.exec(container, limited, timeout=timeout + KILL_GRACE + 30, user="0", env=env)
