@@ -27,9 +27,10 @@ import subprocess
 import tarfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ecoready.domain.errors import EngineError, EnvironmentProblem
 from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
@@ -444,17 +445,17 @@ class Lab:
             local = image_tag(image, arch)
             repo = f"{REGISTRY}/{arch}/{image.name}"
             image_id = await self._image_id(local)
-            current = writer.manifest(f"{arch}/{image.name}", image.tag)
+            current = await asyncio.to_thread(writer.manifest, f"{arch}/{image.name}", image.tag)
             if current is None or current.json.get("config", {}).get("digest") != image_id:
-                self.log(f"lab: pushing {arch}/{image.key}")
-                await self.host.images.tag(local, repo, image.tag)
-                await self.host.images.push(repo, image.tag)
+                # in a build slot, after the steps waiting for one: the engine gzips the
+                # layers on a core, which the builds of the images still to come share
+                async with self.book.slot():
+                    self.log(f"lab: pushing {arch}/{image.key}")
+                    await self.host.images.tag(local, repo, image.tag)
+                    await self.host.images.push(repo, image.tag)
             return arch, f"{arch}/{image.name}"
 
-        try:
-            # the arches at once: the engine gzips a layer on one core, and the arches' images
-            # share no base layer (a failed push cancels the other)
-            entries = await together(*(push(arch) for arch in arches))
+        def write_indexes(entries: list[tuple[str, str]]) -> None:
             # a build for some arches only (`--arch`) keeps the others the index points at
             for arch in (a for a in image.arches if a not in arches):
                 if writer.manifest(f"{arch}/{image.name}", image.tag) is not None:
@@ -471,6 +472,12 @@ class Lab:
                     for arch, source in entries
                 ]
                 writer.put_index(f"lab/{name}", tag, index)
+
+        try:
+            # the arches at once (a slot each): the engine gzips a layer on one core, and the
+            # arches' images share no base layer (a failed push cancels the other)
+            entries = await together(*(push(arch) for arch in arches))
+            await asyncio.to_thread(write_indexes, entries)
         finally:
             writer.close()
 
@@ -481,15 +488,30 @@ class Lab:
         return await self.host.images.image_id(reference)
 
     # -- the whole lab ------------------------------------------------------------------
-    async def build_images(self, images: Sequence[LabImage], arches: Sequence[str]) -> None:
+    async def build_images(
+        self,
+        images: Sequence[LabImage],
+        arches: Sequence[str],
+        then: Callable[[LabImage], Awaitable[None]] | None = None,
+    ) -> None:
         """Build what is out of date, every step in a slot (lab/schedule.py), the longest
-        chains first; then print what each step cost."""
+        chains first, and `then` each image as soon as its arches are built (publishing:
+        pushes fill the slots the last long steps leave idle); then print what each step
+        cost."""
         started = time.monotonic()
         jobs = sorted(((i, a) for i in images for a in arches if a in i.arches), key=lambda j: -self.chain(*j))
         try:
             await self.start_builders(images, arches)
             # each step waits for a slot by its chain's expected seconds (lab/schedule.py)
-            tasks = [asyncio.ensure_future(self.image(image, arch)) for image, arch in jobs]
+            built = {(image.key, arch): asyncio.ensure_future(self.image(image, arch)) for image, arch in jobs}
+            tasks: list[asyncio.Future[Any]] = [*built.values()]
+            if then is not None:
+
+                async def when_built(image: LabImage) -> None:
+                    await asyncio.gather(*(task for (key, _), task in built.items() if key == image.key))
+                    await then(image)
+
+                tasks += [asyncio.ensure_future(when_built(image)) for image in images]
             try:
                 await asyncio.gather(*tasks)
             except BaseException:
@@ -509,10 +531,12 @@ class Lab:
         asked_for_gaps = only is not None and ("gaps" in only or any(name in only for name in GAPS))
         gaps = not only or asked_for_gaps
         started = time.monotonic()
-        await self.build_images(images, arches)
         registry_up(self.log)
-        for image in images:
+
+        async def publish(image: LabImage) -> None:
             await self.publish(image, [a for a in arches if a in image.arches])
+
+        await self.build_images(images, arches, then=publish)
         if gaps:
             writer = RegistryWriter(f"http://{REGISTRY}")
             try:

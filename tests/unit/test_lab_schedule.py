@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
+from ecoready.domain.errors import EngineError
+from ecoready.lab.build import Lab
+from ecoready.lab.recipes import ARCHES, LabImage
 from ecoready.lab.schedule import DEFAULT_S, REFERENCE_S, BuildBook, StepCost, build_slots, cost_table
 
 
@@ -90,3 +95,52 @@ def test_jobs_follow_the_environment_else_the_cores(monkeypatch: pytest.MonkeyPa
     assert build_slots() == 3
     monkeypatch.setenv("ECOREADY_LAB_JOBS", "zero")
     assert build_slots() >= 1
+
+
+class _TimedLab(Lab):
+    """A lab whose steps only take time: what `build_images` does around them."""
+
+    seconds: dict[str, float]
+    events: list[str]
+
+    async def start_builders(self, images: Sequence[LabImage], arches: Sequence[str]) -> None:
+        pass
+
+    async def image(self, image: LabImage, arch: str) -> str:
+        async with self.book.slot(self.chain(image, arch)):
+            if self.seconds[image.name] < 0:
+                raise EngineError(f"{image.key} for {arch} did not build")
+            await asyncio.sleep(self.seconds[image.name])
+        self.events.append(f"built {image.key} {arch}")
+        return image.key
+
+
+def _timed_lab(tmp_path: Path, seconds: dict[str, float]) -> _TimedLab:
+    lab = _TimedLab(cast(Any, None), lambda line: None, mirror="http://mirror.invalid/debian", lab_dir=tmp_path)
+    lab.seconds, lab.events = seconds, []
+    return lab
+
+
+async def test_an_image_is_published_as_soon_as_its_arches_are_built(tmp_path: Path) -> None:
+    lab = _timed_lab(tmp_path, {"quick": 0.01, "slow": 0.3})
+    images = [LabImage(name, "1", "tools", "bookworm", ()) for name in ("quick", "slow")]
+
+    async def publish(image: LabImage) -> None:
+        lab.events.append(f"published {image.key}")
+
+    await lab.build_images(images, ARCHES, then=publish)
+    assert lab.events.index("published quick:1") < lab.events.index("built slow:1 amd64")
+    assert lab.events[-1] == "published slow:1"
+    assert lab.events.count("published quick:1") == 1
+
+
+async def test_a_failed_build_publishes_nothing_more_and_is_raised(tmp_path: Path) -> None:
+    lab = _timed_lab(tmp_path, {"broken": -1, "slow": 0.3})
+    images = [LabImage(name, "1", "tools", "bookworm", ()) for name in ("broken", "slow")]
+
+    async def publish(image: LabImage) -> None:
+        lab.events.append(f"published {image.key}")
+
+    with pytest.raises(EngineError, match="broken:1"):
+        await lab.build_images(images, ARCHES, then=publish)
+    assert not [event for event in lab.events if event.startswith("published")]
