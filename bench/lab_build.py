@@ -48,7 +48,7 @@ async def build(engine: SecondEngine, lab_dir: Path, arches: list[str]) -> float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--arch", default="amd64,arm64", help="comma-separated (default: amd64,arm64)")
-    parser.add_argument("--jobs", type=int, default=0, help="builds at once (default: one per core)")
+    parser.add_argument("--jobs", type=int, default=0, help="builds at once (default: two per core)")
     parser.add_argument("--keep", action="store_true", help="keep the engine's data directory (printed)")
     args = parser.parse_args()
     if os.geteuid() != 0:
