@@ -60,6 +60,7 @@ from ecoready.lab.recipes import (
     context_hash,
     debian_mirror,
     files_hash,
+    image_named,
     image_tag,
     native_chroot,
     native_tool_names,
@@ -98,6 +99,8 @@ class Lab:
     _builder_locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     # the machine's own tools per suite (lab/native_tools.py), laid out once per build
     _native: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
+    # the component images of this build, one task per image and arch
+    _images: dict[tuple[str, str], asyncio.Future[str]] = field(default_factory=dict, init=False, repr=False)
     book: BuildBook = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -210,12 +213,34 @@ class Lab:
 
     # -- component images ------------------------------------------------------------
     def chain(self, image: LabImage, arch: str) -> float:
-        """Seconds expected for the image and its base, were both to be built."""
+        """Seconds expected for the image and its bases, were all to be built."""
         emulated = arch != host_arch()
-        return self.book.expected(image.key, arch, emulated) + self.book.expected(f"base {image.suite}", arch, emulated)
+        below = (
+            self.chain(image_named(image.on), arch)
+            if image.on
+            else self.book.expected(f"base {image.suite}", arch, emulated)
+        )
+        return self.book.expected(image.key, arch, emulated) + below
+
+    def recipe(self, image: LabImage, arch: str) -> str:
+        """The image's recipe, computed without building anything (its base's, or the
+        image it is built on, are pure functions too)."""
+        below = self.recipe(image_named(image.on), arch) if image.on else self.base_recipe(image.suite, arch)
+        return self.image_recipe(image, below)
 
     async def image(self, image: LabImage, arch: str) -> str:
-        base = await self.base(image.suite, arch, self.chain(image, arch))
+        """The image built for the arch (once per build: an image built on it asks too)."""
+        task = self._images.get((image.key, arch))
+        if task is None:
+            task = asyncio.ensure_future(self._image(image, arch))
+            self._images[(image.key, arch)] = task
+        return await asyncio.shield(task)
+
+    async def _image(self, image: LabImage, arch: str) -> str:
+        if image.on:
+            base = await self.image(image_named(image.on), arch)
+        else:
+            base = await self.base(image.suite, arch, self.chain(image, arch))
         base_labels = await self.host.images.image_labels(base) or {}
         context = containers_dir() / image.context
         recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
@@ -228,7 +253,11 @@ class Lab:
             return tag
         # the machine's own base of the suite runs the install: asked for before the slot,
         # which its own build may need
-        native = base if arch == host_arch() else await self.base(image.suite, host_arch(), self.chain(image, arch))
+        native = (
+            base
+            if arch == host_arch() and not image.on
+            else await self.base(image.suite, host_arch(), self.chain(image, arch))
+        )
         if image.builder is not None or image.files:
             context = await self.build_context(image)
         async with self.book.slot(self.book.expected(image.key, arch, arch != host_arch())):
@@ -363,7 +392,7 @@ class Lab:
                 continue
             for arch in (a for a in arches if a in image.arches):
                 labels = await self.host.images.image_labels(image_tag(image, arch))
-                expected = self.image_recipe(image, self.base_recipe(image.suite, arch))
+                expected = self.recipe(image, arch)
                 if labels is None or labels.get(RECIPE_LABEL) != expected:
                     self._context_task(image, builder_named(image.builder))
                     break
@@ -520,6 +549,12 @@ class Lab:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
         finally:
+            # an image built on another awaits that one's shared task: none runs on
+            shared = [*self._images.values()]
+            self._images = {}
+            for task in shared:
+                task.cancel()  # a no-op for finished ones
+            await asyncio.gather(*shared, return_exceptions=True)
             await self.drop_contexts()
         self.book.save()
         for line in cost_table(self.book.costs, time.monotonic() - started):

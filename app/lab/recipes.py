@@ -46,6 +46,9 @@ class LabImage:
     # Other lab/<name>:<tag> indexes that point at the same manifests (one image, many tools).
     aliases: tuple[tuple[str, str], ...] = ()
     builder: str | None = None  # a BUILDERS name: its /out becomes out/ in the build context
+    # Another lab image (its key) that is this one's base instead of the suite's: the
+    # packages they share are installed, and their maintainer scripts run, once.
+    on: str = ""
     # Files of other contexts copied into this one's (source under containers/, name in the
     # context): one smoke program, written once, in the connectors image and a runtime image.
     files: tuple[tuple[str, str], ...] = ()
@@ -131,8 +134,9 @@ IMAGES: tuple[LabImage, ...] = (
         "3.11",
         "python",
         "bookworm",
-        (*_PYTHON, "gcc", "libc6-dev", "python3-dev", "pkg-config", "libmariadb-dev"),
+        ("gcc", "libc6-dev", "python3-dev", "pkg-config", "libmariadb-dev"),
         files=(("connectors/bin/smoke-python", "smoke-python"),),
+        on="python:3.11-slim",  # its python3 (py3compile, emulated) installed once
     ),
     LabImage(
         "node",
@@ -271,6 +275,13 @@ def image_tag(image: LabImage, arch: str) -> str:
 
 def builder_tag(builder: Builder, arch: str) -> str:
     return f"{LOCAL_PREFIX}/{builder.name}:{builder.suite}-{arch}"
+
+
+def image_named(key: str) -> LabImage:
+    for image in IMAGES:
+        if image.key == key:
+            return image
+    raise KeyError(key)
 
 
 def builder_named(name: str) -> Builder:

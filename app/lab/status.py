@@ -36,7 +36,7 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
         for image in IMAGES:
             for arch in image.arches:
                 labels = await host.images.image_labels(image_tag(image, arch))
-                recipe = lab.image_recipe(image, lab.base_recipe(image.suite, arch))
+                recipe = lab.recipe(image, arch)
                 if labels is None:
                     built = "not built"
                 else:
