@@ -32,7 +32,7 @@ REFERENCE_S: dict[tuple[str, str], float] = {
     ("base sid", "arm64"): 110.0,
     ("mysql:9.7", "arm64"): 88.0,
     ("node:18", "amd64"): 68.0,
-    ("python:3.11", "arm64"): 67.0,
+    ("python:3.11", "arm64"): 32.0,  # on python:3.11-slim since 2026-11-26 (was 67 on the base)
     ("connectors:bookworm", "amd64"): 58.0,
     ("base bookworm", "amd64"): 52.0,
     ("openjdk:17", "arm64"): 52.0,
@@ -44,7 +44,7 @@ REFERENCE_S: dict[tuple[str, str], float] = {
     ("base trixie", "amd64"): 43.0,
     ("golang:1.23", "arm64"): 39.0,
     ("mariadb:11.8", "amd64"): 38.0,
-    ("python:3.11", "amd64"): 38.0,
+    ("python:3.11", "amd64"): 27.0,
     ("mariadb:10.11", "amd64"): 36.0,
     ("tools:bookworm", "arm64"): 33.0,
     ("openjdk:17", "amd64"): 32.0,

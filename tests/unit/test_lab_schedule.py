@@ -12,7 +12,7 @@ import pytest
 
 from ecoready.domain.errors import EngineError
 from ecoready.lab.build import Lab
-from ecoready.lab.recipes import ARCHES, LabImage
+from ecoready.lab.recipes import ARCHES, LabImage, image_named
 from ecoready.lab.schedule import DEFAULT_S, REFERENCE_S, BuildBook, StepCost, build_slots, cost_table
 
 
@@ -145,3 +145,14 @@ async def test_a_failed_build_publishes_nothing_more_and_is_raised(tmp_path: Pat
     with pytest.raises(EngineError, match="broken:1"):
         await lab.build_images(images, ARCHES, then=publish)
     assert not [event for event in lab.events if event.startswith("published")]
+
+
+def test_an_image_built_on_another_chains_its_recipe_and_its_expected_time(tmp_path: Path) -> None:
+    lab = Lab(cast(Any, None), lambda line: None, mirror="http://mirror.invalid/debian", lab_dir=tmp_path)
+    slim, full = image_named("python:3.11-slim"), image_named("python:3.11")
+    assert full.on == slim.key
+    # a change to the image below (its recipe) is a change to this one
+    assert lab.recipe(full, "arm64") == lab.image_recipe(full, lab.recipe(slim, "arm64"))
+    assert lab.recipe(full, "arm64") != lab.image_recipe(full, lab.base_recipe(full.suite, "arm64"))
+    # its chain (the build order's priority) is its own time on top of the other's chain
+    assert lab.chain(full, "arm64") == lab.book.expected(full.key, "arm64", True) + lab.chain(slim, "arm64")
