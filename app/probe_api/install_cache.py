@@ -75,6 +75,20 @@ class Installed:
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class InstallJob:
+    """One install: `script` in a container of the runtime image, cached under `key`."""
+
+    runtime_image_id: str
+    key: str
+    of: str  # what is installed, for messages and the cache label
+    script: str
+    env: Mapping[str, str]
+    name: str  # the installer container's
+    run_labels: Mapping[str, str]
+    timeout: float
+
+
 def report_packaging(ctx: ProbeContext, packaging: Packaging) -> None:
     """What is known of a driver row's package, for the cell (an event) and the probe: the
     packaging stage's finding, then the install's outcome."""
@@ -129,8 +143,7 @@ async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, 
     runtime = await ctx.image()
     key = cache_key(runtime, ctx.arch, script)
     async with ctx.run.install_locks.setdefault(key, asyncio.Lock()):
-        return await install_once(
-            ctx.run.host,
+        job = InstallJob(
             runtime_image_id=runtime,
             key=key,
             of=of,
@@ -140,47 +153,28 @@ async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, 
             run_labels=ctx.labels("installer"),
             timeout=timeout,
         )
+        return await install_once(ctx.run.host, job)
 
 
-async def install_once(
-    host: DockerHost,
-    *,
-    runtime_image_id: str,
-    key: str,
-    of: str,
-    script: str,
-    env: Mapping[str, str],
-    name: str,
-    run_labels: Mapping[str, str],
-    timeout: float,
-) -> Installed:
-    """The cached image of `key`, waiting first for any other run's installer of it on this
+async def install_once(host: DockerHost, job: InstallJob) -> Installed:
+    """The cached image of the job's key, waiting first for any other run's installer of it on this
     engine; else the install done here. Waiting is bounded: as long as an install of our
     own may take, from when the wait began."""
     loop = asyncio.get_running_loop()
-    give_up = loop.time() + timeout + KILL_GRACE + 60
+    give_up = loop.time() + job.timeout + KILL_GRACE + 60
     while True:
-        found = await cached(host, key)
+        found = await cached(host, job.key)
         if found is not None:
             return found
-        if await installers(host, key):
+        if await installers(host, job.key):
             if loop.time() > give_up:
                 raise DeadlineExceeded(
-                    f"another ecoready run has been installing {of} on this engine for longer than {timeout:.0f} s"
+                    f"another ecoready run has been installing {job.of} on this engine "
+                    f"for longer than {job.timeout:.0f} s"
                 )
             await asyncio.sleep(CLAIM_POLL)
             continue
-        done = await _installer(
-            host,
-            runtime_image_id=runtime_image_id,
-            key=key,
-            of=of,
-            script=script,
-            env=env,
-            name=name,
-            run_labels=run_labels,
-            timeout=timeout,
-        )
+        done = await _installer(host, job)
         if done is not None:
             return done
 
@@ -212,27 +206,16 @@ def instant(created: str) -> tuple[str, int]:
     return whole.removesuffix("Z"), int((digits + "000000000")[:9]) if digits else 0
 
 
-async def _installer(
-    host: DockerHost,
-    *,
-    runtime_image_id: str,
-    key: str,
-    of: str,
-    script: str,
-    env: Mapping[str, str],
-    name: str,
-    run_labels: Mapping[str, str],
-    timeout: float,
-) -> Installed | None:
-    """Run `script` in a fresh installer container of the runtime image; commit it when the
+async def _installer(host: DockerHost, job: InstallJob) -> Installed | None:
+    """Run the job's script in a fresh installer container of the runtime image; commit it when the
     script succeeds. None when an older installer of the same key turned out to be there
     (started at the same moment by another run): ours steps back before the script runs.
     The installer is removed whatever happens."""
     files = trust_files()
     spec = ContainerSpec(
-        image=runtime_image_id,
-        name=name,
-        labels={**run_labels, LABEL_INSTALLING: key},
+        image=job.runtime_image_id,
+        name=job.name,
+        labels={**job.run_labels, LABEL_INSTALLING: job.key},
         network="bridge",  # a way out to the registries; the cell's network has none
         command=("sleep", "infinity"),
         files=tuple(SecretFile(path, content) for path, content in files.items()),
@@ -243,26 +226,26 @@ async def _installer(
     started = asyncio.get_running_loop().time()
     container = await host.run(spec)
     try:
-        oldest = await installers(host, key)
+        oldest = await installers(host, job.key)
         if oldest and oldest[0] != container:
             return None
         # `timeout` inside ends a stuck install itself, so its output is still there to say why
-        limited = ["timeout", "-k", str(KILL_GRACE), f"{timeout:.0f}", "sh", "-c", script]
-        result = await host.exec(container, limited, timeout=timeout + KILL_GRACE + 30, user="0", env=env)
+        limited = ["timeout", "-k", str(KILL_GRACE), f"{job.timeout:.0f}", "sh", "-c", job.script]
+        result = await host.exec(container, limited, timeout=job.timeout + KILL_GRACE + 30, user="0", env=job.env)
         if result.exit_code in TIMED_OUT:
             last = one_line(result.stdout + "\n" + result.stderr, 160)
-            raise DeadlineExceeded(f"the install of {of} did not finish within {timeout:.0f} s (last: {last})")
+            raise DeadlineExceeded(f"the install of {job.of} did not finish within {job.timeout:.0f} s (last: {last})")
         facts = labels_printed(result.stdout)
         if not result.ok:
             return Installed("", False, facts, result, asyncio.get_running_loop().time() - started)
         labels = {
             LABEL_CACHE: "driver",
-            LABEL_CACHE_KEY: key,
-            LABEL_CACHE_OF: of,
+            LABEL_CACHE_KEY: job.key,
+            LABEL_CACHE_OF: job.of,
             LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),
             **facts,
         }
-        image_id = await host.images.commit(container, CACHE_REPOSITORY, key, labels)
+        image_id = await host.images.commit(container, CACHE_REPOSITORY, job.key, labels)
         return Installed(image_id, False, facts, result, asyncio.get_running_loop().time() - started)
     finally:
         await to_the_end(_remove(host, container))

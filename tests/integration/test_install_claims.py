@@ -25,6 +25,7 @@ from ecoready.probe_api.install_cache import (
     CACHE_REPOSITORY,
     LABEL_INSTALLING,
     Installed,
+    InstallJob,
     install_once,
     installers,
 )
@@ -59,17 +60,8 @@ def labels() -> dict[str, str]:
 
 
 async def one_install(host: DockerHost, key: str, script: str, name: str) -> Installed:
-    return await install_once(
-        host,
-        runtime_image_id=tools_image(),
-        key=key,
-        of="test:claims",
-        script=script,
-        env={},
-        name=name,
-        run_labels=labels(),
-        timeout=120,
-    )
+    job = InstallJob(tools_image(), key, "test:claims", script, {}, name, labels(), 120)
+    return await install_once(host, job)
 
 
 async def with_host(scenario: Any) -> Any:
