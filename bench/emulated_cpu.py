@@ -22,8 +22,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: bench/ imports as a package
-from bench._measure import ContainerCpu
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import ContainerCpu
+
 from ecoready.engine.platform import EMULATED_CPU, WIDEST_CPU, host_arch
 from ecoready.lab.recipes import image_named, image_tag
 
