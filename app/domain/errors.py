@@ -171,13 +171,17 @@ class StageFailed(ComponentFailure):
 
 
 class EmulatorTooOld(StageFailed):
-    """The emulator cannot run the image (`Fatal glibc error: CPU does not support
-    x86-64-v2`): an old qemu-user defaults to a CPU model without the features Oracle
-    Linux 9 / UBI 9 binaries need. The runner retries the start once with QEMU_CPU=max."""
+    """The emulated CPU cannot run the image: `Fatal glibc error: CPU does not support
+    x86-64-v2` (an old qemu-user defaults to a CPU model without the features Oracle Linux 9
+    / UBI 9 binaries need), or an illegal instruction under the narrower CPU model ecoready
+    emulates for an arch (engine/platform.EMULATED_CPU). The runner retries the start once
+    with QEMU_CPU=max. `problem` completes "the <arch> ..."; `fix` says what the user can do."""
 
-    def __init__(self, level: str, detail: str = "") -> None:
+    def __init__(self, level: str, detail: str = "", *, problem: str = "", fix: str = "") -> None:
         self.level = level
-        super().__init__(detail or f"the emulator is too old: CPU does not support {level}")
+        self.problem = problem or f"emulator is too old: CPU does not support {level}"
+        self.fix = fix
+        super().__init__(detail or f"the {self.problem}")
 
 
 class MislabelledBinary(StageFailed):

@@ -59,6 +59,24 @@ class Emulator:
         return None
 
 
+# The CPU qemu-user is told to be (QEMU_CPU) for an arch's emulated cells and the lab's
+# emulated build steps. arm64: Neoverse N1 (AWS Graviton2, Ampere Altra: Armv8.2 with LSE
+# and CRC32), the core most rented arm64 servers have. qemu's default `max` offers SVE,
+# SME, pointer authentication and MTE too, which glibc and the servers take when offered
+# and which cost a fifth to a quarter more emulated CPU to start MySQL or MariaDB
+# (bench/emulated_cpu.py; the whole lab run: 583 s -> 457 s).
+# A program that needs more stops on an illegal instruction; the runner then retries the
+# cell with `max` and says so (run/runner.py).
+EMULATED_CPU: dict[str, str] = {"arm64": "neoverse-n1"}
+WIDEST_CPU = "max"  # every feature qemu can emulate
+
+
+def emulated_cpu_env(arch: str) -> dict[str, str]:
+    """The environment that picks the emulated CPU of `arch` (empty: qemu's default)."""
+    cpu = EMULATED_CPU.get(arch)
+    return {"QEMU_CPU": cpu} if cpu else {}
+
+
 def host_arch() -> str:
     return normalize_arch(_platform.machine()) or _platform.machine()
 

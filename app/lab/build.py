@@ -37,7 +37,7 @@ from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LA
 from ecoready.engine.aio import together
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
-from ecoready.engine.platform import emulators, host_arch
+from ecoready.engine.platform import emulated_cpu_env, emulators, host_arch
 from ecoready.lab import native_tools as native_layout
 from ecoready.lab.gaps import GAPS, SOURCE_NAME, SOURCE_TAG, gap_sources_published, publish_gaps
 from ecoready.lab.local_registry import registry_up
@@ -173,11 +173,11 @@ class Lab:
         logfile = self._logfile(f"base-{suite}-{arch}")
         include = [f"--include={','.join(BASE_PACKAGES[suite])}"] if suite in BASE_PACKAGES else []
         cmd = ["debootstrap", "--variant=minbase", f"--arch={arch}", *include, suite, str(rootfs), self.mirror]
-        env = None
+        env = {**os.environ, **_emulation_env(arch)}  # its second stage runs the arch's programs
         if tools is not None:
             # containers/base/native-chroot stands in for chroot, in a mount namespace of its own
             shutil.copy2(shutil.which("chroot") or "/usr/sbin/chroot", work / "chroot")
-            env = {**os.environ, "NATIVE": str(tools), "REAL_CHROOT": str(work / "chroot")}
+            env.update(NATIVE=str(tools), REAL_CHROOT=str(work / "chroot"))
             bind = 'mount --bind "$0" /usr/sbin/chroot && exec "$@"'
             cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", bind, str(native_chroot()), *cmd]
         await _run_logged(cmd, logfile, timeout=1800, what=f"debootstrap {suite} {arch}", env=env)
@@ -244,8 +244,9 @@ class Lab:
         base_labels = await self.host.images.image_labels(base) or {}
         context = containers_dir() / image.context
         recipe = self.image_recipe(image, base_labels.get(RECIPE_LABEL, ""))
-        # ARCH picks this arch's artifacts from out/
-        buildargs = {"BASE": base, **({"ARCH": arch} if image.builder is not None else {})}
+        # ARCH picks this arch's artifacts from out/; QEMU_CPU, the CPU its emulated RUN
+        # steps see (an image's Dockerfile declares it where a step runs long)
+        buildargs = {"BASE": base, **({"ARCH": arch} if image.builder is not None else {}), **_emulation_env(arch)}
         tag = image_tag(image, arch)
         labels = await self.host.images.image_labels(tag)
         if labels is not None and labels.get(RECIPE_LABEL) == recipe:
@@ -299,6 +300,7 @@ class Lab:
             "PACKAGES": " ".join(image.packages),
             "APT_OPTIONS": " ".join(image.apt_options),
             "EXTRA_SUITE": image.extra_suite,
+            **_emulation_env(arch),  # the maintainer scripts' own programs run emulated
         }
         exit_code = await self.host.images.run_to_end(
             native,
@@ -642,6 +644,12 @@ def _appender(path: Path) -> Log:
             handle.write(text)
 
     return write
+
+
+def _emulation_env(arch: str) -> dict[str, str]:
+    """The CPU a foreign arch's programs are emulated as (engine/platform.EMULATED_CPU): it
+    changes how fast a step runs, not what it makes, so it is not part of any recipe."""
+    return emulated_cpu_env(arch) if arch != host_arch() else {}
 
 
 async def _run_logged(

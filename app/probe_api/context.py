@@ -38,8 +38,15 @@ from ecoready.domain.specs import (
     SecretFile,
 )
 from ecoready.domain.text import one_line
+from ecoready.engine.platform import WIDEST_CPU, emulated_cpu_env
 from ecoready.engine.procnet import until_listening
-from ecoready.probe_api.exits import classify_exit, cpu_level_missing
+from ecoready.probe_api.exits import (
+    NARROW_CPU_FIX,
+    classify_exit,
+    cpu_level_missing,
+    illegal_instruction,
+    narrow_cpu_problem,
+)
 from ecoready.probe_api.handles import Container, Endpoint
 from ecoready.probe_api.refusals import start_refused
 from ecoready.probe_api.run_context import RunContext, resource_labels
@@ -82,8 +89,11 @@ class ProbeContext:
         self._option_files: set[tuple[str, str]] = set()
         self._backend: Endpoint | None = None
         # Environment added to every container of the cell, backends included (one dict
-        # shared with child contexts): the runner sets QEMU_CPU=max here for its retry.
+        # shared with child contexts): the CPU model emulated for the arch, which the
+        # runner's retry replaces with QEMU_CPU=max.
         self.extra_env: dict[str, str] = parent.extra_env if parent else {}
+        if parent is None and cell.emulated:
+            self.extra_env.update(emulated_cpu_env(cell.arch))
         self.packaging: Packaging | None = None  # a driver row's (probe_api/install_cache.py)
 
     # -- facts -----------------------------------------------------------------------
@@ -305,9 +315,13 @@ class ProbeContext:
         limit = timeout if timeout is not None else self.scaled(DEFAULT_EXEC_TIMEOUT)
         result = await self.run.host.exec(container.id, argv, timeout=limit, user=user, env=env)
         if self.emulated and not result.ok:
-            level = cpu_level_missing(result.stderr + result.stdout)
+            output = result.stderr + result.stdout
+            level = cpu_level_missing(output)
             if level is not None:
                 raise EmulatorTooOld(level, f"`{argv[0]}`: emulator too old: CPU does not support {level}")
+            narrow = self._narrow_cpu(result.exit_code, output)
+            if narrow is not None:
+                raise EmulatorTooOld("", f"`{argv[0]}`: the {narrow.problem}", problem=narrow.problem, fix=narrow.fix)
         return ExecResult(result.exit_code, self.redact(result.stdout), self.redact(result.stderr), result.seconds)
 
     async def put_files(self, container: Container, files: Mapping[str, bytes | Secret]) -> None:
@@ -338,7 +352,19 @@ class ProbeContext:
         detail = classify_exit(state, lines, emulated=self.emulated)
         if level is not None and self.emulated:
             return EmulatorTooOld(level, f"{container.role}: {detail}")
+        narrow = self._narrow_cpu(state.exit_code, "\n".join(lines))
+        if narrow is not None:
+            return EmulatorTooOld("", f"{container.role}: {detail}", problem=narrow.problem, fix=narrow.fix)
         return StageFailed(detail if container is self.main else f"{container.role}: {detail}")
+
+    def _narrow_cpu(self, exit_code: int | None, text: str) -> EmulatorTooOld | None:
+        """An illegal instruction under the narrower CPU model this cell is emulated with
+        (engine/platform.EMULATED_CPU): the runner's retry with `max` tells whether the
+        program runs on a wider core (None when it does not apply)."""
+        cpu = self.extra_env.get("QEMU_CPU", "")
+        if not self.emulated or not cpu or cpu == WIDEST_CPU or not illegal_instruction(exit_code, text):
+            return None
+        return EmulatorTooOld("", problem=narrow_cpu_problem(cpu), fix=NARROW_CPU_FIX)
 
     # -- SQL ---------------------------------------------------------------------------
     async def _client(self, via: Container) -> str:

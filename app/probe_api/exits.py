@@ -12,6 +12,23 @@ EMULATOR_UPGRADE = "fix: register qemu-user >= 8 for this arch (e.g. tonistiigi/
 EMULATOR_FIX = f"{EMULATOR_UPGRADE}, or set QEMU_CPU=max in the container's environment"
 
 
+# qemu-user's words when the emulated program hit an instruction the emulated CPU lacks
+# (SIGILL, signal 4), and the shell's; 132 = 128 + SIGILL
+ILLEGAL_INSTRUCTION_MARKERS = ("uncaught target signal 4 ", "Illegal instruction")
+SIGILL_EXIT = 132
+NARROW_CPU_FIX = "arm64 machines of that generation would stop the same way; on newer cores (or qemu's `max`) it runs"
+
+
+def illegal_instruction(exit_code: int | None, text: str) -> bool:
+    """The program stopped on an instruction its CPU does not have."""
+    return exit_code == SIGILL_EXIT or any(marker in text for marker in ILLEGAL_INSTRUCTION_MARKERS)
+
+
+def narrow_cpu_problem(cpu: str) -> str:
+    """Completes "the <arch> ...": a program needs more than the CPU model emulated."""
+    return f"emulated CPU ({cpu}) lacks an instruction the image's program uses (illegal instruction)"
+
+
 def cpu_level_missing(text: str) -> str | None:
     """`x86-64-v2` when glibc refused to start for lack of that CPU level, else None."""
     if GLIBC_CPU_MARKER not in text:
@@ -31,6 +48,8 @@ def classify_exit(state: ContainerState, log_lines: Sequence[str], *, emulated: 
         if emulated:
             return f"emulator too old: CPU does not support {level} ({EMULATOR_FIX})"
         return f"this host's CPU does not support {level}, which the image requires"
+    if illegal_instruction(state.exit_code, text):
+        return "stopped on an illegal instruction (SIGILL): the program uses an instruction this CPU lacks"
     if "uncaught target signal" in text:
         return "the emulator crashed (qemu: uncaught target signal)"
     last = one_line(text) if text.strip() else ""

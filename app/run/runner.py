@@ -49,6 +49,7 @@ from ecoready.domain.model import ComponentOrigin, Outcome, Stage, TagSearch
 from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
+from ecoready.engine.platform import WIDEST_CPU
 from ecoready.matrix.kinds import KINDS
 from ecoready.plan.cells import CellPlan, Plan
 from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_first
@@ -466,19 +467,21 @@ class Runner:
 
     async def _start(self, cell: CellPlan, ctx: ProbeContext, probe: Probe) -> str:
         """Start the probe; when an emulated container dies of `CPU does not support
-        x86-64-v2` (an old qemu-user), retry once from scratch with QEMU_CPU=max in every
-        container of the cell and say in the detail that the emulator was the problem."""
+        x86-64-v2` (an old qemu-user) or of an illegal instruction under the narrower CPU
+        model emulated for its arch, retry once from scratch with QEMU_CPU=max in every
+        container of the cell and say in the detail that the emulated CPU was the problem."""
         begun = time.monotonic()
         try:
             await probe.start()
             return f"ready in {time.monotonic() - begun:.1f} s"
         except EmulatorTooOld as first:
-            if not cell.emulated or ctx.extra_env.get("QEMU_CPU"):
+            if not cell.emulated or ctx.extra_env.get("QEMU_CPU") == WIDEST_CPU:
                 raise
-            problem = f"the {cell.arch} emulator is too old: CPU does not support {first.level}"
-        self.run.emit(RunNote(f"{problem}; cells of that arch were retried with QEMU_CPU=max ({EMULATOR_FIX})"))
+            problem = f"the {cell.arch} {first.problem}"
+            fix = first.fix or EMULATOR_FIX
+        self.run.emit(RunNote(f"{problem}; cells of that arch were retried with QEMU_CPU=max ({fix})"))
         await ctx.reset()
-        ctx.extra_env["QEMU_CPU"] = "max"
+        ctx.extra_env["QEMU_CPU"] = WIDEST_CPU
         begun = time.monotonic()
         try:
             await probe.start()
@@ -486,7 +489,7 @@ class Runner:
             raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again}); {EMULATOR_UPGRADE}") from None
         except StageFailed as exc:
             raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})") from None
-        return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {EMULATOR_FIX})"
+        return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {fix})"
 
 
 async def _quiet(awaitable: object) -> object:

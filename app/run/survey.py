@@ -20,6 +20,7 @@ from ecoready.domain.model import PlatformFitness
 from ecoready.domain.specs import ContainerSpec
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
+from ecoready.engine.platform import emulated_cpu_env
 from ecoready.probe_api.run_context import RunContext, resource_labels
 from ecoready.run.fitness import SURVEY_SCRIPT, failed, fitness_from_survey
 
@@ -51,7 +52,7 @@ async def survey(
             continue
         limit = seconds * (run.emulation_factor if emulated else 1.0)
         try:
-            text = await _run_script(run, info.image_id, arch, limit)
+            text = await _run_script(run, info.image_id, arch, limit, emulated=emulated)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -61,7 +62,7 @@ async def survey(
     return failed(host, arch, emulated, f"no image to ask with ({why})")
 
 
-async def _run_script(run: RunContext, image_id: str, arch: str, limit: float) -> str:
+async def _run_script(run: RunContext, image_id: str, arch: str, limit: float, *, emulated: bool) -> str:
     """Run the script in a new container and return its output. The deadline is checked
     here rather than by a wrapper task: a wrapper abandons its task when cancelled twice
     (a run stopped while its cells are cancelled), and the removal must finish first."""
@@ -77,6 +78,7 @@ async def _run_script(run: RunContext, image_id: str, arch: str, limit: float) -
         user="",
         mem_limit="256m",
         pids_limit=64,
+        env=emulated_cpu_env(arch) if emulated else {},  # the CPU the cells of the arch see
     )
     deadline = time.monotonic() + limit
     container_id = await run.host.run(spec)

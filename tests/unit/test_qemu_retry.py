@@ -113,3 +113,56 @@ async def test_other_start_failures_are_not_retried() -> None:
     start = stage(r.events, Stage.START)
     assert start.outcome is Outcome.FAIL and "exited with code 1" in start.detail
     assert len(r.host.started) == 1
+
+
+# qemu-user's own words when the emulated program hits an instruction its CPU lacks
+SIGILL = "qemu: uncaught target signal 4 (Illegal instruction) - core dumped"
+
+
+def needs_more_than_neoverse_n1(container: FakeContainer) -> None:
+    """A program built for a newer core (SVE, Armv8.5 RNDR, ...): illegal under N1."""
+    if container.env.get("QEMU_CPU") != "max":
+        container.running, container.exit_code, container.log = False, 132, [SIGILL]
+
+
+async def test_emulated_arm64_cells_run_as_neoverse_n1_and_native_cells_as_they_are() -> None:
+    r = rig()
+    r.host.sql(lambda call: [{"ok": 1}])
+    server = component("mariadb", "server", "mariadb:11.8")
+    emulated, native = cell(server, arch="arm64", emulated=True), cell(server, arch="amd64", emulated=False)
+    await Runner(plan([emulated, native]), r.run)._cell(emulated)
+    await Runner(plan([emulated, native]), r.run)._cell(native)
+    first, second = r.host.started
+    assert first.env["QEMU_CPU"] == "neoverse-n1" and "QEMU_CPU" not in second.env
+    assert stage(r.events, Stage.START).detail.startswith("ready in")  # no retry, nothing to say
+
+
+async def test_an_illegal_instruction_under_neoverse_n1_is_retried_with_max_and_said() -> None:
+    r = rig()
+    r.host.on_run.append(needs_more_than_neoverse_n1)
+    r.host.sql(lambda call: [{"ok": 1}])
+    c = cell(component("mariadb", "server", "mariadb:11.8"), arch="arm64", emulated=True)
+    await Runner(plan([c]), r.run)._cell(c)
+    start = stage(r.events, Stage.START)
+    assert start.outcome is Outcome.PASS, start
+    assert "with QEMU_CPU=max" in start.detail and "emulated CPU (neoverse-n1) lacks an instruction" in start.detail
+    assert "qemu-user >= 8" not in start.detail  # the emulator is not too old: the model was narrow
+    first, second = r.host.started
+    assert (first.env["QEMU_CPU"], second.env["QEMU_CPU"]) == ("neoverse-n1", "max")
+    notes = [e.text for e in r.events if isinstance(e, RunNote)]
+    assert len(notes) == 1 and "arm64 emulated CPU (neoverse-n1)" in notes[0]
+
+
+async def test_an_illegal_instruction_with_max_too_is_the_image_s_failure() -> None:
+    r = rig()
+
+    def always(container: FakeContainer) -> None:
+        container.running, container.exit_code, container.log = False, 132, [SIGILL]
+
+    r.host.on_run.append(always)
+    c = cell(component("mariadb", "server", "mariadb:11.8"), arch="arm64", emulated=True)
+    await Runner(plan([c]), r.run)._cell(c)
+    start = stage(r.events, Stage.START)
+    assert start.outcome is Outcome.FAIL, start  # no core qemu emulates runs it: not the tool's fault
+    assert "after a retry with QEMU_CPU=max" in start.detail and "illegal instruction (SIGILL)" in start.detail
+    assert len(r.host.started) == 2
