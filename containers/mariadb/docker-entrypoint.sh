@@ -4,8 +4,11 @@
 #   MARIADB_ROOT_PASSWORD | _ALLOW_EMPTY_ROOT_PASSWORD | _RANDOM_ROOT_PASSWORD (one needed),
 #   MARIADB_ROOT_HOST, MARIADB_DATABASE, MARIADB_USER + MARIADB_PASSWORD,
 #   MYSQL_* aliases, *_FILE variants, /docker-entrypoint-initdb.d/*.{sh,sql,sql.gz,sql.xz,sql.zst}.
-# Readiness: a temporary server with --skip-networking does the initialisation, then the
-# real server starts; `healthcheck.sh --connect` only passes against the real one.
+# Initialisation: a copy of the data directory the image initialised (/usr/share/mariadb-template;
+# mariadb-install-db when mariadbd's arguments change what initialising makes), then a
+# temporary server with --skip-networking runs the set-up and the init scripts.
+# Readiness: only then the real server starts; `healthcheck.sh --connect` only passes
+# against the real one.
 set -eo pipefail
 shopt -s nullglob
 
@@ -76,6 +79,29 @@ start_temp_server() {
 	fail "the temporary server did not answer within 150 s"
 }
 
+# install_db DATADIR [mariadbd options]: the system tables, as the official image makes them.
+install_db() {
+	mariadb-install-db --datadir="$1" --rpm --auth-root-authentication-method=normal \
+		--skip-test-db --skip-name-resolve --default-time-zone=SYSTEM --skip-log-bin \
+		--expire-logs-days=0 "${@:2}" >/dev/null
+}
+
+TEMPLATE=/usr/share/mariadb-template  # made by install_db at build time (Dockerfile)
+# Options that change what mariadb-install-db makes: with any of them, initialise for real.
+INIT_OPTIONS='lower_case_table_names|innodb_page_size|innodb_data_file_path|innodb_data_home_dir|innodb_undo_directory|innodb_undo_tablespaces|innodb_log_group_home_dir|innodb_checksum_algorithm|aria_log_dir_path|character_set_server|collation_server|plugin_load|plugin_load_add|default_storage_engine|bootstrap'
+
+template_fits() {
+	[ -d "$TEMPLATE/mysql" ] || return 1
+	local arg name
+	for arg in "${@:2}"; do
+		name=${arg#--}
+		name=${name%%=*}
+		name=${name//-/_}
+		name=${name#loose_}
+		if [[ $name =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
+	done
+}
+
 stop_temp_server() {
 	init_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$TEMP_PID"
 	wait "$TEMP_PID" || true
@@ -93,10 +119,13 @@ initialize() {
 		MARIADB_ROOT_PASSWORD=$(random_password)
 		note "GENERATED ROOT PASSWORD: $MARIADB_ROOT_PASSWORD"
 	fi
-	note "Initializing database files"
-	mariadb-install-db --datadir="$DATADIR" --rpm --auth-root-authentication-method=normal \
-		--skip-test-db --skip-name-resolve --default-time-zone=SYSTEM --skip-log-bin \
-		--expire-logs-days=0 "${@:2}" >/dev/null
+	if template_fits "$@"; then
+		note "Copying the initialized database files of $TEMPLATE"
+		cp -a "$TEMPLATE/." "$DATADIR/"
+	else
+		note "Initializing database files"
+		install_db "$DATADIR" "${@:2}"
+	fi
 	note "Database files initialized"
 
 	start_temp_server "$@"
@@ -146,6 +175,10 @@ initialize() {
 	note "MariaDB init process done. Ready for start up."
 }
 
+if [ "$1" = install-db ]; then  # the image's build: the template data directory
+	install_db "$2"
+	exit 0
+fi
 if [ "${1:0:1}" = '-' ]; then
 	set -- mariadbd "$@"
 fi
