@@ -98,6 +98,8 @@ template_fits() {
 		name=${name%%=*}
 		name=${name//-/_}
 		name=${name#loose_}
+		# InnoDB is the default engine: naming it (Galera nodes do) changes nothing
+		if [ "$name" = default_storage_engine ] && [ "${arg#*=}" = InnoDB ]; then continue; fi
 		if [[ $name =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
 	done
 }
