@@ -14,8 +14,9 @@ import pytest
 from tests.support.cli import LAB_MATRIX, TEST_LABEL_KEY, TEST_SESSION, docker_labelled, ecoready
 from tests.support.schema import REPORT_SCHEMA, VALIDATED, validate_files_under, validate_report
 
-# the second Docker engine fixture (tests/support/second_engine.py)
-pytest_plugins = ["tests.support.second_engine"]
+# the second Docker engine fixture (tests/support/second_engine.py), a network of a test's
+# own for containers started by hand (tests/support/lab_containers.py)
+pytest_plugins = ["tests.support.second_engine", "tests.support.lab_containers"]
 
 # `make test` runs the suite on pytest-xdist workers with `--dist loadgroup`: a group runs
 # whole on one worker, in the order collected (`--no-loadscope-reorder`).
