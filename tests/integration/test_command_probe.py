@@ -7,13 +7,12 @@ is left behind. (What the app's environment and files hold: tests/unit/test_prob
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.cli import ecoready
+from tests.support.runs import cell_checks, report_cell, run_to_report
 
 pytestmark = pytest.mark.docker
 
@@ -90,28 +89,17 @@ command = ["sh", "-c", "echo 'listening on :8080'; echo 'panic: no config' >&2; 
 
 @pytest.fixture(scope="module")
 def report(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    work = tmp_path_factory.mktemp("command")
-    matrix = work / "matrix.toml"
-    matrix.write_text(MATRIX)
-    out = work / "report.json"
-    result = ecoready("run", "--headless", "--matrix", str(matrix), "--json", str(out), timeout=1200)
-    data: dict[str, Any] = json.loads(out.read_text())
-    data["_exit"], data["_stderr"] = result.returncode, result.stderr
-    return data
+    return run_to_report(tmp_path_factory.mktemp("command"), MATRIX, timeout=1200)
 
 
 def cell(report: dict[str, Any], component: str) -> dict[str, Any]:
-    return next(c for c in report["cells"] if c["id"] == f"{component}/amd64")
-
-
-def checks(c: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {k["name"]: k for s in c["stages"] for k in s["checks"]}
+    return report_cell(report, f"{component}/amd64")
 
 
 def test_the_app_passes_with_its_own_checks(report: dict[str, Any], no_leaks: None) -> None:
     c = cell(report, "app-ok")
     assert c["status"] == "ready", (c["detail"], c["log_tail"][-10:])
-    seen = checks(c)
+    seen = cell_checks(c)
     assert [n for n in seen] == ["env", "connect", "write", "read", "command"]
     assert "password from a file" in seen["env"]["detail"]
     assert "server 10.11" in seen["connect"]["detail"] and "x86_64" in seen["read"]["detail"]
@@ -121,7 +109,7 @@ def test_the_app_passes_with_its_own_checks(report: dict[str, Any], no_leaks: No
 def test_exit_1_is_partial_naming_the_failing_checks_with_the_output(report: dict[str, Any]) -> None:
     c = cell(report, "app-exit-1")
     assert c["status"] == "partial" and c["detail"] == "failed: export, command", c["detail"]
-    seen = checks(c)
+    seen = cell_checks(c)
     assert seen["connect"]["outcome"] == "pass" and seen["export"]["detail"] == "the report service refused: HTTP 503"
     assert "exited with code 1" in seen["command"]["detail"] and "HTTP 503" in seen["command"]["detail"]
     assert any("fail export" in line for line in c["log_tail"])  # the whole output is in the log tail
@@ -130,7 +118,7 @@ def test_exit_1_is_partial_naming_the_failing_checks_with_the_output(report: dic
 def test_a_hang_past_its_limit_is_a_timeout_with_the_output_so_far(report: dict[str, Any]) -> None:
     c = cell(report, "app-hangs")
     assert c["status"] == "timeout", c["detail"]
-    seen = checks(c)
+    seen = cell_checks(c)
     assert seen["connect"]["outcome"] == "pass"
     assert seen["command"]["outcome"] == "timeout"
     assert "did not end within 4 s" in seen["command"]["detail"] and "waiting for a lock" in seen["command"]["detail"]

@@ -9,7 +9,6 @@ then exit(0). Under N1 it dies of SIGILL as it would on a Graviton2."""
 from __future__ import annotations
 
 import base64
-import json
 import os
 import struct
 import subprocess
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import ecoready
+from tests.support.runs import cell_checks, report_cell, run_to_report
 
 pytestmark = pytest.mark.docker
 
@@ -69,27 +68,17 @@ command = ["sh", "-c", "{write} && /tmp/rndr && echo 'ok rndr read' && exec slee
 
 @pytest.fixture(scope="module")
 def report(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    work = tmp_path_factory.mktemp("cpu")
-    (work / "matrix.toml").write_text(matrix())
-    out = work / "report.json"
-    result = ecoready("run", "--headless", "--matrix", str(work / "matrix.toml"), "--json", str(out), timeout=900)
-    data: dict[str, Any] = json.loads(out.read_text())
-    data["_exit"], data["_stderr"] = result.returncode, result.stderr
-    return data
+    return run_to_report(tmp_path_factory.mktemp("cpu"), matrix(), timeout=900)
 
 
 def cell(report: dict[str, Any], component: str) -> dict[str, Any]:
-    return next(c for c in report["cells"] if c["id"] == f"{component}/arm64")
-
-
-def checks(c: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {k["name"]: k for s in c["stages"] for k in s["checks"]}
+    return report_cell(report, f"{component}/arm64")
 
 
 def test_emulated_arm64_runs_as_neoverse_n1_without_sve(report: dict[str, Any], no_leaks: None) -> None:
     c = cell(report, "any-program")
     assert c["emulated"] and c["status"] == "ready", (c["detail"], c["log_tail"][-5:])
-    seen = checks(c)
+    seen = cell_checks(c)
     assert seen["cpu"]["detail"] == "neoverse-n1" and seen["no-sve"]["outcome"] == "pass", seen
 
 
@@ -99,7 +88,7 @@ def test_a_program_for_a_newer_core_is_retried_with_max_and_ready(report: dict[s
     start = next(s for s in c["stages"] if s["stage"] == "start")
     assert "with QEMU_CPU=max" in start["detail"], start
     assert "arm64 emulated CPU (neoverse-n1) lacks an instruction" in start["detail"], start
-    assert checks(c)["rndr"]["outcome"] == "pass"
+    assert cell_checks(c)["rndr"]["outcome"] == "pass"
     assert "arm64 emulated CPU (neoverse-n1)" in report["_stderr"]  # the run's note says it too
 
 

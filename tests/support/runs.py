@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.cli import ROOT, cell_containers, docker_labelled
+from tests.support.cli import ROOT, cell_containers, docker_labelled, ecoready
 
 
 class Run:
@@ -70,6 +70,33 @@ class Run:
 def write_matrix(path: Path, body: str) -> Path:
     path.write_text(body)
     return path
+
+
+def run_to_report(work: Path, matrix: str, timeout: float = 900) -> dict[str, Any]:
+    """A headless run of `matrix` (its text) to its end, in `work`: its JSON report, with
+    the exit code and stderr as `_exit` and `_stderr`."""
+    out = work / "report.json"
+    result = ecoready(
+        "run",
+        "--headless",
+        "--matrix",
+        str(write_matrix(work / "matrix.toml", matrix)),
+        "--json",
+        str(out),
+        timeout=timeout,
+    )
+    report: dict[str, Any] = json.loads(out.read_text())
+    report["_exit"], report["_stderr"] = result.returncode, result.stderr
+    return report
+
+
+def report_cell(report: dict[str, Any], cell_id: str) -> dict[str, Any]:
+    return next(c for c in report["cells"] if c["id"] == cell_id)
+
+
+def cell_checks(cell: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A cell's checks by name, over its stages."""
+    return {k["name"]: k for s in cell["stages"] for k in s["checks"]}
 
 
 SERVER = """
