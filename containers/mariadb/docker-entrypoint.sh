@@ -5,10 +5,14 @@
 #   MARIADB_ROOT_HOST, MARIADB_DATABASE, MARIADB_USER + MARIADB_PASSWORD,
 #   MYSQL_* aliases, *_FILE variants, /docker-entrypoint-initdb.d/*.{sh,sql,sql.gz,sql.xz,sql.zst}.
 # Initialisation: a copy of the data directory the image initialised (/usr/share/mariadb-template;
-# mariadb-install-db when mariadbd's arguments change what initialising makes), then a
-# temporary server with --skip-networking runs the set-up and the init scripts.
-# Readiness: only then the real server starts; `healthcheck.sh --connect` only passes
-# against the real one.
+# mariadb-install-db when mariadbd's arguments change what initialising makes), then the
+# set-up (root's password and hosts, the healthcheck user, the database, the user). With
+# init scripts or a Galera node's arguments, as the official image does it: a temporary
+# server with --skip-networking (and wsrep off) runs the set-up and the scripts, and only
+# then the real server starts. Without them the real server runs the set-up from its
+# --init-file (a pipe: the password never lands in a file) before it answers any client,
+# so a container starts one server instead of two; what a client sees is the same.
+# Readiness: `healthcheck.sh --connect` only passes against the real server.
 set -eo pipefail
 shopt -s nullglob
 
@@ -90,17 +94,31 @@ TEMPLATE=/usr/share/mariadb-template  # made by install_db at build time (Docker
 # Options that change what mariadb-install-db makes: with any of them, initialise for real.
 INIT_OPTIONS='lower_case_table_names|innodb_page_size|innodb_data_file_path|innodb_data_home_dir|innodb_undo_directory|innodb_undo_tablespaces|innodb_log_group_home_dir|innodb_checksum_algorithm|aria_log_dir_path|character_set_server|collation_server|plugin_load|plugin_load_add|default_storage_engine|bootstrap'
 
+option_name() { # --loose-innodb-page-size=16k -> innodb_page_size
+	local name=${1#--}
+	name=${name%%=*}
+	name=${name//-/_}
+	printf '%s' "${name#loose_}"
+}
+
 template_fits() {
 	[ -d "$TEMPLATE/mysql" ] || return 1
 	local arg name
 	for arg in "${@:2}"; do
-		name=${arg#--}
-		name=${name%%=*}
-		name=${name//-/_}
-		name=${name#loose_}
+		name=$(option_name "$arg")
 		# InnoDB is the default engine: naming it (Galera nodes do) changes nothing
 		if [ "$name" = default_storage_engine ] && [ "${arg#*=}" = InnoDB ]; then continue; fi
 		if [[ $name =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
+	done
+}
+
+# One server start: no init scripts (they need a running server), no --init-file of the
+# caller's, and not a Galera node (its set-up must not reach the cluster).
+one_start() {
+	local scripts=(/docker-entrypoint-initdb.d/*) arg
+	[ ${#scripts[@]} -eq 0 ] || return 1
+	for arg in "${@:2}"; do
+		if [[ $(option_name "$arg") =~ ^(init_file|skip_grant_tables|wsrep_.*)$ ]]; then return 1; fi
 	done
 }
 
@@ -108,6 +126,35 @@ stop_temp_server() {
 	init_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$TEMP_PID"
 	wait "$TEMP_PID" || true
 	note "Temporary server stopped"
+}
+
+# setup_sql HEALTHCHECK_PASSWORD: the set-up as SQL, one statement per line (as a server's
+# --init-file reads it); not written to the binary log, so a replica starts with no
+# transaction.
+setup_sql() {
+	local root_pw db
+	root_pw=$(sql_string "$MARIADB_ROOT_PASSWORD")
+	db="\`${MARIADB_DATABASE//\`/\`\`}\`"
+	echo "SET @@SESSION.SQL_LOG_BIN=0;"
+	echo "DELETE FROM mysql.global_priv WHERE user = '' OR (user = 'root' AND host NOT IN ('localhost'));"
+	echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root_pw;"
+	if [ "$MARIADB_ROOT_HOST" != localhost ]; then
+		echo "CREATE USER 'root'@$(sql_string "$MARIADB_ROOT_HOST") IDENTIFIED BY $root_pw;"
+		echo "GRANT ALL ON *.* TO 'root'@$(sql_string "$MARIADB_ROOT_HOST") WITH GRANT OPTION;"
+	fi
+	for h in localhost 127.0.0.1 ::1; do
+		echo "CREATE USER 'healthcheck'@'$h' IDENTIFIED BY '$1';"
+	done
+	if [ -n "$MARIADB_DATABASE" ]; then
+		echo "CREATE DATABASE IF NOT EXISTS $db;"
+	fi
+	if [ -n "$MARIADB_USER" ]; then
+		echo "CREATE USER $(sql_string "$MARIADB_USER")@'%' IDENTIFIED BY $(sql_string "$MARIADB_PASSWORD");"
+		if [ -n "$MARIADB_DATABASE" ]; then
+			echo "GRANT ALL ON $db.* TO $(sql_string "$MARIADB_USER")@'%';"
+		fi
+	fi
+	echo "FLUSH PRIVILEGES;"
 }
 
 initialize() {
@@ -130,36 +177,21 @@ initialize() {
 	fi
 	note "Database files initialized"
 
-	start_temp_server "$@"
-	local health_pw root_pw
+	local health_pw
 	health_pw=$(random_password)
-	root_pw=$(sql_string "$MARIADB_ROOT_PASSWORD")
-	{
-		echo "SET @@SESSION.SQL_LOG_BIN=0;"
-		echo "DELETE FROM mysql.global_priv WHERE user = '' OR (user = 'root' AND host NOT IN ('localhost'));"
-		echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root_pw;"
-		if [ "$MARIADB_ROOT_HOST" != localhost ]; then
-			echo "CREATE USER 'root'@$(sql_string "$MARIADB_ROOT_HOST") IDENTIFIED BY $root_pw;"
-			echo "GRANT ALL ON *.* TO 'root'@$(sql_string "$MARIADB_ROOT_HOST") WITH GRANT OPTION;"
-		fi
-		for h in localhost 127.0.0.1 ::1; do
-			echo "CREATE USER 'healthcheck'@'$h' IDENTIFIED BY '$health_pw';"
-		done
-		if [ -n "$MARIADB_DATABASE" ]; then
-			echo "CREATE DATABASE IF NOT EXISTS \`${MARIADB_DATABASE//\`/\`\`}\`;"
-		fi
-		if [ -n "$MARIADB_USER" ]; then
-			echo "CREATE USER $(sql_string "$MARIADB_USER")@'%' IDENTIFIED BY $(sql_string "$MARIADB_PASSWORD");"
-			if [ -n "$MARIADB_DATABASE" ]; then
-				echo "GRANT ALL ON \`${MARIADB_DATABASE//\`/\`\`}\`.* TO $(sql_string "$MARIADB_USER")@'%';"
-			fi
-		fi
-		echo "FLUSH PRIVILEGES;"
-	} | mariadb --protocol=socket --socket="$SOCKET" -uroot --skip-password
 	umask 077
-	printf '[client]\nuser=root\npassword=%s\n' "$MARIADB_ROOT_PASSWORD" >"$INIT_CNF"
 	printf '[mariadb-client]\nport=3306\nsocket=%s\nuser=healthcheck\npassword=%s\n' "$SOCKET" "$health_pw" \
 		>"$DATADIR/.my-healthcheck.cnf"
+	umask 022
+	if one_start "$@"; then
+		SETUP_SQL=$(setup_sql "$health_pw")
+		note "No init scripts: the server runs the set-up from its --init-file at its start"
+		return 0
+	fi
+	start_temp_server "$@"
+	setup_sql "$health_pw" | mariadb --protocol=socket --socket="$SOCKET" -uroot --skip-password
+	umask 077
+	printf '[client]\nuser=root\npassword=%s\n' "$MARIADB_ROOT_PASSWORD" >"$INIT_CNF"
 	umask 022
 
 	for f in /docker-entrypoint-initdb.d/*; do
@@ -193,11 +225,18 @@ case "$1" in
 			[ "$(stat -c %U "$DATADIR")" = mysql ] || chown -R mysql:mysql "$DATADIR"
 			exec setpriv --reuid=mysql --regid=mysql --init-groups "${BASH_SOURCE[0]}" "$@"
 		fi
+		SETUP_SQL=""
 		if [ ! -d "$DATADIR/mysql" ]; then
 			initialize "$@"
 		fi
 		unset MARIADB_ROOT_PASSWORD MARIADB_PASSWORD
 		note "Starting $*"
+		if [ -n "$SETUP_SQL" ]; then
+			# a here-string is a pipe (bash >= 5.1, small text) the server reads and empties
+			exec 3<<<"$SETUP_SQL"
+			SETUP_SQL=""
+			exec "$@" --init-file=/dev/fd/3
+		fi
 		exec "$@"
 		;;
 esac

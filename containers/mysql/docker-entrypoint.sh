@@ -6,9 +6,14 @@
 #   *_FILE variants, /docker-entrypoint-initdb.d/*.{sh,sql,sql.gz,sql.xz,sql.zst}.
 # Initialisation: a copy of the data directory the image initialised with the defaults
 # (/usr/share/mysql-template; `mysqld --initialize-insecure` when mysqld's arguments change
-# what initialising makes), then a temporary server with --skip-networking runs the set-up
-# and the init scripts; only then the real server starts and listens on TCP. Arguments are mysqld's (`docker run IMAGE --opt` adds `--opt`). Time
-# zone tables are not loaded (as with MYSQL_INITDB_SKIP_TZINFO): the image has no tzdata.
+# what initialising makes), then the set-up (root's password and hosts, the database, the
+# user). With init scripts, as the official image does it: a temporary server with
+# --skip-networking runs the set-up and the scripts, and only then the real server starts
+# and listens on TCP. Without them the real server runs the set-up from its --init-file (a
+# pipe: the password never lands in a file) before it answers any client, so a container
+# starts one server instead of two; what a client sees is the same. Arguments are mysqld's
+# (`docker run IMAGE --opt` adds `--opt`). Time zone tables are not loaded (as with
+# MYSQL_INITDB_SKIP_TZINFO): the image has no tzdata.
 set -eo pipefail
 shopt -s nullglob
 
@@ -83,15 +88,28 @@ TEMPLATE=/usr/share/mysql-template
 # Options that change what `--initialize` makes: with any of them, initialise for real.
 INIT_OPTIONS='lower_case_table_names|innodb_page_size|innodb_data_file_path|innodb_data_home_dir|innodb_undo_directory|innodb_log_group_home_dir|initialize|initialize_insecure'
 
+option_name() { # --loose-innodb-page-size=16k -> innodb_page_size
+	local name=${1#--}
+	name=${name%%=*}
+	name=${name//-/_}
+	printf '%s' "${name#loose_}"
+}
+
 template_fits() {
 	[ -d "$TEMPLATE/mysql" ] || return 1
-	local arg name
+	local arg
 	for arg in "${@:2}"; do
-		name=${arg#--}
-		name=${name%%=*}
-		name=${name//-/_}
-		name=${name#loose_}
-		if [[ $name =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
+		if [[ $(option_name "$arg") =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
+	done
+}
+
+# One server start: no init scripts (they need a running server) and no --init-file of
+# the caller's.
+one_start() {
+	local scripts=(/docker-entrypoint-initdb.d/*) arg
+	[ ${#scripts[@]} -eq 0 ] || return 1
+	for arg in "${@:2}"; do
+		if [[ $(option_name "$arg") =~ ^(init_file|skip_grant_tables)$ ]]; then return 1; fi
 	done
 }
 
@@ -99,6 +117,29 @@ stop_temp_server() {
 	init_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$TEMP_PID"
 	wait "$TEMP_PID" || true
 	note "Temporary server stopped"
+}
+
+# The set-up as SQL, one statement per line (as a server's --init-file reads it); not
+# written to the binary log, so a replica or group member starts with no transaction.
+setup_sql() {
+	local root_pw
+	root_pw=$(sql_string "$MYSQL_ROOT_PASSWORD")
+	echo "SET @@SESSION.SQL_LOG_BIN=0;"
+	echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root_pw;"
+	if [ "$MYSQL_ROOT_HOST" != localhost ]; then
+		echo "CREATE USER 'root'@$(sql_string "$MYSQL_ROOT_HOST") IDENTIFIED BY $root_pw;"
+		echo "GRANT ALL ON *.* TO 'root'@$(sql_string "$MYSQL_ROOT_HOST") WITH GRANT OPTION;"
+	fi
+	if [ -n "$MYSQL_DATABASE" ]; then
+		echo "CREATE DATABASE IF NOT EXISTS $(sql_name "$MYSQL_DATABASE");"
+	fi
+	if [ -n "$MYSQL_USER" ]; then
+		echo "CREATE USER $(sql_string "$MYSQL_USER")@'%' IDENTIFIED BY $(sql_string "$MYSQL_PASSWORD");"
+		if [ -n "$MYSQL_DATABASE" ]; then
+			echo "GRANT ALL ON $(sql_name "$MYSQL_DATABASE").* TO $(sql_string "$MYSQL_USER")@'%';"
+		fi
+	fi
+	echo "FLUSH PRIVILEGES;"
 }
 
 initialize() {
@@ -124,27 +165,13 @@ initialize() {
 	fi
 	note "Database files initialized"
 
+	if one_start "$@"; then
+		SETUP_SQL=$(setup_sql)
+		note "No init scripts: the server runs the set-up from its --init-file at its start"
+		return 0
+	fi
 	start_temp_server "$@"
-	local root_pw
-	root_pw=$(sql_string "$MYSQL_ROOT_PASSWORD")
-	{
-		echo "SET @@SESSION.SQL_LOG_BIN=0;"
-		echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root_pw;"
-		if [ "$MYSQL_ROOT_HOST" != localhost ]; then
-			echo "CREATE USER 'root'@$(sql_string "$MYSQL_ROOT_HOST") IDENTIFIED BY $root_pw;"
-			echo "GRANT ALL ON *.* TO 'root'@$(sql_string "$MYSQL_ROOT_HOST") WITH GRANT OPTION;"
-		fi
-		if [ -n "$MYSQL_DATABASE" ]; then
-			echo "CREATE DATABASE IF NOT EXISTS $(sql_name "$MYSQL_DATABASE");"
-		fi
-		if [ -n "$MYSQL_USER" ]; then
-			echo "CREATE USER $(sql_string "$MYSQL_USER")@'%' IDENTIFIED BY $(sql_string "$MYSQL_PASSWORD");"
-			if [ -n "$MYSQL_DATABASE" ]; then
-				echo "GRANT ALL ON $(sql_name "$MYSQL_DATABASE").* TO $(sql_string "$MYSQL_USER")@'%';"
-			fi
-		fi
-		echo "FLUSH PRIVILEGES;"
-	} | mysql --protocol=socket --socket="$SOCKET" -uroot --skip-password
+	setup_sql | mysql --protocol=socket --socket="$SOCKET" -uroot --skip-password
 	umask 077
 	local escaped=${MYSQL_ROOT_PASSWORD//\\/\\\\}
 	printf '[client]\nuser=root\npassword="%s"\n' "${escaped//\"/\\\"}" >"$INIT_CNF"
@@ -176,11 +203,18 @@ if [ "$1" = mysqld ]; then
 		[ "$(stat -c %U "$DATADIR")" = mysql ] || chown -R mysql:mysql "$DATADIR"
 		exec setpriv --reuid=mysql --regid=mysql --init-groups "${BASH_SOURCE[0]}" "$@"
 	fi
+	SETUP_SQL=""
 	if [ ! -d "$DATADIR/mysql" ]; then
 		initialize "$@"
 	fi
 	unset MYSQL_ROOT_PASSWORD MYSQL_PASSWORD
 	note "Starting $*"
+	if [ -n "$SETUP_SQL" ]; then
+		# a here-string is a pipe (bash >= 5.1, small text) the server reads and empties
+		exec 3<<<"$SETUP_SQL"
+		SETUP_SQL=""
+		exec "$@" --init-file=/dev/fd/3
+	fi
 	exec "$@"
 fi
 exec "$@"
