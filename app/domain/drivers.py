@@ -28,12 +28,12 @@ LANGUAGE_OF = {"pypi": "python", "npm": "nodejs", "maven": "java", "go": "go"}
 REGISTRY_NAMES = {"pypi": "PyPI", "npm": "npm", "maven": "Maven Central", "go": "the Go module proxy"}
 
 _PYPI_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9])")
-_NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
-_NPM_TAG = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
-_MAVEN_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
-_MAVEN_VERSION = re.compile(r"^[0-9][A-Za-z0-9_.-]*?(\.\*)?$")
-_GO_MODULE = re.compile(r"^[a-z0-9][a-z0-9.-]*\.[a-z]{2,}(/[A-Za-z0-9._~+-]+)+$")
-_GO_QUERY = re.compile(r"^(latest|v\d+(\.\d+)?|v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)$")
+_NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*\Z")
+_NPM_TAG = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*\Z")
+_MAVEN_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+_MAVEN_VERSION = re.compile(r"^[0-9][A-Za-z0-9_.-]*?(\.\*)?\Z")
+_GO_MODULE = re.compile(r"^[a-z0-9][a-z0-9.-]*\.[a-z]{2,}(/[A-Za-z0-9._~+-]+)+\Z")
+_GO_QUERY = re.compile(r"^(latest|v\d+(\.\d+)?|v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)\Z")
 _SEMVER = re.compile(
     r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z.-]+)?$"
 )

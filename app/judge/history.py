@@ -21,7 +21,7 @@ from ecoready.report import json as json_report
 from ecoready.report.files import check_folder_writable, write_atomic
 from ecoready.report.load import load_report
 
-NAME = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{1,32})\.json$")
+NAME = re.compile(r"^(\d{8}T\d{6}Z)-([0-9a-f]{1,32})\.json\Z")
 STALE_TEMP_SECONDS = 3600
 LOOK_BACK = 50  # stored reports searched for a cell's last judged status
 UNJUDGED = frozenset({Status.ERROR, Status.SKIPPED, Status.PENDING, Status.RUNNING})

@@ -16,8 +16,8 @@ COMMAND_PLACEHOLDERS = ("host", "port", "user", "database", "password_file")
 COMMAND_MODES = ("run", "service")
 
 _TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_DATABASE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+_DATABASE = re.compile(r"^[A-Za-z0-9_]{1,64}\Z")
 
 Problems = list[tuple[tuple[str | int, ...], str]]
 

@@ -24,7 +24,7 @@ from ecoready.matrix.checker import Checker, a_name, dotted, non_empty, non_nega
 from ecoready.matrix.document import RegistrySettings
 from ecoready.matrix.kinds import KINDS, SMOKE_DRIVERS, ProbeKind
 
-_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")
 
 
 TOP_KEYS = ("title", "arches", "profile", "concurrency", "registry", "sysbench", "hosts", "components")
@@ -52,7 +52,7 @@ TLS_FILES = ("tls_ca", "tls_cert", "tls_key")
 TLS_DIR_FILES = {"tls_ca": "ca.pem", "tls_cert": "cert.pem", "tls_key": "key.pem"}
 
 
-_ENGINE_URL = re.compile(r"^(unix|npipe)://\S+$|^tcp://[^/\s]+$|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?$")
+_ENGINE_URL = re.compile(r"^(unix|npipe)://\S+\Z|^tcp://[^/\s]+\Z|^ssh://([^@/\s]+@)?[^@/:\s]+(:\d{1,5})?\Z")
 
 
 COMPONENT_KEYS = (
@@ -61,7 +61,7 @@ COMPONENT_KEYS = (
 )
 
 
-_PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?$")
+_PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?\Z")
 
 
 REGISTRY_KEYS = ("mirror", "insecure", "rate_limit_wait")

@@ -17,8 +17,8 @@ from ecoready.packages.archives import native_libraries
 from ecoready.packages.http import ARCHIVE_LIMIT, PackageHttp, base_url, host_of
 
 _PROPERTY = re.compile(r"\$\{([^}]+)\}")
-_VERSION = re.compile(r"^[0-9][A-Za-z0-9._-]{0,80}$")  # what a version may hold (it goes into URLs and a POM)
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,120}$")
+_VERSION = re.compile(r"^[0-9][A-Za-z0-9._-]{0,80}\Z")  # what a version may hold (it goes into URLs and a POM)
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,120}\Z")
 _ARCH_WORDS = {"arm64": ("aarch64", "arm64"), "amd64": ("x86_64", "x86-64", "amd64", "x64")}
 
 

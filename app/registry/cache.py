@@ -21,7 +21,7 @@ from pathlib import Path
 
 MAX_ENTRY = 4 << 20  # distribution's own manifest limit; configs are far smaller
 HEAD_MANNERS = ("answers", "refuses")
-_DIGEST = re.compile(r"^(sha256|sha512):([0-9a-f]{64,128})$")
+_DIGEST = re.compile(r"^(sha256|sha512):([0-9a-f]{64,128})\Z")
 
 log = logging.getLogger("ecoready.regcache")
 

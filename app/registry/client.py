@@ -63,11 +63,11 @@ from ecoready.registry.transport import (
 
 TAGS_PAGE = 1000  # tags asked per page of tags/list
 MAX_TAG_PAGES = 10  # pages followed at most (Docker Hub's busiest repositories have thousands); a count stops there
-_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # the distribution spec's tag grammar
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}\Z")  # the distribution spec's tag grammar
 
 # The tags vendors publish per arch when their index lacks it, in the order tried.
 SUFFIXES: Mapping[str, tuple[str, ...]] = {"arm64": ("aarch64", "arm64"), "amd64": ("amd64", "x86_64")}
-_DIGEST = re.compile(r"^sha(256|512):[0-9a-f]{64,128}$")
+_DIGEST = re.compile(r"^sha(256|512):[0-9a-f]{64,128}\Z")
 ANSWERS, REFUSES = "answers", "refuses"  # a registry's manners with HEAD on manifests
 
 

@@ -20,7 +20,7 @@ from ecoready.registry.client import RegistryClient
 from ecoready.registry.manifests import parse_reference
 
 MAX_MANIFESTS = 12  # tags whose manifests one search asks at most
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(.*)$")
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(.*)\Z")
 # How tags name an arch (`1-aarch64`, `8.0-arm64v8`): such variants are tried first.
 _ARCH_WORDS: dict[str, tuple[str, ...]] = {"arm64": ("arm64", "aarch64", "arm64v8"), "amd64": ("amd64", "x86_64")}
 

@@ -183,7 +183,7 @@ def _healthcheck(value: object, notes: list[str]) -> tuple[str, ...]:
     return ()
 
 
-_PORT = re.compile(r"^(?:(?:[^:]*:)?[0-9-]*:)?([0-9]+)(?:-[0-9]+)?(?:/(tcp|udp))?$")
+_PORT = re.compile(r"^(?:(?:[^:]*:)?[0-9-]*:)?([0-9]+)(?:-[0-9]+)?(?:/(tcp|udp))?\Z")
 
 
 def _ports(ports: object, expose: object, notes: list[str]) -> tuple[int, ...]:

@@ -25,12 +25,12 @@ from ecoready.stack.known import Known, known
 from ecoready.stack.services import Service
 
 _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _SECRET = re.compile(r"PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|PRIVATE|CREDENTIAL", re.IGNORECASE)
 _FLAG = frozenset({"", "0", "1", "yes", "no", "true", "false", "on", "off"})
 _VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]")
 _CREDENTIALS_IN_URL = re.compile(r"//[^/@\s:]*:[^/@\s]*@")
-_DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+_DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}\Z")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
 _PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"

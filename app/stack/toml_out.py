@@ -12,7 +12,7 @@ from typing import Any
 from ecoready.domain.text import shown
 from ecoready.stack.mapping import Row
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -35,7 +35,7 @@ def toml_string(text: str) -> str:
 
 
 def toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else toml_string(key)
+    return key if _BARE_KEY.fullmatch(key) else toml_string(key)  # fullmatch: `$` lets "A\n" through
 
 
 def toml_value(value: Any) -> str:

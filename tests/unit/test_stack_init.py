@@ -22,7 +22,7 @@ from ecoready.matrix.load import load, parse
 from ecoready.stack.compose import MAX_COMPOSE_BYTES, parse_compose, read_compose
 from ecoready.stack.mapping import Row, map_services, row_id
 from ecoready.stack.services import COMPOSE_DEPENDS_ON, COMPOSE_SERVICE, Service, from_containers, from_images
-from ecoready.stack.toml_out import comment, matrix_text, toml_string
+from ecoready.stack.toml_out import comment, matrix_text, toml_key, toml_string
 from tests.support.cli import ecoready
 
 SHOP = textwrap.dedent(
@@ -371,3 +371,8 @@ def test_whatever_the_services_hold_the_matrix_validates(services: list[Service]
     if not mapped.rows:
         return
     parse(matrix_text("fuzz", ("amd64", "arm64"), mapped.rows, mapped.undecided), "fuzz.toml")
+
+
+def test_a_key_with_a_trailing_newline_is_quoted() -> None:
+    # hypothesis found it (an environment variable named "A\n"): `$` matches before a final newline
+    assert tomllib.loads(f"t = {{ {toml_key('A' + chr(10))} = 1 }}")["t"] == {"A\n": 1}
