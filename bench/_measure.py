@@ -71,9 +71,14 @@ class ContainerCpu:
         self._thread.join()
         self.host_busy = host_busy_seconds() - self._busy_start
 
+    def used(self) -> dict[str, float]:
+        """CPU seconds of each container while sampling (a container that was already
+        there counts from the start only)."""
+        return {cid: value - self._before.get(cid, 0.0) for cid, value in self.seen.items()}
+
     @property
     def total(self) -> float:
-        return sum(value - self._before.get(cid, 0.0) for cid, value in self.seen.items())
+        return sum(self.used().values())
 
     def _loop(self) -> None:
         while not self._stop.is_set():
