@@ -93,7 +93,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         pacct = Path(folder) / "pacct"
         pacct.touch()
-        subprocess.run(["accton", str(pacct)], check=True, capture_output=True)
+        turned_on = subprocess.run(["accton", str(pacct)], capture_output=True, text=True)
+        if turned_on.returncode != 0:  # not root, or a kernel without BSD process accounting
+            print(f"cpu_profile: accton: {turned_on.stderr.strip() or turned_on.stdout.strip()}", file=sys.stderr)
+            return 2
         daemons_before = daemon_cpu()
         started = time.monotonic()
         try:

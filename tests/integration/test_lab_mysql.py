@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +74,9 @@ def test_the_mysql_image_honours_the_official_contract(lab: Path, network: str, 
     until_ready(empty_root, tcp=False)
     assert sql(empty_root, "SELECT user, host FROM mysql.user WHERE user = 'root'", tcp=False) == "root\tlocalhost"
     for _ in range(120):
-        if (
-            "GENERATED ROOT PASSWORD"
-            in subprocess.run(["docker", "logs", random_root], capture_output=True, text=True).stdout
-        ):
+        if "GENERATED ROOT PASSWORD" in logs(random_root):
             break
-        subprocess.run(["sleep", "0.5"], check=True)
+        time.sleep(0.5)
     else:
         raise AssertionError(logs(random_root))
 

@@ -4,6 +4,7 @@ network of the test's own: for the tests of the images' own contracts."""
 from __future__ import annotations
 
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -52,7 +53,7 @@ def until_ready(container: str, password: str = "", tries: int = 120, tcp: bool 
     for _ in range(tries):
         try:
             sql(container, "SELECT 1", password=password, tcp=tcp)
-            if not tcp:  # the init server answers on the socket too: wait for the real one
+            if not tcp:  # a temporary server (init scripts) answers on the socket too: wait for the real one
                 assert "port: 3306" in logs(container)
             return
         except AssertionError:
@@ -60,7 +61,7 @@ def until_ready(container: str, password: str = "", tries: int = 120, tcp: bool 
                 ["docker", "inspect", "-f", "{{.State.Running}}", container], capture_output=True, text=True
             ).stdout.strip()
             assert state == "true", logs(container)[-3000:]
-            subprocess.run(["sleep", "0.5"], check=True)
+            time.sleep(0.5)
     raise AssertionError(f"never ready: {logs(container)[-3000:]}")
 
 
