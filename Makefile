@@ -22,7 +22,9 @@ test-host:
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install -q --disable-pip-version-check --upgrade 'pip>=24'
-	@$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
+	@# no bytecode from pip (one file at a time): compileall does it after, on every core
+	@$(BIN)/pip install -q --disable-pip-version-check --no-compile -e '.[test]'
+	@$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null
 	@touch $@
 
 # Bytecode written ahead: with PYTHONDONTWRITEBYTECODE set (as on these machines) an
@@ -45,15 +47,27 @@ lint: venv
 unit: venv
 	$(BIN)/pytest -q tests/unit
 
-# The suite on TEST_WORKERS pytest-xdist workers: most tests wait on containers, so a
-# second worker keeps both cores busy; a third oversubscribes them (docs/performance.md).
-# tests/conftest.py groups what must share a worker. Then the tests marked `alone`, which
-# must have the engine to themselves, one at a time.
+# The suite in two phases. First the engine tests on TEST_WORKERS pytest-xdist workers:
+# most wait on containers, so a second worker keeps both cores busy; a third oversubscribes
+# them (docs/performance.md). tests/conftest.py groups what must share a worker. Then the
+# tests marked `alone`, which must have the engine to themselves, one at a time, and beside
+# them the in-process tests, which use no engine: their DOCKER_HOST leads nowhere, so one
+# that reaches for the engine fails rather than disturb the others. Their output follows.
 TEST_WORKERS ?= 2
+IN_PROCESS_LOG := build/tests-in-process.log
+NO_ENGINE := unix:///run/ecoready-tests-use-no-engine.sock
 
 test: lab lint test-host
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m 'not alone'
-	$(BIN)/pytest -m alone
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m 'docker and not alone'
+	@mkdir -p build
+	@DOCKER_HOST=$(NO_ENGINE) $(BIN)/pytest -p no:cacheprovider -m 'not docker and not alone' \
+		>$(IN_PROCESS_LOG) 2>&1 & in_process=$$!; \
+	echo "pytest -m alone (the in-process tests run beside it: $(IN_PROCESS_LOG))"; \
+	$(BIN)/pytest -m alone; alone=$$?; \
+	wait $$in_process; in_process=$$?; \
+	echo "pytest -m 'not docker and not alone' (in-process, beside the alone tests):"; \
+	cat $(IN_PROCESS_LOG); \
+	[ $$alone -eq 0 ] && [ $$in_process -eq 0 ]
 
 clean:
 	-$(ECOREADY) cleanup

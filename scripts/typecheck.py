@@ -7,6 +7,10 @@ and has no such mapping. So this makes a tree of links named as the package
 (build/typecheck/ecoready/<entry> -> app/<entry>, .../probes -> probes/), points mypy at it
 together with tests/ and bench/, and prints mypy's report with the links' paths turned
 back into the checkout's. Arguments are passed on to mypy.
+
+mypy's cache is kept outside the checkout (MYPY_CACHE_DIR, by default
+$XDG_CACHE_HOME/ecoready/mypy), so a fresh clone checks in about a second what a cold
+cache takes ten for; mypy still rechecks every module whose content changed.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ def link_tree() -> None:
 def main(argv: list[str]) -> int:
     link_tree()
     cmd = [sys.executable, "-m", "mypy", str(PACKAGE.relative_to(ROOT)), "tests", "bench", "scripts", *argv]
-    env = {**os.environ, "MYPYPATH": str(TREE)}
+    cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    env = {"MYPY_CACHE_DIR": str(cache_home / "ecoready" / "mypy"), **os.environ, "MYPYPATH": str(TREE)}
     result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     shown = Path(os.path.relpath(PACKAGE, ROOT)).as_posix()
     for stream, text in ((sys.stdout, result.stdout), (sys.stderr, result.stderr)):

@@ -35,7 +35,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     it is the longest group. The engine tests of a file with module fixtures (a registry,
     a run several tests read) stay on one worker, so those start once; every other test
     goes alone, so the workers end together. Then the order: the `slow` engine tests, the
-    other engine tests, and the quick in-process tests that fill the workers at the end."""
+    other engine tests, and the quick in-process tests last (`make test` runs those beside
+    the `alone` tests instead)."""
 
     def rank(item: pytest.Item) -> int:
         if "lab_report" in getattr(item, "fixturenames", ()):

@@ -1,8 +1,8 @@
 """Driver rows in the lab: drivers pinned in PyPI, npm, Maven Central and the Go module
 proxy, installed into the lab's language runtime images on amd64 (native) and arm64
 (emulated), then the smoke program against MariaDB 10.11, through the real engine, the
-real registries and the real package registries. A second run installs nothing; a
-source build without a compiler is `broken` naming what is missing; a pin that names no
+real registries and the real package registries. A second run (against MySQL) installs
+nothing; a source build without a compiler is `broken` naming what is missing; a pin that names no
 published version and an image without the smoke program are configuration errors
 naming the row."""
 
@@ -68,12 +68,10 @@ def start_of(cell: dict[str, Any]) -> dict[str, Any]:
     return next(s for s in cell["stages"] if s["stage"] == "start")
 
 
-def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(
-    lab: Path, lab_report: dict[str, Any], tmp_path: Path, no_leaks: None
-) -> None:
+def test_driver_rows_are_ready_on_both_arches(lab_report: dict[str, Any]) -> None:
     assert sorted(ROWS) == sorted(EXPECTED)
     # the session's first run of these rows is the whole lab's (tests/conftest.py): on a
-    # fresh machine it installed the drivers; the run below must find them installed
+    # fresh machine it installed the drivers; the run against MySQL below finds them installed
     first = {"cells": [c for c in lab_report["cells"] if c["component"] in ROWS]}
     assert len(first["cells"]) == 2 * len(ROWS)
     for cell in first["cells"]:
@@ -109,14 +107,6 @@ def test_driver_rows_are_ready_on_both_arches_and_a_second_run_installs_nothing(
         )  # the very version the packaging stage resolved is the one that ran
         go = by_id[f"driver-go-mysql/{arch}"]
         assert f"go-sql-driver/mysql {go['packaging']['version']}" in checks_of(go)["connect"]["detail"]
-    # the same rows again: every install comes from the first run's images
-    second, result = run(lab, tmp_path, "--only", ",".join(ROWS))
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert {c["id"]: c["packaging"]["cached"] for c in second["cells"]} == {c["id"]: True for c in second["cells"]}
-    for cell in second["cells"]:  # the same install, its time said only when it happened
-        then, now = by_id[cell["id"]]["packaging"]["install"], cell["packaging"]["install"]
-        assert then.startswith(now) and (then == now or then[len(now) :].startswith(" in ")), (then, now)
-    assert len(_cache_images()) >= len(second["cells"])  # kept by the engine, by label, across runs
 
 
 def _cache_images() -> list[str]:
@@ -179,15 +169,13 @@ def test_an_image_without_the_smoke_program_is_a_configuration_error(
     assert start_of(cell)["outcome"] == "error"
 
 
-@pytest.mark.parametrize("arch", ["amd64", pytest.param("arm64", marks=pytest.mark.slow)])
-def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password(tmp_path: Path, no_leaks: None, arch: str) -> None:
-    """The lab's driver rows run against MariaDB; here the same rows against MySQL 9.7, on
-    both arches (arm64 emulated, its installs cached by the lab's own run)."""
-    published = subprocess.run(
-        ["curl", "-sf", "http://127.0.0.1:5000/v2/lab/mysql/tags/list"], capture_output=True, text=True, timeout=30
-    )
-    if '"9.7"' not in published.stdout:
-        pytest.skip("the lab's MySQL 9.7 image (issue 18) is not published: `ecoready lab build --only mysql`")
+@pytest.mark.slow
+def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password_with_the_lab_run_s_installs(
+    lab_report: dict[str, Any], tmp_path: Path, no_leaks: None
+) -> None:
+    """The lab's driver rows run against MariaDB; here the same rows against MySQL 9.7 on
+    both arches (arm64 emulated), after the whole-lab run (tests/conftest.py): a second run
+    of the rows, so it installs nothing."""
     lab_rows = {c.id: c for c in load(LAB_MATRIX).components if c.id in ROWS}
     text = '[[components]]\nid = "mysql-9.7"\ncategory = "server"\nprobe = "server"\n'
     text += 'image = "127.0.0.1:5000/lab/mysql:9.7"\noptions = { flavor = "mysql" }\n'
@@ -199,12 +187,22 @@ def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password(tmp_path: Pa
         )
     matrix = tmp_path / "mysql.toml"
     matrix.write_text(text)
-    report, _ = run(matrix, tmp_path, "--only", ",".join(lab_rows), "--arch", arch, timeout=1800)
-    cells = {c["component"]: c for c in report["cells"]}
-    for cid in lab_rows:
-        assert cells[cid]["status"] == "ready" and cells[cid]["emulated"] is (arch == "arm64"), cells[cid]["detail"]
-        checks = checks_of(cells[cid])
+    report, result = run(matrix, tmp_path, "--only", ",".join(lab_rows), timeout=1800)
+    assert result.returncode == 0, result.stderr[-3000:]
+    cells = {c["id"]: c for c in report["cells"]}
+    assert len(cells) == 2 * len(lab_rows)
+    for cell in cells.values():
+        arch = cell["arch"]
+        assert cell["status"] == "ready" and cell["emulated"] is (arch == "arm64"), cell["detail"]
+        checks = checks_of(cell)
         assert checks["tls"]["outcome"] == "pass" and checks["tls"]["detail"].startswith("encrypted: TLS"), checks
         sha2 = checks["caching_sha2_password"]
-        assert sha2["outcome"] == "pass" and "full, then fast authentication" in sha2["detail"], (cid, sha2)
-        assert "1045" in checks["wrong_password"]["detail"], (cid, checks["wrong_password"])
+        assert sha2["outcome"] == "pass" and "full, then fast authentication" in sha2["detail"], (cell["id"], sha2)
+        assert "1045" in checks["wrong_password"]["detail"], (cell["id"], checks["wrong_password"])
+    # every install comes from the lab run's images, its time said only when it happened
+    by_id = {c["id"]: c for c in lab_report["cells"] if c["component"] in ROWS}
+    assert {i: c["packaging"]["cached"] for i, c in cells.items()} == {i: True for i in cells}
+    for cell in cells.values():
+        then, now = by_id[cell["id"]]["packaging"]["install"], cell["packaging"]["install"]
+        assert then.startswith(now) and (then == now or then[len(now) :].startswith(" in ")), (then, now)
+    assert len(_cache_images()) >= len(cells)  # kept by the engine, by label, across runs
