@@ -51,8 +51,9 @@ unit: venv
 # most wait on containers, so a second worker keeps both cores busy; a third oversubscribes
 # them (docs/performance.md). tests/conftest.py groups what must share a worker. Then the
 # tests marked `alone`, which must have the engine to themselves, one at a time, and beside
-# them the in-process tests, which use no engine: their DOCKER_HOST leads nowhere, so one
-# that reaches for the engine fails rather than disturb the others. Their output follows.
+# them the in-process tests (on TEST_WORKERS workers too: the alone tests mostly wait),
+# which use no engine: their DOCKER_HOST leads nowhere, so one that reaches for the engine
+# fails rather than disturb the others. Their output follows.
 TEST_WORKERS ?= 2
 IN_PROCESS_LOG := build/tests-in-process.log
 NO_ENGINE := unix:///run/ecoready-tests-use-no-engine.sock
@@ -60,7 +61,7 @@ NO_ENGINE := unix:///run/ecoready-tests-use-no-engine.sock
 test: lab lint test-host
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m 'docker and not alone'
 	@mkdir -p build
-	@DOCKER_HOST=$(NO_ENGINE) $(BIN)/pytest -p no:cacheprovider -m 'not docker and not alone' \
+	@DOCKER_HOST=$(NO_ENGINE) $(BIN)/pytest -n $(TEST_WORKERS) -p no:cacheprovider -m 'not docker and not alone' \
 		>$(IN_PROCESS_LOG) 2>&1 & in_process=$$!; \
 	echo "pytest -m alone (the in-process tests run beside it: $(IN_PROCESS_LOG))"; \
 	$(BIN)/pytest -m alone; alone=$$?; \
