@@ -27,13 +27,14 @@ RUNS = 50
 
 
 class EngineEvents:
-    """`docker events` of some filters, read on a thread until `stop()`."""
+    """The (actor id, attributes) of the `docker events` of some filters, read on a
+    thread until `stop()`."""
 
     def __init__(self, *filters: str) -> None:
-        argv = ["docker", "events", "--format", "{{json .}}"]
+        argv = ["docker", "events", "--format", "{{json .Actor}}"]
         for f in filters:
             argv += ["--filter", f]
-        self.seen: list[dict[str, object]] = []
+        self.seen: list[tuple[str, dict[str, str]]] = []
         self._process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -41,10 +42,8 @@ class EngineEvents:
     def _read(self) -> None:
         assert self._process.stdout is not None
         for line in self._process.stdout:
-            self.seen.append(json.loads(line))
-
-    def attributes(self) -> list[tuple[str, dict[str, str]]]:
-        return [(str(e["Actor"]["ID"]), dict(e["Actor"]["Attributes"] or {})) for e in self.seen]  # type: ignore[index]
+            actor = json.loads(line)
+            self.seen.append((actor["ID"], actor.get("Attributes") or {}))
 
     def stop(self) -> None:
         self._process.terminate()
@@ -70,17 +69,18 @@ def test_fifty_sequential_runs_leave_none_of_their_volumes(lab: Path, no_leaks: 
             await session.close()
         return session.run_id
 
-    run_ids = {asyncio.run(one_run()) for _ in range(RUNS)}
-
     def ours() -> set[str]:
-        containers = {cid for cid, labels in created.attributes() if labels.get(LABEL_RUN) in run_ids}
-        return {volume for volume, attributes in mounted.attributes() if attributes.get("container") in containers}
+        containers = {cid for cid, labels in created.seen if labels.get(LABEL_RUN) in run_ids}
+        return {volume for volume, attributes in mounted.seen if attributes.get("container") in containers}
 
-    deadline = time.monotonic() + 20  # the events of the last run may still be on their way
-    while len(ours()) < RUNS and time.monotonic() < deadline:
-        time.sleep(0.2)
-    created.stop()
-    mounted.stop()
+    try:
+        run_ids = {asyncio.run(one_run()) for _ in range(RUNS)}
+        deadline = time.monotonic() + 20  # the events of the last run may still be on their way
+        while len(ours()) < RUNS and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        created.stop()
+        mounted.stop()
     volumes = ours()
     # each run mounts at least its server's volume (its platform survey, the same image, one more)
     assert len(volumes) >= RUNS, f"{len(volumes)} volumes seen mounted by {RUNS} runs' containers"

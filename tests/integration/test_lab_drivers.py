@@ -2,9 +2,9 @@
 proxy, installed into the lab's language runtime images on amd64 (native) and arm64
 (emulated), then the smoke program against MariaDB 10.11, through the real engine, the
 real registries and the real package registries. A second run (against MySQL) installs
-nothing; a source build without a compiler is `broken` naming what is missing; a pin that names no
-published version and an image without the smoke program are configuration errors
-naming the row."""
+nothing; a source build without a compiler is `broken` naming what is missing; a pin that
+names no published version and an image without the smoke program are configuration
+errors naming the row."""
 
 from __future__ import annotations
 
