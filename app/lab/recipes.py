@@ -87,9 +87,12 @@ _PYTHON = ("ca-certificates", "python3", "python3-venv")
 # one line saying so.
 MYSQL_VERSION = "9.7.4-2"
 
+# what the MariaDB and MySQL entry points share: one file, sourced by both
+_ENTRYPOINT_LIB = (("shared/entrypoint-lib.sh", "entrypoint-lib.sh"),)
+
 IMAGES: tuple[LabImage, ...] = (
-    LabImage("mariadb", "10.11", "mariadb", "bookworm", _MARIADB),
-    LabImage("mariadb", "11.8", "mariadb", "trixie", _MARIADB),
+    LabImage("mariadb", "10.11", "mariadb", "bookworm", _MARIADB, files=_ENTRYPOINT_LIB),
+    LabImage("mariadb", "11.8", "mariadb", "trixie", _MARIADB, files=_ENTRYPOINT_LIB),
     LabImage(
         "tools",
         "bookworm",
@@ -182,6 +185,7 @@ IMAGES: tuple[LabImage, ...] = (
         ),
         apt_options=("-o", "Acquire::Check-Valid-Until=false"),
         aliases=(("mysql-router", "9.7"), ("mysql-client", "9.7")),
+        files=_ENTRYPOINT_LIB,
     ),
     # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
     LabImage("app-client", "1", "app-client", "bookworm", ("mariadb-client",)),

@@ -16,10 +16,9 @@
 set -eo pipefail
 shopt -s nullglob
 
-# Shell built-ins where they do the job (printf's time, $EUID, $SRANDOM): under emulation
-# every process started costs tens of milliseconds of CPU.
-note() { printf '%(%F %T)T [Note] [Entrypoint]: %s\n' -1 "$*"; }
-fail() { printf '%(%F %T)T [ERROR] [Entrypoint]: %s\n' -1 "$*" >&2; exit 1; }
+# note, fail, the quoting, template_fits, one_start, stop_temp_server, run_init_scripts,
+# write_init_cnf, exec_server: shared with the other server image (containers/shared/)
+. /usr/local/lib/entrypoint-lib.sh
 
 # env_or_file VAR ALIAS: VAR from VAR, VAR_FILE, ALIAS or ALIAS_FILE (never two of them).
 env_or_file() {
@@ -56,17 +55,6 @@ setup_env() {
 	INIT_CNF=/run/mysqld/.entrypoint-init.cnf
 }
 
-random_password() { # 32 alphanumerics from the kernel's random source (bash >= 5.1)
-	local chars=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 password="" i
-	for ((i = 0; i < 32; i++)); do password+=${chars:SRANDOM % 62:1}; done
-	printf '%s' "$password"
-}
-
-sql_string() { # a value quoted as an SQL string literal
-	local s=${1//\\/\\\\}
-	printf "'%s'" "${s//\'/\\\'}"
-}
-
 # Run SQL (stdin) against the temporary server as root, over its socket.
 init_sql() { mariadb --defaults-extra-file="$INIT_CNF" --protocol=socket --socket="$SOCKET" "$@"; }
 
@@ -98,47 +86,13 @@ TEMPLATE=/usr/share/mariadb-template  # made by install_db at build time (Docker
 # Options that change what mariadb-install-db makes: with any of them, initialise for real.
 INIT_OPTIONS='lower_case_table_names|innodb_page_size|innodb_data_file_path|innodb_data_home_dir|innodb_undo_directory|innodb_undo_tablespaces|innodb_log_group_home_dir|innodb_checksum_algorithm|aria_log_dir_path|character_set_server|collation_server|plugin_load|plugin_load_add|default_storage_engine|bootstrap'
 
-option_name() { # --loose-innodb-page-size=16k -> innodb_page_size
-	local name=${1#--}
-	name=${name%%=*}
-	name=${name//-/_}
-	printf '%s' "${name#loose_}"
-}
-
-template_fits() {
-	[ -d "$TEMPLATE/mysql" ] || return 1
-	local arg name
-	for arg in "${@:2}"; do
-		name=$(option_name "$arg")
-		# InnoDB is the default engine: naming it (Galera nodes do) changes nothing
-		if [ "$name" = default_storage_engine ] && [ "${arg#*=}" = InnoDB ]; then continue; fi
-		if [[ $name =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
-	done
-}
-
-# One server start: no init scripts (they need a running server), no --init-file of the
-# caller's, and not a Galera node (its set-up must not reach the cluster).
-one_start() {
-	local scripts=(/docker-entrypoint-initdb.d/*) arg
-	[ ${#scripts[@]} -eq 0 ] || return 1
-	for arg in "${@:2}"; do
-		if [[ $(option_name "$arg") =~ ^(init_file|skip_grant_tables|wsrep_.*)$ ]]; then return 1; fi
-	done
-}
-
-stop_temp_server() {
-	init_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$TEMP_PID"
-	wait "$TEMP_PID" || true
-	note "Temporary server stopped"
-}
-
 # setup_sql HEALTHCHECK_PASSWORD: the set-up as SQL, one statement per line (as a server's
 # --init-file reads it); not written to the binary log, so a replica starts with no
 # transaction.
 setup_sql() {
 	local root_pw db
 	root_pw=$(sql_string "$MARIADB_ROOT_PASSWORD")
-	db="\`${MARIADB_DATABASE//\`/\`\`}\`"
+	db=$(sql_name "$MARIADB_DATABASE")
 	echo "SET @@SESSION.SQL_LOG_BIN=0;"
 	echo "DELETE FROM mysql.global_priv WHERE user = '' OR (user = 'root' AND host NOT IN ('localhost'));"
 	echo "ALTER USER 'root'@'localhost' IDENTIFIED BY $root_pw;"
@@ -194,20 +148,8 @@ initialize() {
 	fi
 	start_temp_server "$@"
 	setup_sql "$health_pw" | mariadb --protocol=socket --socket="$SOCKET" -uroot --skip-password
-	umask 077
-	printf '[client]\nuser=root\npassword=%s\n' "$MARIADB_ROOT_PASSWORD" >"$INIT_CNF"
-	umask 022
-
-	for f in /docker-entrypoint-initdb.d/*; do
-		case "$f" in
-			*.sh) if [ -x "$f" ]; then note "running $f"; "$f"; else note "sourcing $f"; . "$f"; fi ;;
-			*.sql) note "running $f"; init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} <"$f" ;;
-			*.sql.gz) note "running $f"; gunzip -c "$f" | init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} ;;
-			*.sql.xz) note "running $f"; xzcat "$f" | init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} ;;
-			*.sql.zst) note "running $f"; zstd -dc "$f" | init_sql ${MARIADB_DATABASE:+"$MARIADB_DATABASE"} ;;
-			*) note "ignoring $f" ;;
-		esac
-	done
+	write_init_cnf "$MARIADB_ROOT_PASSWORD"
+	run_init_scripts "$MARIADB_DATABASE"
 	stop_temp_server
 	rm -f "$INIT_CNF"
 	note "MariaDB init process done. Ready for start up."
@@ -234,14 +176,7 @@ case "$1" in
 			initialize "$@"
 		fi
 		unset MARIADB_ROOT_PASSWORD MARIADB_PASSWORD
-		note "Starting $*"
-		if [ -n "$SETUP_SQL" ]; then
-			# a here-string is a pipe (bash >= 5.1, small text) the server reads and empties
-			exec 3<<<"$SETUP_SQL"
-			SETUP_SQL=""
-			exec "$@" --init-file=/dev/fd/3
-		fi
-		exec "$@"
+		exec_server "$@"
 		;;
 esac
 exec "$@"

@@ -17,10 +17,9 @@
 set -eo pipefail
 shopt -s nullglob
 
-# Shell built-ins where they do the job (printf's time, $EUID, $SRANDOM): under emulation
-# every process started costs tens of milliseconds of CPU.
-note() { printf '%(%F %T)T [Note] [Entrypoint]: %s\n' -1 "$*"; }
-fail() { printf '%(%F %T)T [ERROR] [Entrypoint]: %s\n' -1 "$*" >&2; exit 1; }
+# note, fail, the quoting, template_fits, one_start, stop_temp_server, run_init_scripts,
+# write_init_cnf, exec_server: shared with the other server image (containers/shared/)
+. /usr/local/lib/entrypoint-lib.sh
 
 # file_env VAR: VAR from VAR or VAR_FILE (never both).
 file_env() {
@@ -55,21 +54,6 @@ setup_env() {
 	INIT_CNF=/var/run/mysqld/.entrypoint-init.cnf
 }
 
-random_password() { # 32 alphanumerics from the kernel's random source (bash >= 5.1)
-	local chars=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 password="" i
-	for ((i = 0; i < 32; i++)); do password+=${chars:SRANDOM % 62:1}; done
-	printf '%s' "$password"
-}
-
-sql_string() { # a value quoted as an SQL string literal
-	local s=${1//\\/\\\\}
-	printf "'%s'" "${s//\'/\\\'}"
-}
-
-sql_name() { # an identifier quoted with backticks
-	printf '`%s`' "${1//\`/\`\`}"
-}
-
 # Run SQL (stdin) against the temporary server as root over its socket.
 init_sql() { mysql --defaults-extra-file="$INIT_CNF" --protocol=socket --socket="$SOCKET" "$@"; }
 
@@ -91,37 +75,6 @@ start_temp_server() {
 TEMPLATE=/usr/share/mysql-template
 # Options that change what `--initialize` makes: with any of them, initialise for real.
 INIT_OPTIONS='lower_case_table_names|innodb_page_size|innodb_data_file_path|innodb_data_home_dir|innodb_undo_directory|innodb_log_group_home_dir|initialize|initialize_insecure'
-
-option_name() { # --loose-innodb-page-size=16k -> innodb_page_size
-	local name=${1#--}
-	name=${name%%=*}
-	name=${name//-/_}
-	printf '%s' "${name#loose_}"
-}
-
-template_fits() {
-	[ -d "$TEMPLATE/mysql" ] || return 1
-	local arg
-	for arg in "${@:2}"; do
-		if [[ $(option_name "$arg") =~ ^($INIT_OPTIONS)$ ]]; then return 1; fi
-	done
-}
-
-# One server start: no init scripts (they need a running server) and no --init-file of
-# the caller's.
-one_start() {
-	local scripts=(/docker-entrypoint-initdb.d/*) arg
-	[ ${#scripts[@]} -eq 0 ] || return 1
-	for arg in "${@:2}"; do
-		if [[ $(option_name "$arg") =~ ^(init_file|skip_grant_tables)$ ]]; then return 1; fi
-	done
-}
-
-stop_temp_server() {
-	init_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill "$TEMP_PID"
-	wait "$TEMP_PID" || true
-	note "Temporary server stopped"
-}
 
 # The set-up as SQL, one statement per line (as a server's --init-file reads it); not
 # written to the binary log, so a replica or group member starts with no transaction.
@@ -176,21 +129,8 @@ initialize() {
 	fi
 	start_temp_server "$@"
 	setup_sql | mysql --protocol=socket --socket="$SOCKET" -uroot --skip-password
-	umask 077
-	local escaped=${MYSQL_ROOT_PASSWORD//\\/\\\\}
-	printf '[client]\nuser=root\npassword="%s"\n' "${escaped//\"/\\\"}" >"$INIT_CNF"
-	umask 022
-
-	for f in /docker-entrypoint-initdb.d/*; do
-		case "$f" in
-			*.sh) if [ -x "$f" ]; then note "running $f"; "$f"; else note "sourcing $f"; . "$f"; fi ;;
-			*.sql) note "running $f"; init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} <"$f" ;;
-			*.sql.gz) note "running $f"; gunzip -c "$f" | init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
-			*.sql.xz) note "running $f"; xzcat "$f" | init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
-			*.sql.zst) note "running $f"; zstd -dc "$f" | init_sql ${MYSQL_DATABASE:+"$MYSQL_DATABASE"} ;;
-			*) note "ignoring $f" ;;
-		esac
-	done
+	write_init_cnf "$MYSQL_ROOT_PASSWORD"
+	run_init_scripts "$MYSQL_DATABASE"
 	stop_temp_server
 	rm -f "$INIT_CNF"
 	note "MySQL init process done. Ready for start up."
@@ -212,13 +152,6 @@ if [ "$1" = mysqld ]; then
 		initialize "$@"
 	fi
 	unset MYSQL_ROOT_PASSWORD MYSQL_PASSWORD
-	note "Starting $*"
-	if [ -n "$SETUP_SQL" ]; then
-		# a here-string is a pipe (bash >= 5.1, small text) the server reads and empties
-		exec 3<<<"$SETUP_SQL"
-		SETUP_SQL=""
-		exec "$@" --init-file=/dev/fd/3
-	fi
-	exec "$@"
+	exec_server "$@"
 fi
 exec "$@"

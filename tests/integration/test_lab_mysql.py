@@ -36,7 +36,8 @@ def test_the_mysql_image_honours_the_official_contract(lab: Path, network: str, 
     (initdb / "2-rows.sql.gz").write_bytes(gzip.compress(b"INSERT INTO t VALUES (1), (2);\n"))
     (initdb / "3-note.sh").write_text('mysql -uroot -p"$MYSQL_ROOT_PASSWORD" -e "INSERT INTO app.t VALUES (3)"\n')
     secret = tmp_path / "root"
-    secret.write_text("r00t'\"pw")  # quotes survive the entrypoint's SQL and option file
+    root_pw = "r00t'\"pw\\\n#x"  # quotes, a backslash, a line break, a comment sign
+    secret.write_text(root_pw)  # survive the entrypoint's one-line SQL and its option file
     user_secret = tmp_path / "user"
     user_secret.write_text("us3r-pw")
     server = start(
@@ -56,12 +57,12 @@ def test_the_mysql_image_honours_the_official_contract(lab: Path, network: str, 
         LOCAL,
         "--max-connections=77",  # mysqld arguments pass through
     )
-    until_ready(server, password="r00t'\"pw")
-    assert sql(server, "SELECT @@version, @@max_connections, @@socket, @@datadir", password="r00t'\"pw") == (
+    until_ready(server, password=root_pw)
+    assert sql(server, "SELECT @@version, @@max_connections, @@socket, @@datadir", password=root_pw) == (
         f"{VERSION}\t77\t/var/run/mysqld/mysqld.sock\t/var/lib/mysql/"
     )
     assert sql(server, "SELECT COUNT(*) FROM t", user="appuser", password="us3r-pw", database="app") == "3"
-    assert sql(server, "SELECT user, host FROM mysql.user WHERE user = 'root' ORDER BY host", password="r00t'\"pw") == (
+    assert sql(server, "SELECT user, host FROM mysql.user WHERE user = 'root' ORDER BY host", password=root_pw) == (
         "root\t%\nroot\tlocalhost"
     )
     text = logs(server)

@@ -59,7 +59,8 @@ def test_the_template_is_copied_unless_the_arguments_change_what_initialising_ma
 def test_without_init_scripts_the_server_sets_itself_up_in_one_start(lab: Path, network: str, image: str) -> None:
     local = f"ecoready-lab/{image}-amd64"
     prefix = IMAGES[image].split("_")[0]  # MYSQL or MARIADB
-    root_pw, user_pw = "r00t'\"pw\\", "us3r'\"pw"  # quotes and a backslash survive the SQL
+    # quotes, a backslash, line breaks and a comment sign survive the one-line SQL
+    root_pw, user_pw = "r00t'\"pw\\\n#x", "us3r'\"pw\r\nx"
     server = start(
         network,
         *("-e", f"{prefix}_ROOT_PASSWORD={root_pw}", "-e", f"{prefix}_DATABASE=app"),
@@ -95,15 +96,16 @@ def test_init_scripts_run_on_a_temporary_server_first(lab: Path, network: str, t
     (initdb / "1-schema.sql").write_text("CREATE TABLE t (id INT PRIMARY KEY);\n")
     insert = 'mariadb -uroot -p"$MARIADB_ROOT_PASSWORD" app -e "INSERT INTO t VALUES (1), (2)"'
     (initdb / "2-rows.sh").write_text(insert + "\n")
+    password = "pw'\"\\\n#x"  # the .sql file runs with it from an option file: quoted and escaped there
     server = start(
         network,
-        *("-e", "MARIADB_ROOT_PASSWORD=pw", "-e", "MARIADB_DATABASE=app"),
+        *("-e", f"MARIADB_ROOT_PASSWORD={password}", "-e", "MARIADB_DATABASE=app"),
         *("-v", f"{initdb}:/docker-entrypoint-initdb.d:ro"),
         f"ecoready-lab/{image}-amd64",
     )
-    until_ready(server, password="pw")
+    until_ready(server, password=password)
     text = logs(server)
     assert TEMPORARY in text and ONE_START not in text, text[-3000:]
     # the temporary server never listened on TCP
     assert "port: 0" in text and "port: 3306" in text
-    assert sql(server, "SELECT COUNT(*) FROM t", password="pw", database="app") == "2"
+    assert sql(server, "SELECT COUNT(*) FROM t", password=password, database="app") == "2"
