@@ -14,10 +14,17 @@ random_password() { # 32 alphanumerics from the kernel's random source (bash >= 
 	printf '%s' "$password"
 }
 
+# one_line VAR VALUE: VALUE on one line, its \, line feeds and carriage returns written as
+# \\, \n and \r (both SQL strings and option files read these escapes), into VAR
+one_line() {
+	local _v=${2//\\/\\\\}
+	_v=${_v//$'\n'/\\n}
+	printf -v "$1" '%s' "${_v//$'\r'/\\r}"
+}
+
 sql_string() { # a value quoted as an SQL string literal, on one line (--init-file reads lines)
-	local s=${1//\\/\\\\}
-	s=${s//$'\n'/\\n}
-	s=${s//$'\r'/\\r}
+	local s
+	one_line s "$1"
 	printf "'%s'" "${s//\'/\\\'}"
 }
 
@@ -25,10 +32,9 @@ sql_name() { # an identifier quoted with backticks
 	printf '`%s`' "${1//\`/\`\`}"
 }
 
-cnf_value() { # a value quoted for an option file, on one line (option files read \\ \" \n \r)
-	local s=${1//\\/\\\\}
-	s=${s//$'\n'/\\n}
-	s=${s//$'\r'/\\r}
+cnf_value() { # a value quoted for an option file, on one line
+	local s
+	one_line s "$1"
 	printf '"%s"' "${s//\"/\\\"}"
 }
 
