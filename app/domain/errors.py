@@ -1,45 +1,77 @@
 """Every exception ecoready raises on purpose, in one tree. The CLI maps a branch to an exit
 code; the runner maps it to a stage outcome, and so to who is blamed for a cell.
 
-EcoreadyError
+EcoreadyError                                                             [cause: tool]
  +-- ConfigError          bad matrix.toml (file:line:col each)          -> exit 2
  +-- UsageError           arguments that do not fit together              -> exit 2
  +-- ReportError          a report file cannot be read or written         -> exit 2
  +-- DataError            plain data that does not fit the model (where, what)
  +-- EnvironmentProblem   docker unreachable, no emulator, no lab, ...    -> exit 3
  +-- InfraError           the tool or its infrastructure failed a cell    -> cell `error`, exit 3
- |    +-- DockerUnavailable   the engine stopped answering
- |    +-- EngineError         the engine refused a call
- |    +-- PullStalled         a pull made no progress
- |    +-- RegistryError       a registry could not be asked
- |    +-- CredentialError     registry credentials cannot be read
- |    +-- BackendFailed       the cell's backend server did not come up
- |    +-- EmulatorProblem     the emulator cannot run the image at all
- |    +-- MatrixMismatch      the matrix asks an image for what it does not have
- +-- DeadlineExceeded     a bounded call ran out of time                  -> stage `timeout`
- +-- ImageUnavailable     not published for the arch, or mislabelled     -> cell `missing` / `broken`
- |                        (an image, or a driver row's package)
+ |    +-- DockerUnavailable   the engine stopped answering                 [engine-unreachable]
+ |    +-- EngineError         the engine refused a call                    [engine-refused]
+ |    +-- PullStalled         a pull made no progress                      [pull-stalled]
+ |    +-- RegistryError       a registry could not be asked                [registry]
+ |    +-- CredentialError     registry credentials cannot be read          [credentials]
+ |    +-- BackendFailed       the cell's backend server did not come up    [backend]
+ |    +-- EmulatorProblem     the emulator cannot run the image at all     [emulator]
+ |    +-- MatrixMismatch      the matrix asks an image for what it lacks   [matrix]
+ +-- DeadlineExceeded     a bounded call ran out of time     -> stage `timeout` [over-budget]
+ +-- ImageUnavailable     not published for the arch, not there, or mislabelled
+ |                        (an image, or a driver row's package)  -> cell `missing` / `broken`
+ |                                    [not-published, no-such-image, mislabelled-image]
  +-- SurveyFailed         the platform survey container failed            -> platform `not asked`
  +-- NotAProgram          a file the audit read is no ELF program it can parse -> an audit finding
  +-- SysbenchOutputError  sysbench printed no final statistics            -> bench check failed
- +-- ComponentFailure     the component's own fault:
+ +-- ComponentFailure     the component's own fault        [the stage decides: COMPONENT_FAILURE]
  |    +-- StageFailed         a stage failed (start -> `broken`, smoke -> `partial`)
  |    |    +-- EmulatorTooOld     qemu lacks the CPU level glibc wants (retried)
- |    |    +-- MislabelledBinary  the image's main program is of another arch (audit -> `broken`)
+ |    |    +-- MislabelledBinary  the image's main program is of another arch [mislabelled-binary]
  |    +-- CheckFailed         one named check failed
  |    +-- SqlError            the server or client refused a statement
  +-- Skip                 the stage does not apply, or could not be done  -> stage `skip`
+                                                                          [not-applicable]
 
 Never blame the component for an InfraError, nor the tool for a ComponentFailure.
+
+Each class names the `Cause` (domain/blame.py) it leads to when it ends a stage; an
+instance may name its own, and what is blamed (`subject`), a `fix` and, for a backend, the
+cause `behind` it. `detail` is the bare human line; `str()` is it as the views say it
+(`blame.said`: `missing: …`, `docker.io: unreachable …`). A component's failure that names
+no cause is blamed by the stage it ended (`blame.COMPONENT_FAILURE`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ecoready.domain.blame import COMPONENT_FAILURE, Blame, Cause, Stage, said
+
 
 class EcoreadyError(Exception):
     exit_code = 1
+    cause: Cause | None = Cause.TOOL  # None: the stage it ended decides (a component's failure)
+
+    def __init__(
+        self,
+        detail: str = "",
+        *,
+        cause: Cause | None = None,
+        subject: str = "",
+        fix: str = "",
+        behind: Cause | None = None,
+    ) -> None:
+        if cause is not None:
+            self.cause = cause
+        self.detail = detail
+        self.subject = subject
+        self.fix = fix
+        self.behind = behind
+        super().__init__(said(Blame(self.cause, subject) if self.cause else None, detail))
+
+    def blame(self, stage: Stage) -> Blame:
+        """Who is blamed when this ends `stage`."""
+        return Blame(self.cause or COMPONENT_FAILURE[stage], self.subject, self.fix, self.behind)
 
 
 @dataclass(frozen=True)
@@ -95,22 +127,26 @@ class InfraError(EcoreadyError):
 
 
 class DockerUnavailable(InfraError):
-    pass
+    cause = Cause.ENGINE_UNREACHABLE
 
 
 class EngineError(InfraError):
     """The engine refused a call (e.g. a name clash, an image it cannot find)."""
 
+    cause = Cause.ENGINE_REFUSED
+
 
 class PullStalled(InfraError):
-    pass
+    cause = Cause.PULL_STALLED
 
 
 class RegistryError(InfraError):
     """The registry could not be asked (network, auth, rate limit): the cell is `error`."""
 
+    cause = Cause.REGISTRY
+
     def __init__(self, registry: str, reason: str) -> None:
-        super().__init__(f"{registry}: {reason}")
+        super().__init__(reason, subject=registry)
         self.registry = registry
         self.reason = reason
 
@@ -118,15 +154,21 @@ class RegistryError(InfraError):
 class CredentialError(InfraError):
     """The configured credentials cannot be read (helper missing or failing, bad config)."""
 
+    cause = Cause.CREDENTIALS
+
 
 class BackendFailed(InfraError):
     """The backend server of a cell did not come up: not the fault of the component under
-    test, so the cell ends as `error` naming the backend."""
+    test, so the cell ends as `error` naming the backend (`subject`; `behind`: why)."""
+
+    cause = Cause.BACKEND
 
 
 class EmulatorProblem(InfraError):
     """The emulator cannot run the image even with QEMU_CPU=max: infrastructure, so the
     cell ends as `error` and the component is not blamed."""
+
+    cause = Cause.EMULATOR
 
 
 class MatrixMismatch(InfraError):
@@ -134,18 +176,21 @@ class MatrixMismatch(InfraError):
     driver version): a configuration error of the matrix, named in the detail; the cell is
     `error`, never the component's fault."""
 
+    cause = Cause.MATRIX
+
 
 class DeadlineExceeded(EcoreadyError):
     """A bounded call ran out of time; the stage ends as `timeout`."""
 
+    cause = Cause.OVER_BUDGET
+
 
 class ImageUnavailable(EcoreadyError):
-    """Not published for the arch (missing: an image, or a driver row's package with
-    nothing installable for it) or not what it claims (mislabelled)."""
+    """Not published for the arch (an image, or a driver row's package with nothing
+    installable for it), not there at all, or not what it claims (mislabelled): the cause
+    says which."""
 
-    def __init__(self, detail: str, *, missing: bool) -> None:
-        super().__init__(detail)
-        self.missing = missing
+    cause = Cause.NOT_PUBLISHED
 
 
 class SurveyFailed(EcoreadyError):
@@ -165,6 +210,8 @@ class SysbenchOutputError(EcoreadyError):
 class ComponentFailure(EcoreadyError):
     """What the component under test did wrong; never raised for the tool's own trouble."""
 
+    cause: Cause | None = None  # the stage it ends decides: start -> does not start, smoke -> a check failed
+
 
 class StageFailed(ComponentFailure):
     """The component failed the stage (its fault): start -> broken, smoke -> partial."""
@@ -180,13 +227,14 @@ class EmulatorTooOld(StageFailed):
     def __init__(self, level: str, detail: str = "", *, problem: str = "", fix: str = "") -> None:
         self.level = level
         self.problem = problem or f"emulator is too old: CPU does not support {level}"
-        self.fix = fix
-        super().__init__(detail or f"the {self.problem}")
+        super().__init__(detail or f"the {self.problem}", fix=fix)
 
 
 class MislabelledBinary(StageFailed):
     """The build audit found a main program built for another arch than the image's index
     and config say (an amd64 `mysqld` in an arm64 image): the cell is `broken`."""
+
+    cause = Cause.MISLABELLED_BINARY
 
 
 class CheckFailed(ComponentFailure):
@@ -208,3 +256,5 @@ class Skip(EcoreadyError):
     """The stage does not apply (e.g. no benchmark for this kind), or an optional one could
     not be done and the cell goes on without it (the build audit when the engine would not
     hand over the programs in time)."""
+
+    cause = Cause.NOT_APPLICABLE

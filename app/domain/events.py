@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ecoready.domain.blame import Blame
 from ecoready.domain.model import (
     AuditResult,
     BenchResult,
@@ -87,9 +88,8 @@ class StageFinished:
     stage: Stage
     outcome: Outcome
     seconds: float
-    detail: str = ""
-    # For a failed image stage: the arch is simply not published (-> missing).
-    missing: bool = False
+    detail: str = ""  # the human line, without its cause's label (blame.said adds it)
+    blame: Blame | None = None  # why it did not pass (None when it passed)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecoready.domain.blame import Blame, blame_for, said
+from ecoready.domain.blame import Outcome as Outcome  # said in blame.py, taken from here by most
+from ecoready.domain.blame import Stage as Stage
+from ecoready.domain.blame import Status as Status
 from ecoready.domain.packaging import Packaging
 
 
@@ -24,43 +28,6 @@ class Category(str, enum.Enum):
     SHELL = "shell"
     TOOLKIT = "toolkit"
     APP = "app"  # the user's own services, checked by the generic `command` probe
-
-
-class Stage(str, enum.Enum):
-    PACKAGING = "packaging"  # driver rows only: the driver as its package registry publishes it
-    IMAGE = "image"
-    AUDIT = "audit"  # the build audit: the image's main programs read, never run
-    START = "start"
-    SMOKE = "smoke"
-    BENCH = "bench"
-
-
-class Outcome(str, enum.Enum):
-    """How a stage or a check ended."""
-
-    PASS = "pass"  # noqa: S105 - an outcome, not a password
-    FAIL = "fail"
-    SKIP = "skip"
-    TIMEOUT = "timeout"
-    ERROR = "error"  # the tool or the infrastructure failed, not the component
-
-
-class Status(str, enum.Enum):
-    """A cell's status; pending/running only while a run is under way."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    READY = "ready"
-    PARTIAL = "partial"
-    BROKEN = "broken"
-    MISSING = "missing"
-    TIMEOUT = "timeout"
-    ERROR = "error"
-    SKIPPED = "skipped"
-
-    @property
-    def finished(self) -> bool:
-        return self not in (Status.PENDING, Status.RUNNING)
 
 
 class Profile(str, enum.Enum):
@@ -149,6 +116,17 @@ class StageResult:
     seconds: float = 0.0
     detail: str = ""
     checks: tuple[Check, ...] = ()
+    blame: Blame | None = None  # why it did not pass (None: it passed or is under way)
+
+    @property
+    def blamed(self) -> Blame | None:
+        """Its blame, or the one its outcome implies (a stage ended by hand-made events)."""
+        return blame_for(self.stage, self.outcome, self.blame)
+
+    @property
+    def shown(self) -> str:
+        """Its detail as every view shows it: its cause's words first (`missing: …`)."""
+        return said(self.blamed, self.detail)
 
 
 @dataclass(frozen=True)
@@ -185,9 +163,10 @@ class Availability:
     index_digest: str = ""
     size: int | None = None  # compressed: config + layers
     found_as: str = ""  # "index", "single manifest", "tag 10.11-aarch64"
-    detail: str = ""  # one line; starts with the verdict when it is not `available`
+    detail: str = ""  # one line: how it was found, or why not (the verdict is not repeated)
     arches: tuple[str, ...] = ()  # what the reference publishes
     pull_reference: str = ""  # repo@digest to pull for this arch
+    exists: bool = True  # False: the reference names no image at all (not even a tag)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ecoready import __version__
+from ecoready.domain.blame import Blame
 from ecoready.domain.events import (
     AuditReported,
     BenchReported,
@@ -58,42 +59,44 @@ def empty_report() -> Report:
     )
 
 
-def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
-    """A finished cell's status and its one-line reason, from its stages.
+# Which ending decides a cell, lowest first; equal ones by stage order.
+PRECEDENCE: Mapping[Status, int] = {
+    Status.ERROR: 0,
+    Status.TIMEOUT: 1,
+    Status.MISSING: 2,
+    Status.BROKEN: 2,
+    Status.PARTIAL: 3,
+}
 
-    Infrastructure trouble (`error`) wins over everything, because then nothing else can be
-    trusted; a missing image is `missing`; a binary of another arch than the image says
-    (the build audit) or a start that fails is `broken`; failing smoke or bench checks
-    leave a started component `partial`.
-    """
-    by_stage = {s.stage: s for s in stages}
-    for result in stages:
-        if result.outcome is Outcome.ERROR:
-            return Status.ERROR, f"{result.stage.value}: {result.detail}".rstrip(": ")
-    for result in stages:
-        if result.outcome is Outcome.TIMEOUT:
-            return Status.TIMEOUT, f"{result.stage.value}: {result.detail}".rstrip(": ")
-    packaging = by_stage.get(Stage.PACKAGING)
-    if packaging is not None and packaging.outcome is Outcome.FAIL:
-        # nothing installable for the arch (like an image not published for it)
-        return Status.MISSING if packaging.detail.startswith("missing") else Status.BROKEN, packaging.detail
-    image = by_stage.get(Stage.IMAGE)
-    if image is not None and image.outcome is Outcome.FAIL:
-        # not published for the arch: missing; published but not what it claims
-        # ("mislabelled: the index says arm64, the image's config says amd64"): broken
-        return Status.MISSING if image.detail.startswith("missing") else Status.BROKEN, image.detail
-    for stage in (Stage.AUDIT, Stage.START):  # "mislabelled binary: ..."; "exec format error"
-        broke = by_stage.get(stage)
-        if broke is not None and broke.outcome is Outcome.FAIL:
-            return Status.BROKEN, broke.detail
-    failed = [r for r in stages if r.outcome is Outcome.FAIL]
-    if failed:
-        names = [c.name for r in failed for c in r.checks if c.outcome is Outcome.FAIL]
-        return Status.PARTIAL, ("failed: " + ", ".join(names)) if names else failed[0].detail
-    ran = [r for r in stages if r.outcome is Outcome.PASS]
-    if not ran:
-        return Status.SKIPPED, "nothing ran"
-    return Status.READY, ""
+
+def deciding(stages: tuple[StageResult, ...]) -> tuple[StageResult, Blame] | None:
+    """The stage whose ending decides a finished cell's status, with its blame (None when
+    none failed). Infrastructure trouble (`error`) wins over everything, because then
+    nothing else can be trusted; then a stage out of time; then the first stage that blocks
+    the component (`missing`, `broken`: nothing after it ran); then failing checks
+    (`partial`)."""
+    blamed = [(r, b) for r in stages if (b := r.blamed) and b.status in PRECEDENCE]
+    return min(blamed, key=lambda found: PRECEDENCE[found[1].status or Status.PARTIAL], default=None)
+
+
+def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
+    """A finished cell's status and its one-line reason, from its stages' blames."""
+    found = deciding(stages)
+    if found is None:
+        if not any(r.outcome is Outcome.PASS for r in stages):
+            return Status.SKIPPED, "nothing ran"
+        return Status.READY, ""
+    result, blame = found
+    status = blame.status
+    assert status is not None  # a skipped stage decides nothing
+    if status in (Status.ERROR, Status.TIMEOUT):
+        return status, f"{result.stage.value}: {result.shown}".rstrip(": ")
+    if status is Status.PARTIAL:
+        partial = [r for r in stages if (b := r.blamed) and b.status is Status.PARTIAL]
+        names = [c.name for r in partial for c in r.checks if c.outcome is Outcome.FAIL]
+        if names:
+            return status, "failed: " + ", ".join(names)
+    return status, result.shown
 
 
 def _update_stage(cell: CellResult, stage: Stage, **changes: object) -> CellResult:
@@ -204,17 +207,16 @@ def reduce(report: Report, event: Event) -> Report:
     elif isinstance(event, CellQueued):
         cell = replace(cell, stage=None)  # waiting: no stage under way (CellResult.queued)
     elif isinstance(event, StageStarted):
-        cell = replace(_update_stage(cell, event.stage, outcome=None), stage=event.stage)
+        cell = replace(_update_stage(cell, event.stage, outcome=None, blame=None), stage=event.stage)
     elif isinstance(event, CheckReported):
         current = cell.stage_result(event.stage) or StageResult(stage=event.stage)
         cell = _update_stage(cell, event.stage, checks=(*current.checks, event.check))
     elif isinstance(event, ImageResolved):
         cell = replace(cell, image=event.image)
     elif isinstance(event, StageFinished):
-        detail = event.detail
-        if event.missing and not detail.startswith("missing"):
-            detail = f"missing: {detail}" if detail else "missing"
-        cell = _update_stage(cell, event.stage, outcome=event.outcome, seconds=event.seconds, detail=detail)
+        cell = _update_stage(
+            cell, event.stage, outcome=event.outcome, seconds=event.seconds, detail=event.detail, blame=event.blame
+        )
     elif isinstance(event, BenchReported):
         cell = replace(cell, bench=event.bench)
     elif isinstance(event, PackagingReported):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import EnvironmentProblem
 from ecoready.domain.model import UNAME_MACHINE, Component, HostFacts, Profile, Stage
 from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
@@ -69,6 +70,14 @@ class Budgets:
 
 
 @dataclass(frozen=True)
+class Unrunnable:
+    """Why a cell cannot run at all: the stage detail it ends with, and who is blamed."""
+
+    detail: str
+    blame: Blame
+
+
+@dataclass(frozen=True)
 class CellPlan:
     id: str
     component: Component
@@ -78,8 +87,8 @@ class CellPlan:
     budgets: Budgets
     backend: Component | None = None
     stages: tuple[Stage, ...] = (Stage.IMAGE, Stage.START, Stage.SMOKE)
-    # Why the cell cannot run at all (no host for its arch); it ends as `error`.
-    unrunnable: str | None = None
+    # Why the cell cannot run at all (no host for its arch, its host down); it ends as `error`.
+    unrunnable: Unrunnable | None = None
     bench: BenchSettings | None = None  # what the bench stage runs (None: no bench stage)
     # Stages that must not share the host's CPUs with any other work (the full profile's
     # bench): the scheduler is to run them alone. Today it is a mark; see docs/architecture.md.
@@ -129,7 +138,7 @@ def budgets_for(component: Component, emulated: bool, bench: BenchSettings | Non
     return Budgets(scaled)
 
 
-def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | None, bool, str | None]:
+def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | None, bool, Unrunnable | None]:
     """(host, emulated, why-not): a reachable host native for the arch first; then one that
     could not be reached but lists the arch (its cells end as `error` naming why: a native
     host that is down is not silently replaced by emulation); then one that emulates it."""
@@ -138,7 +147,8 @@ def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | Non
             return facts, False, None
     for facts in hosts:
         if facts.error and arch in facts.arches:
-            return facts, facts.native_arch != arch, f"host {facts.name}: {facts.error}"
+            unreachable = Unrunnable(f"host {facts.name}: {facts.error}", Blame(Cause.ENGINE_UNREACHABLE, facts.name))
+            return facts, facts.native_arch != arch, unreachable
     for facts in hosts:
         if not facts.error and arch in facts.arches:
             return facts, True, None
@@ -150,7 +160,11 @@ def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | Non
     )
     if arch == "amd64":
         fix = "register qemu-x86_64 (binfmt, F flag) or add a native amd64 host under [[hosts]]"
-    return None, False, f"no host for {arch} (hosts serve: {natives}{down}); fix: {fix}"
+    return (
+        None,
+        False,
+        Unrunnable(f"no host for {arch} (hosts serve: {natives}{down})", Blame(Cause.NO_HOST, arch, fix)),
+    )
 
 
 def refuse_unserved(asked: Iterable[str], served: Iterable[str]) -> None:

@@ -19,7 +19,16 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from ecoready.domain.errors import CheckFailed, DeadlineExceeded, InfraError, Skip, StageFailed, SysbenchOutputError
+from ecoready.domain.blame import Cause
+from ecoready.domain.errors import (
+    CheckFailed,
+    DeadlineExceeded,
+    ImageUnavailable,
+    InfraError,
+    Skip,
+    StageFailed,
+    SysbenchOutputError,
+)
 from ecoready.domain.model import BenchResult, BenchRun, BenchSeries
 from ecoready.domain.text import one_line
 from ecoready.matrix.bench_settings import ROWS_PER_S, BenchSettings
@@ -151,22 +160,27 @@ class SysbenchDriver:
         if client_cpus and server_cpus:
             self.cpusets = {"server": server_cpus, SYSBENCH_ROLE: client_cpus}
         files: dict[str, bytes] = {CONFIG_FILE: config_file(password.reveal())}
-        self.container = await ctx.start_container(
-            SYSBENCH_ROLE,
-            image=self.settings.image,
-            entrypoint=["sleep"],
-            command=["infinity"],
-            user=NOBODY,
-            files=files,
-            cpuset_cpus=client_cpus,
-            tool=True,
-        )
+        try:
+            self.container = await ctx.start_container(
+                SYSBENCH_ROLE,
+                image=self.settings.image,
+                entrypoint=["sleep"],
+                command=["infinity"],
+                user=NOBODY,
+                files=files,
+                cpuset_cpus=client_cpus,
+                tool=True,
+            )
+        except ImageUnavailable as exc:  # ecoready's tool image, not the component's
+            why = f"the sysbench image {self.settings.image}: {exc}"
+            raise InfraError(why, cause=Cause.TOOL_IMAGE, subject=self.settings.image) from None
         version = await self._exec(["sysbench", "--version"], ctx.scaled(30), what="sysbench --version")
         helptext = await self._exec(["sysbench", "--help"], ctx.scaled(30), what="sysbench --help")
         try:
             self.caps = capabilities(version, helptext)
         except SysbenchOutputError as exc:
-            raise InfraError(f"the sysbench image {self.settings.image} has no usable sysbench: {exc}") from None
+            why = f"the sysbench image {self.settings.image} has no usable sysbench: {exc}"
+            raise InfraError(why, cause=Cause.TOOL_IMAGE, subject=self.settings.image) from None
         if self.zipfian_mode == "lua":
             stubs = {wrapper_stub_path(w): wrapper_stub(w) for w in self.settings.workloads}
             await ctx.put_files(self.container, {ZIPFIAN_LUA: zipfian_lua(), **stubs})

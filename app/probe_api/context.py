@@ -44,6 +44,7 @@ from ecoready.probe_api.exits import (
     NARROW_CPU_FIX,
     classify_exit,
     cpu_level_missing,
+    exit_cause,
     illegal_instruction,
     narrow_cpu_problem,
 )
@@ -355,7 +356,8 @@ class ProbeContext:
         narrow = self._narrow_cpu(state.exit_code, "\n".join(lines))
         if narrow is not None:
             return EmulatorTooOld("", f"{container.role}: {detail}", problem=narrow.problem, fix=narrow.fix)
-        return StageFailed(detail if container is self.main else f"{container.role}: {detail}")
+        cause = exit_cause(state, lines)
+        return StageFailed(detail if container is self.main else f"{container.role}: {detail}", cause=cause)
 
     def _narrow_cpu(self, exit_code: int | None, text: str) -> EmulatorTooOld | None:
         """An illegal instruction under the narrower CPU model this cell is emulated with
@@ -517,10 +519,12 @@ class ProbeContext:
         except EmulatorTooOld:
             raise  # the emulator, not the backend: the runner retries with QEMU_CPU=max
         except StageFailed as exc:
-            raise BackendFailed(f"backend {component.id} did not start: {exc}") from None
+            behind = exc.blame(Stage.START).cause
+            raise BackendFailed(f"did not start: {exc}", subject=component.id, behind=behind) from None
         except ImageUnavailable as exc:
-            raise BackendFailed(f"backend {component.id} has no usable image for {self.arch}: {exc}") from None
+            why = f"no usable image for {self.arch}: {exc}"
+            raise BackendFailed(why, subject=component.id, behind=exc.cause) from None
         if probe.endpoint is None:
-            raise BackendFailed(f"backend {component.id} ({component.probe}) exposes no SQL endpoint")
+            raise BackendFailed(f"exposes no SQL endpoint (probe {component.probe})", subject=component.id)
         self._backend = probe.endpoint
         return probe.endpoint

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.specs import ContainerState
 from ecoready.domain.text import one_line
 
 GLIBC_CPU_MARKER = "CPU does not support x86-64-v"
-EMULATOR_UPGRADE = "fix: register qemu-user >= 8 for this arch (e.g. tonistiigi/binfmt)"
-EMULATOR_FIX = f"{EMULATOR_UPGRADE}, or set QEMU_CPU=max in the container's environment"
+EMULATOR_UPGRADE = "register qemu-user >= 8 for this arch (e.g. tonistiigi/binfmt)"
+EMULATOR_FIX = f"fix: {EMULATOR_UPGRADE}, or set QEMU_CPU=max in the container's environment"
 
 
 # qemu-user's words when the emulated program hit an instruction the emulated CPU lacks
@@ -36,12 +37,20 @@ def cpu_level_missing(text: str) -> str | None:
     return "x86-64-v" + text.split(GLIBC_CPU_MARKER, 1)[1].split()[0].rstrip(".,;:")
 
 
+def exit_cause(state: ContainerState, log_lines: Sequence[str]) -> Cause:
+    """Who is blamed for a container that stopped: a binary no CPU or emulator would run
+    (exec format error, the kernel's words), else the component's own failure to start."""
+    if any("exec format error" in text for text in (state.error, *log_lines)):
+        return Cause.NOT_FOR_THIS_CPU
+    return Cause.DOES_NOT_START
+
+
 def classify_exit(state: ContainerState, log_lines: Sequence[str], *, emulated: bool = True) -> str:
     """One line on why a container stopped, naming the known emulation hazards."""
     text = "\n".join(log_lines)
     if state.oom_killed:
         return "OOM killed (memory limit reached)"
-    if "exec format error" in text or "exec format error" in state.error:
+    if exit_cause(state, log_lines) is Cause.NOT_FOR_THIS_CPU:
         return "exec format error (the binary is not for this CPU and no emulator ran it)"
     level = cpu_level_missing(text)
     if level is not None:

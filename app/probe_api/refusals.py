@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.errors import EcoreadyError, EngineError, MatrixMismatch, StageFailed
 from ecoready.domain.model import Component
 
@@ -26,5 +27,6 @@ def start_refused(component: Component, arch: str, role: str, image: str, reason
         what = f"{image} has no program {missing.group(1)!r} ({role}: {missing.group(2)})"
         return matrix_mismatch(component, what)
     if "exec format error" in reason:
-        return StageFailed(f"{role}: exec format error (the binary is not for {arch} and no emulator ran it)")
+        why = f"{role}: exec format error (the binary is not for {arch} and no emulator ran it)"
+        return StageFailed(why, cause=Cause.NOT_FOR_THIS_CPU)
     return EngineError(reason)

@@ -48,7 +48,7 @@ async def check_images(
         try:
             found = await client.resolve(component.image, arch)
         except RegistryError as exc:
-            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=f"error: {exc}")
+            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=str(exc))
             count, _ = unchecked.get(exc.registry, (0, ""))
             unchecked[exc.registry] = (count + 1, exc.reason)
         return ImageCheck(component.id, component.name, arch, found)

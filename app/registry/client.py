@@ -314,7 +314,7 @@ class RegistryClient:
         repository_exists = True
         if top is None:
             why, repository_exists = await self._not_found(ref) if not ref.digest else ("not found", True)
-            found = Availability(reference, arch, Verdict.MISSING, ref.registry, detail=f"missing: {ref}: {why}")
+            found = Availability(reference, arch, Verdict.MISSING, ref.registry, detail=f"{ref}: {why}", exists=False)
         else:
             found = await self._verdict(ref, reference, arch, top)
         if found.verdict is not Verdict.MISSING or ref.digest or not ref.tag or not repository_exists:
@@ -337,7 +337,7 @@ class RegistryClient:
         if not top.is_index:
             actual = await self.config_arch(ref, top)
             if actual != arch:
-                detail = f"missing: a single-arch image for {actual}"
+                detail = f"a single-arch image for {actual}"
                 return replace(base, digest=top.digest, arches=(actual,), detail=detail)
             return replace(
                 base,
@@ -353,14 +353,14 @@ class RegistryClient:
         base = replace(base, index_digest=top.digest, arches=arches)
         entry = pick_entry(platforms, arch)
         if entry is None:
-            return replace(base, detail=f"missing: the index publishes {', '.join(arches) or 'no platforms'} only")
+            return replace(base, detail=f"the index publishes {', '.join(arches) or 'no platforms'} only")
         digest = str(entry.get("digest", ""))
         child = await self.lookup(ref.at(digest)) if _DIGEST.match(digest) else None
         if child is None:
-            return replace(base, detail=f"missing: the index lists {arch} but its manifest {digest[:19]} is not there")
+            return replace(base, detail=f"the index lists {arch} but its manifest {digest[:19]} is not there")
         if child.is_index:
             if depth:
-                return replace(base, detail=f"missing: the index entry for {arch} is a nested index")
+                return replace(base, detail=f"the index entry for {arch} is a nested index")
             nested = await self._verdict(ref, reference, arch, child, depth + 1)
             return replace(nested, index_digest=top.digest, arches=arches)
         actual = await self.config_arch(ref, child)
@@ -369,7 +369,7 @@ class RegistryClient:
                 base,
                 verdict=Verdict.MISLABELLED,
                 digest=digest,
-                detail=f"mislabelled: the index says {arch}, the image's config says {actual}",
+                detail=f"the index says {arch}, the image's config says {actual}",
             )
         return replace(
             base,

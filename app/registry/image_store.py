@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.errors import ImageUnavailable, RegistryError
-from ecoready.domain.model import ImageInfo, Verdict
+from ecoready.domain.model import Availability, ImageInfo, Verdict
 from ecoready.engine.docker_host import DockerHost
 from ecoready.registry.client import RegistryClient
 
@@ -52,12 +53,12 @@ class ImageStore:
 
     async def _fetch(self, reference: str, arch: str) -> ImageInfo:
         found = await self.registry.resolve(reference, arch)
-        if found.verdict is not Verdict.AVAILABLE:  # mislabelled: a failure, not "missing"
-            raise ImageUnavailable(found.detail, missing=found.verdict is Verdict.MISSING)
+        if found.verdict is not Verdict.AVAILABLE:
+            raise ImageUnavailable(found.detail, cause=unavailable(found))
         image_id = await self.host.images.pull(found.pull_reference, f"linux/{arch}")
         _, actual = await self.host.images.image_platform(image_id)
         if actual != arch:
-            raise ImageUnavailable(f"mislabelled: pulled for {arch}, the image says {actual}", missing=False)
+            raise ImageUnavailable(f"pulled for {arch}, the image says {actual}", cause=Cause.MISLABELLED_IMAGE)
         return ImageInfo(
             reference=reference,
             arch=arch,
@@ -67,3 +68,11 @@ class ImageStore:
             found_as=found.found_as,
             image_id=image_id,
         )
+
+
+def unavailable(found: Availability) -> Cause:
+    """Who is blamed for an image that is not there for the arch: its publisher, for not
+    publishing it (or not under this name at all), or for labelling it wrongly."""
+    if found.verdict is Verdict.MISLABELLED:
+        return Cause.MISLABELLED_IMAGE
+    return Cause.NOT_PUBLISHED if found.exists else Cause.NO_SUCH_IMAGE

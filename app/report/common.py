@@ -186,7 +186,7 @@ def failures(cell: CellResult) -> list[Failure]:
         found.extend(Failure(f"{stage.stage.value} {c.name}", c.outcome.value, c.detail) for c in bad_checks)
         if stage.outcome in BAD and not bad_checks:
             assert stage.outcome is not None
-            found.append(Failure(stage.stage.value, stage.outcome.value, stage.detail))
+            found.append(Failure(stage.stage.value, stage.outcome.value, stage.shown))
     if not found and cell.status not in NOT_FAILING:
         found.append(Failure("cell", cell.status.value, cell.detail))
     return found

@@ -153,7 +153,7 @@ def cell_body(cell: CellResult) -> str:
     rows = []
     for stage in cell.stages:
         outcome = stage.outcome.value if stage.outcome else "running"
-        rows.append([esc(stage.stage.value), esc(outcome), f"{stage.seconds:.1f}s", esc(stage.detail)])
+        rows.append([esc(stage.stage.value), esc(outcome), f"{stage.seconds:.1f}s", esc(stage.shown)])
         for check in stage.checks:
             rows.append(["", esc(f"{check.name}: {check.outcome.value}"), f"{check.seconds:.2f}s", esc(check.detail)])
     if rows:

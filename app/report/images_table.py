@@ -65,13 +65,9 @@ def render_json(report: ImagesReport) -> str:
 
 
 def how(check: ImageCheck) -> str:
-    """How it was found, or why not (the detail without its verdict prefix)."""
+    """How it was found, or why not."""
     found = check.availability
-    if found.verdict is Verdict.AVAILABLE:
-        text = found.found_as
-    else:
-        text = found.detail.removeprefix(f"{found.verdict.value}: ")
-    return one_line(text, 160)
+    return one_line(found.found_as if found.verdict is Verdict.AVAILABLE else found.detail, 160)
 
 
 def registry_line(status: RegistryStatus) -> str:

@@ -18,7 +18,9 @@ from ecoready.domain.model import (
     HostFacts,
     RegistryStatus,
     Report,
+    StageResult,
 )
+from ecoready.report.legacy import with_blame
 from ecoready.report.migration import plan_pins, plan_steps
 
 RATE_LIMIT = ("limit", "remaining", "window_s", "source")
@@ -69,6 +71,8 @@ LAYOUTS = {
         optional=frozenset({"audit", "packaging"}),  # added after schema 1 was first written
     ),
     Check: Layout(first=("name", "outcome", "seconds", "detail")),
+    # blames were added after schema 1 was first written: older reports get theirs from wording
+    StageResult: Layout(optional=frozenset({"blame"}), prepare=with_blame),
     BenchSeries: Layout(
         first=("workload", "access", "threads", "median_tps", "median_qps", "median_p95_ms", "cv"),
         finish=_runs_without_series_keys,

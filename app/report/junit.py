@@ -1,9 +1,9 @@
 """Report -> JUnit XML (pure), for CI systems that show test results.
 
-One <testcase> per cell: classname = category, name = component/arch. A component's
-failure (partial, broken, missing, timeout) is a <failure> listing the failing checks;
-a failure of the tool or its infrastructure (`error`) is an <error>, so CI never shows it
-as the component's fault; skipped and unfinished cells are <skipped>.
+One <testcase> per cell: classname = category, name = component/arch. What blames the
+component (partial, broken, missing) or the clock (timeout) is a <failure> listing the
+failing checks; what blames the tool or its infrastructure (`error`) is an <error>, so CI
+never shows it as the component's fault; skipped and unfinished cells are <skipped>.
 """
 
 from __future__ import annotations
@@ -11,15 +11,29 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from ecoready.domain.blame import Party
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import cells_in_grid_order, failures, run_seconds
 from ecoready.report.present import EMULATED_MEANING, packaging_line, status_detail
-from ecoready.report.verdict import Advice, advice_by_cell, arch_verdicts, infra_lines
+from ecoready.report.verdict import Advice, advice_by_cell, arch_verdicts, infra_lines, why
 
 # Characters XML 1.0 cannot carry at all (inert() already removed most controls).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 FAILED = frozenset({Status.PARTIAL, Status.BROKEN, Status.MISSING, Status.TIMEOUT})
+# who is blamed -> what JUnit calls it: the tool's trouble is never the component's failure
+ELEMENT = {Party.COMPONENT: "failure", Party.CLOCK: "failure", Party.TOOL: "error", Party.NOBODY: "skipped"}
+
+
+def element(cell: CellResult) -> str:
+    """`failure`, `error`, `skipped`, or "" for a ready cell: from who its blame blames (a
+    cell no stage explains, from its status)."""
+    if cell.status is Status.READY:
+        return ""
+    blame = why(cell).blame
+    if blame is not None:
+        return ELEMENT[blame.facts.party]
+    return "failure" if cell.status in FAILED else "error" if cell.status is Status.ERROR else "skipped"
 
 
 def xml_text(text: str) -> str:
@@ -49,13 +63,14 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
         if cell.packaging is not None:  # a driver row: its packaging verdict next to the runtime result
             ET.SubElement(props, "property", name="packaging", value=xml_text(packaging_line(cell.packaging)))
     message = xml_text(status_detail(cell))
-    if cell.status in FAILED:
+    kind = element(cell)
+    if kind == "failure":
         node = ET.SubElement(case, "failure", message=message, type=cell.status.value)
         node.text = failure_text(cell, advised)
-    elif cell.status is Status.ERROR:
+    elif kind == "error":
         node = ET.SubElement(case, "error", message=message, type="tool or infrastructure error")
         node.text = failure_text(cell, advised)
-    elif cell.status is not Status.READY:  # skipped, or never finished (an interrupted run)
+    elif kind:  # skipped, or never finished (an interrupted run)
         reason = message if cell.status is Status.SKIPPED else f"did not finish ({cell.status.value})"
         ET.SubElement(case, "skipped", message=reason)
     out = []
@@ -69,11 +84,12 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
 
 def render(report: Report) -> str:
     cells = cells_in_grid_order(report)
+    kinds = [element(c) for c in cells]
     count = {
         "tests": len(cells),
-        "failures": sum(1 for c in cells if c.status in FAILED),
-        "errors": sum(1 for c in cells if c.status is Status.ERROR),
-        "skipped": sum(1 for c in cells if c.status not in FAILED and c.status not in (Status.READY, Status.ERROR)),
+        "failures": kinds.count("failure"),
+        "errors": kinds.count("error"),
+        "skipped": kinds.count("skipped"),
     }
     seconds = run_seconds(report)
     total = f"{seconds:.3f}" if seconds is not None else f"{sum(c.seconds for c in cells):.3f}"

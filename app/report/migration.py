@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ecoready.domain.model import CellResult, Report, Status, TagSearch, normalize_arch
 from ecoready.report.order import arches_of, grid_rows
+from ecoready.report.present import status_detail
 
 
 class Action(str, enum.Enum):
@@ -99,7 +100,7 @@ def _step(
         seen = f"the {other.arch} image was ready under emulation in {other.seconds:.1f} s"
         why = f"{cell.status.value} for {arch}; {seen}{cost}"
         return step(Action.EMULATE, f"emulate the {other.arch} image", why)
-    why = cell.detail if cell.detail.startswith(cell.status.value) else f"{cell.status.value}: {cell.detail}"
+    why = status_detail(cell)
     if found is not None:
         why += f"; {found.error}" if found.error else f"; no other tag publishes {arch} ({looked(found)})"
     return step(Action.BLOCKED, "blocked", why)

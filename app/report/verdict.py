@@ -2,18 +2,23 @@
 Markdown, HTML, JUnit): a verdict line per architecture, and for every cell that is not
 ready what failed, in words, and what a person can do about it.
 
-The remedies reuse the migration plan (`migration.py`: `use TAG`, `upgrade to`, `emulate`)
-and add what the run's failure itself says: register an emulator, add a native `[[hosts]]`
-entry, fix the backend, reach the registry. Identical registry failures are said once per
-registry (`infra_lines`), not once per cell.
+Everything here reads who is blamed as data: the stage that decided a cell's status and
+its `Blame` (`why`); the reason and the remedy are written per cause (`_REASONS`,
+`_REMEDIES`, one entry for every `Cause`), never worked out of a detail's wording. The
+remedies reuse the migration plan (`migration.py`: `use TAG`, `upgrade to`, `emulate`) and
+add what the failure itself says: register an emulator, add a native `[[hosts]]` entry, fix
+the backend, reach the registry, or the fix its blame carries. Identical registry and
+backend failures are said once each (`infra_lines`), not once per cell.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ecoready.domain.model import CellResult, Outcome, Report, Stage, Status
+from ecoready.domain.blame import Blame, Cause, Party, said
+from ecoready.domain.model import CellResult, Outcome, Report, Stage, StageResult, Status
+from ecoready.domain.state import deciding
 from ecoready.report.migration import Action, Step, plan_steps
 from ecoready.report.order import arches_of, grid_rows
 
@@ -26,6 +31,8 @@ REGISTRY_REMEDY = (
     "check the network, or set `[registry] mirror` to a registry that holds the images, "
     "or try the offline lab matrix (containers/lab.toml)"
 )
+ENGINE_REMEDY = "start the docker engine (or check the host's address), then re-run"
+NOT_OURS = "not the component's fault: see the detail, fix the cause, then re-run the cell"
 BLOCKERS = (Status.MISSING, Status.BROKEN)
 NOT_CHECKED = (Status.ERROR, Status.SKIPPED)
 STAGE_WORDS = {
@@ -36,11 +43,6 @@ STAGE_WORDS = {
     Stage.SMOKE: "smoke checks",
     Stage.BENCH: "benchmark",
 }
-# `image: docker.io: unreachable (ConnectError: …)`: a registry that could not be asked
-_REGISTRY_FAILURE = re.compile(
-    r"^(?:image: )?(?P<registry>[a-z0-9.-]+\.[a-z]+(?::\d+)?|[0-9.]+:\d+|localhost(?::\d+)?): "
-    r"(?P<reason>(?:(?:registry )?unreachable|no answer|rate limit|refus|HTTP 5).*)$"
-)
 
 
 @dataclass(frozen=True)
@@ -67,46 +69,54 @@ class RegistryTrouble:
     cells: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Why:
+    """A finished cell that is not ready, as its stages tell it: the stage that decided its
+    status and who that blames (both None when no stage says: a report made by hand whose
+    status no stage explains)."""
+
+    cell: CellResult
+    stage: StageResult | None
+    blame: Blame | None
+
+    @property
+    def cause(self) -> Cause | None:
+        return self.blame.cause if self.blame else None
+
+    @property
+    def detail(self) -> str:
+        """The deciding stage's own detail, else the cell's."""
+        return self.stage.detail if self.stage else self.cell.detail
+
+    @property
+    def words(self) -> str:
+        """The deciding stage in words (`smoke checks`), or "" when no stage decided."""
+        return STAGE_WORDS[self.stage.stage] if self.stage else ""
+
+
+def why(cell: CellResult) -> Why:
+    found = deciding(cell.stages)
+    if found is None or found[1].status is not cell.status:
+        return Why(cell, None, None)
+    return Why(cell, *found)
+
+
 def registry_failure(cell: CellResult) -> tuple[str, str] | None:
     """(registry, reason) when the cell is `error` because its image's registry could not
     be asked (not a backend's: that cell says `backend …`)."""
-    if cell.status is not Status.ERROR:
+    said_ = why(cell)
+    if said_.cause is not Cause.REGISTRY or said_.blame is None:
         return None
-    found = _REGISTRY_FAILURE.match(_failed_detail(cell))
-    return (found["registry"], found["reason"]) if found else None
+    return said_.blame.subject, said_.detail
 
 
-def backend_failure(cell: CellResult) -> tuple[str, str] | None:
-    """(backend, why) when the cell is `error` because its backend could not be had."""
-    if cell.status is not Status.ERROR:
+def backend_failure(cell: CellResult) -> tuple[str, str, Cause | None] | None:
+    """(backend, why, the cause behind) when the cell is `error` because its backend could
+    not be had."""
+    said_ = why(cell)
+    if said_.cause is not Cause.BACKEND or said_.blame is None:
         return None
-    rest = _strip(_failed_detail(cell), "image:", "start:")
-    if not rest.startswith("backend "):
-        return None
-    name, _, why = rest.removeprefix("backend ").partition(" ")
-    return name.rstrip(":"), why
-
-
-def _failed_detail(cell: CellResult) -> str:
-    """The failing stage's own detail (without the `stage:` prefix the reducer adds)."""
-    for result in cell.stages:
-        if result.outcome in (Outcome.ERROR, Outcome.TIMEOUT, Outcome.FAIL) and result.detail:
-            return result.detail
-    return cell.detail
-
-
-def _failed_stage(cell: CellResult) -> Stage | None:
-    for result in cell.stages:
-        if result.outcome in (Outcome.ERROR, Outcome.TIMEOUT, Outcome.FAIL):
-            return result.stage
-    return None
-
-
-def _strip(detail: str, *prefixes: str) -> str:
-    for prefix in prefixes:
-        while detail.startswith(prefix):
-            detail = detail.removeprefix(prefix).lstrip()
-    return detail
+    return said_.blame.subject, said_.detail, said_.blame.behind
 
 
 def _cut(text: str, width: int) -> str:
@@ -115,56 +125,104 @@ def _cut(text: str, width: int) -> str:
 
 def cell_reason(cell: CellResult) -> tuple[str, str]:
     """(reason, short): what failed, in words, and a few words of it for verdict lines."""
-    detail = _failed_detail(cell)
-    stage = _failed_stage(cell)
-    status = cell.status
-    if status is Status.MISSING:
-        rest = _strip(detail, "missing:", "missing")
-        what = "package" if stage is Stage.PACKAGING else "image"
-        short = f"no {cell.arch} {what}"
-        return (f"{short}: {rest}" if rest else short), short
-    if status is Status.BROKEN:
-        if detail.startswith("mislabelled binary"):
-            return detail, "mislabelled binary"
-        if detail.startswith("mislabelled"):
-            return detail, "mislabelled image"
-        words = STAGE_WORDS.get(stage, "start") if stage else "start"
-        short = "does not start" if stage in (Stage.START, None) else f"{words} failed"
-        return f"{short}: {detail}" if detail else short, short
-    if status is Status.PARTIAL:
-        checks = [c.name for r in cell.stages for c in r.checks if c.outcome is Outcome.FAIL]
-        if checks:
-            short = f"{', '.join(checks)} failed"
-            words = STAGE_WORDS.get(stage, "checks") if stage else "checks"
-            return f"{words}: {short}", short  # each check's own detail follows it in every view
-        short = _strip(detail, "failed:") + " failed" if detail.startswith("failed:") else (detail or "checks failed")
+    said_ = why(cell)
+    reason = _REASONS.get(said_.cause) if said_.cause else None
+    return reason(said_) if reason else _by_status(said_)
+
+
+def _with(short: str, detail: str) -> tuple[str, str]:
+    return (f"{short}: {detail}" if detail else short), short
+
+
+def _not_there(w: Why) -> tuple[str, str]:
+    what = "package" if w.stage is not None and w.stage.stage is Stage.PACKAGING else "image"
+    return _with(f"no {w.cell.arch} {what}", w.detail)
+
+
+def _did_not_start(w: Why) -> tuple[str, str]:
+    short = "does not start" if w.stage is None or w.stage.stage is Stage.START else f"{w.words} failed"
+    return _with(short, w.detail)
+
+
+def _checks_failed(w: Why) -> tuple[str, str]:
+    checks = [c.name for r in w.cell.stages for c in r.checks if c.outcome is Outcome.FAIL]
+    if checks:
+        short = f"{', '.join(checks)} failed"
+        return f"{w.words or 'checks'}: {short}", short  # each check's own detail follows it in every view
+    if w.blame is not None and w.blame.subject:
+        short = f"{w.blame.subject} failed"
         return short, short
+    return w.detail or "checks failed", w.detail or "checks failed"
+
+
+def _over_budget(w: Why) -> tuple[str, str]:
+    words = w.words or "a stage"
+    return _with(f"{words} ran over its budget", w.detail)[0], f"{words} timed out"
+
+
+def _registry(w: Why) -> tuple[str, str]:
+    registry = w.blame.subject if w.blame else ""
+    return f"registry {registry}: {w.detail}", f"registry {registry} {_cut(w.detail.split(' (')[0], 32)}"
+
+
+def _backend(w: Why) -> tuple[str, str]:
+    backend = w.blame.subject if w.blame else ""
+    return _with(f"backend {backend}", w.detail)[0], f"backend {backend} failed"
+
+
+def _tool(w: Why) -> tuple[str, str]:
+    reason = w.detail or "the tool or its infrastructure failed"
+    return reason, _cut(reason, 48)
+
+
+def _by_status(w: Why) -> tuple[str, str]:
+    """A cell no stage explains: its status and its own detail."""
+    status = w.cell.status
+    if status is Status.MISSING:
+        return _not_there(w)
+    if status is Status.BROKEN:
+        return _did_not_start(w)
+    if status is Status.PARTIAL:
+        return _checks_failed(w)
     if status is Status.TIMEOUT:
-        words = STAGE_WORDS.get(stage, "a stage") if stage else "a stage"
-        rest = _strip(detail, f"{stage.value}:" if stage else "")
-        return f"{words} ran over its budget: {rest}" if rest else f"{words} ran over its budget", f"{words} timed out"
+        return _over_budget(w)
     if status is Status.ERROR:
-        found = registry_failure(cell)
-        if found:
-            what = found[1].split(" (")[0].removeprefix("registry ")
-            return f"registry {found[0]}: {found[1]}", f"registry {found[0]} {what}"
-        backend = backend_failure(cell)
-        if backend:  # the backend is blamed, not the image
-            name, why = backend
-            return f"backend {name}: {why.removeprefix(': ')}".rstrip(": "), f"backend {name} failed"
-        rest = _strip(cell.detail, "image:", "start:", "smoke:", "bench:", "audit:", "packaging:")
-        reason = rest.split("; fix:")[0]
-        reason = reason or "the tool or its infrastructure failed"
-        short = "no host" if reason.startswith("no host for") else _cut(reason, 48)
-        return reason, short
+        return _tool(w)
     if status is Status.SKIPPED:
-        return cell.detail or "not run", "not run"
-    return cell.detail or status.value, status.value
+        return w.cell.detail or "not run", "not run"
+    return w.cell.detail or status.value, status.value
 
 
-def _remedy(cell: CellResult, step: Step | None, searched: bool) -> str:
-    arch = cell.arch
-    detail = _failed_detail(cell)
+_REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
+    Cause.NOT_PUBLISHED: _not_there,
+    Cause.NO_SUCH_IMAGE: _not_there,
+    Cause.MISLABELLED_IMAGE: lambda w: (said(w.blame, w.detail), "mislabelled image"),
+    Cause.MISLABELLED_BINARY: lambda w: (said(w.blame, w.detail), "mislabelled binary"),
+    Cause.NOT_FOR_THIS_CPU: _did_not_start,
+    Cause.DOES_NOT_START: _did_not_start,
+    Cause.CHECK_FAILED: _checks_failed,
+    Cause.BENCH_FAILED: _checks_failed,
+    Cause.OVER_BUDGET: _over_budget,
+    Cause.ENGINE_UNREACHABLE: _tool,
+    Cause.HOST_LOST: _tool,
+    Cause.ENGINE_REFUSED: _tool,
+    Cause.REGISTRY: _registry,
+    Cause.CREDENTIALS: _tool,
+    Cause.PULL_STALLED: _tool,
+    Cause.BACKEND: _backend,
+    Cause.TOOL_IMAGE: _tool,
+    Cause.EMULATOR: _tool,
+    Cause.NO_HOST: lambda w: (w.detail or f"no host for {w.cell.arch}", "no host"),
+    Cause.MATRIX: _tool,
+    Cause.INTERRUPTED: _tool,
+    Cause.TOOL: _tool,
+    Cause.INTERNAL: _tool,
+    Cause.NOT_APPLICABLE: lambda w: (w.cell.detail or "not run", "not run"),
+}
+
+
+def _remedy(w: Why, step: Step | None, searched: bool) -> str:
+    arch = w.cell.arch
     if step is not None and step.action in (Action.USE, Action.UPGRADE, Action.EMULATE):
         how = {
             Action.USE: f"use the tag {step.text.removeprefix('use ')}, which publishes {arch}",
@@ -172,56 +230,72 @@ def _remedy(cell: CellResult, step: Step | None, searched: bool) -> str:
             Action.EMULATE: f"{step.text} on {arch} machines (it was ready emulated in this run)",
         }
         return how[step.action]
-    if cell.status is Status.MISSING:
-        if cell.packaging is not None or _failed_stage(cell) is Stage.PACKAGING:
+    if w.blame is not None and w.blame.fix and w.blame.facts.party is Party.TOOL:
+        return w.blame.fix  # whoever saw the trouble knew the way out
+    cause = w.cause or _STATUS_CAUSE.get(w.cell.status)
+    if cause is None:
+        return ""
+    if cause is Cause.NOT_PUBLISHED:
+        if w.cell.packaging is not None or (w.stage is not None and w.stage.stage is Stage.PACKAGING):
             return f"pick a version of the package that ships a {arch} build, or install the build tools it needs"
-        if "not found" in detail:
-            return "the image does not exist under this name: check the row's `image` (repository and tag)"
         if not searched:  # the run did not look through the tags (an older report)
             return f"look for a tag that publishes {arch} (a `TAG-aarch64` one, or a newer version), or build one"
-        return (
-            f"no tag of this image publishes {arch}: ask the publisher for an image for {arch}, build one, "
-            "or choose another image"
-        )
-    if cell.status is Status.BROKEN:
-        if detail.startswith("mislabelled binary"):
-            return f"its programs are not {arch} ones: use an image whose build really targets {arch}"
-        if detail.startswith("mislabelled"):
-            return (
-                f"the image is not what its index claims: use a tag published correctly for {arch}, tell the publisher"
-            )
-        if cell.emulated:
-            if "exec format error" in detail:
-                return EMULATOR_REMEDY.format(arch=arch)
-            return NATIVE_REMEDY.format(arch=arch)
-        return f"it does not run on {arch} as published: try another version, or report it to the publisher"
-    if cell.status is Status.PARTIAL:
-        if cell.emulated:
-            return NATIVE_REMEDY.format(arch=arch)
-        return "look at the failed checks in the cell's detail: a setting, or a real gap on this arch"
-    if cell.status is Status.TIMEOUT:
-        if cell.emulated:
-            return f"give it a longer `timeout` in its row, or run it on a native {arch} host ([[hosts]])"
-        return "give it a longer `timeout` in its row, or look at its log: it may hang"
-    if cell.status is Status.ERROR:
-        if registry_failure(cell):
-            return REGISTRY_REMEDY
-        text = cell.detail
-        if "; fix: " in text:
-            return text.split("; fix: ", 1)[1]
-        if "no host for" in text:
-            return EMULATOR_REMEDY.format(arch=arch)
-        backend = backend_failure(cell)
-        if backend:
-            unreachable = _REGISTRY_FAILURE.match(backend[1].removeprefix(": "))
-            first = REGISTRY_REMEDY if unreachable else "see its own row"
-            return f"fix the backend {backend[0]} first ({first}), then re-run this cell"
-        if "docker daemon unavailable" in text or "docker engine" in text:
-            return "start the docker engine (or check the host's address), then re-run"
-        return "not the component's fault: see the detail, fix the cause, then re-run the cell"
-    if cell.status is Status.SKIPPED:
-        return "run it again"
-    return ""
+    remedy = _REMEDIES[cause]
+    text = remedy[1] if w.cell.emulated and len(remedy) > 1 else remedy[0]
+    subject = w.blame.subject if w.blame else ""
+    behind = REGISTRY_REMEDY if w.blame is not None and w.blame.behind is Cause.REGISTRY else "see its own row"
+    return text.format(arch=arch, subject=subject, behind=behind)
+
+
+# A status no stage explains is advised as its most common cause.
+_STATUS_CAUSE = {
+    Status.MISSING: Cause.NOT_PUBLISHED,
+    Status.BROKEN: Cause.DOES_NOT_START,
+    Status.PARTIAL: Cause.CHECK_FAILED,
+    Status.TIMEOUT: Cause.OVER_BUDGET,
+    Status.ERROR: Cause.TOOL,
+    Status.SKIPPED: Cause.NOT_APPLICABLE,
+}
+_ANOTHER_VERSION = "it does not run on {arch} as published: try another version, or report it to the publisher"
+_CHECKS = "look at the failed checks in the cell's detail: a setting, or a real gap on this arch"
+# cause -> (the remedy, and when it differs, the remedy for an emulated cell)
+_REMEDIES: Mapping[Cause, tuple[str, ...]] = {
+    Cause.NOT_PUBLISHED: (
+        "no tag of this image publishes {arch}: ask the publisher for an image for {arch}, build one, "
+        "or choose another image",
+    ),
+    Cause.NO_SUCH_IMAGE: ("the image does not exist under this name: check the row's `image` (repository and tag)",),
+    Cause.MISLABELLED_IMAGE: (
+        "the image is not what its index claims: use a tag published correctly for {arch}, tell the publisher",
+    ),
+    Cause.MISLABELLED_BINARY: ("its programs are not {arch} ones: use an image whose build really targets {arch}",),
+    Cause.NOT_FOR_THIS_CPU: (_ANOTHER_VERSION, EMULATOR_REMEDY),
+    Cause.DOES_NOT_START: (_ANOTHER_VERSION, NATIVE_REMEDY),
+    Cause.CHECK_FAILED: (_CHECKS, NATIVE_REMEDY),
+    Cause.BENCH_FAILED: (_CHECKS, NATIVE_REMEDY),
+    Cause.OVER_BUDGET: (
+        "give it a longer `timeout` in its row, or look at its log: it may hang",
+        "give it a longer `timeout` in its row, or run it on a native {arch} host ([[hosts]])",
+    ),
+    Cause.ENGINE_UNREACHABLE: (ENGINE_REMEDY,),
+    Cause.HOST_LOST: (ENGINE_REMEDY,),
+    Cause.ENGINE_REFUSED: ("the engine refused a call: see the detail for its answer, fix the cause, then re-run",),
+    Cause.REGISTRY: (REGISTRY_REMEDY,),
+    Cause.CREDENTIALS: ("fix the registry credentials ecoready reads (the docker config or its helper), then re-run",),
+    Cause.PULL_STALLED: ("the pull made no progress: check the network to the registry, then re-run the cell",),
+    Cause.BACKEND: ("fix the backend {subject} first ({behind}), then re-run this cell",),
+    Cause.TOOL_IMAGE: (
+        "make the tool image ({subject}) available for {arch} (`[sysbench] image` in the matrix), "
+        "or run with `--profile smoke`",
+    ),
+    Cause.EMULATOR: (EMULATOR_REMEDY,),
+    Cause.NO_HOST: (EMULATOR_REMEDY,),
+    Cause.MATRIX: ("fix the row in the matrix: the detail says what it asks and the image lacks",),
+    Cause.INTERRUPTED: ("run it again",),
+    Cause.TOOL: (NOT_OURS,),
+    Cause.INTERNAL: ("a fault of ecoready's, not the component's: re-run the cell, and report it if it recurs",),
+    Cause.NOT_APPLICABLE: ("run it again",),
+}
 
 
 def advice(report: Report) -> list[Advice]:
@@ -249,7 +323,7 @@ def advice_for(report: Report, cell_id: str) -> Advice | None:
 def _advice(report: Report, cell: CellResult, step: Step | None) -> Advice:
     reason, short = cell_reason(cell)
     searched = any((s.component, s.arch) == (cell.component, cell.arch) for s in report.migration.searches)
-    remedy = _remedy(cell, step, searched)
+    remedy = _remedy(why(cell), step, searched)
     return Advice(cell.id, cell.component, cell.arch, cell.status, cell.emulated, reason, short, remedy)
 
 
@@ -267,13 +341,13 @@ def registry_troubles(report: Report) -> list[RegistryTrouble]:
     return [RegistryTrouble(reg, reason, tuple(sorted(ids))) for (reg, reason), ids in sorted(grouped.items())]
 
 
-def backend_troubles(report: Report) -> dict[tuple[str, str], list[str]]:
-    """(backend, why) -> the cells that could not run because of it."""
-    grouped: dict[tuple[str, str], list[str]] = {}
+def backend_troubles(report: Report) -> dict[tuple[str, str, Cause | None], list[str]]:
+    """(backend, why, the cause behind) -> the cells that could not run because of it."""
+    grouped: dict[tuple[str, str, Cause | None], list[str]] = {}
     for cell in report.cells.values():
         found = backend_failure(cell)
         if found:
-            grouped.setdefault((found[0], found[1].removeprefix(": ")), []).append(cell.id)
+            grouped.setdefault(found, []).append(cell.id)
     return grouped
 
 
@@ -284,9 +358,9 @@ def infra_lines(report: Report) -> list[str]:
         f"registry {t.registry}: {t.reason}: {plural(len(t.cells), 'cell')} not checked; way out: {REGISTRY_REMEDY}"
         for t in registry_troubles(report)
     ]
-    for (backend, why), cells in sorted(backend_troubles(report).items()):
-        out = REGISTRY_REMEDY if _REGISTRY_FAILURE.match(why) else "fix it (its own row says why)"
-        lines.append(f"backend {backend}: {why}: {plural(len(cells), 'cell')} not checked; way out: {out}")
+    for (backend, why_, behind), cells in sorted(backend_troubles(report).items(), key=lambda item: item[0][:2]):
+        out = REGISTRY_REMEDY if behind is Cause.REGISTRY else "fix it (its own row says why)"
+        lines.append(f"backend {backend}: {why_}: {plural(len(cells), 'cell')} not checked; way out: {out}")
     return lines
 
 

@@ -110,7 +110,7 @@ class Auditor:
         wrong = mislabelled(result.binaries, image.arch)
         if wrong:
             said = (f"{b.program} ({b.path}) is built for {b.machine}, the image says {image.arch}" for b in wrong)
-            raise MislabelledBinary("mislabelled binary: " + "; ".join(said))
+            raise MislabelledBinary("; ".join(said))  # said as `mislabelled binary: …` (its cause's label)
         return summary(result.binaries) + (" (cached)" if result.cached else "")
 
     def forget(self, cell_id: str) -> None:

@@ -16,8 +16,8 @@ from ecoready.report.present import packaging_text
 
 
 async def packaging_stage(cell: CellPlan, ctx: ProbeContext) -> str:
-    """The stage's detail; `ImageUnavailable(missing)` when nothing fits the arch (the cell
-    is `missing`), `MatrixMismatch` naming the row when the pin names no published version,
+    """The stage's detail; `ImageUnavailable` (not published) when nothing fits the arch
+    (the cell is `missing`), `MatrixMismatch` naming the row when the pin names no published version,
     `RegistryError` when the registry could not be asked."""
     option = KINDS[cell.component.probe].installs
     assert option is not None
@@ -32,5 +32,5 @@ async def packaging_stage(cell: CellPlan, ctx: ProbeContext) -> str:
     report_packaging(ctx, packaging)
     text = f"{packaging.package} {packaging.version}: {packaging_text(packaging)}"
     if packaging.verdict is PackagingVerdict.MISSING:
-        raise ImageUnavailable(text, missing=True)
+        raise ImageUnavailable(text)
     return text

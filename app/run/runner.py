@@ -15,19 +15,18 @@ import logging
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import (
     BackendFailed,
-    DeadlineExceeded,
     DockerUnavailable,
     EcoreadyError,
     EmulatorProblem,
     EmulatorTooOld,
     ImageUnavailable,
     InfraError,
-    Skip,
-    SqlError,
     StageFailed,
 )
 from ecoready.domain.events import (
@@ -45,7 +44,7 @@ from ecoready.domain.events import (
     StageStarted,
     TagsSearched,
 )
-from ecoready.domain.model import ComponentOrigin, Outcome, Stage, TagSearch
+from ecoready.domain.model import ComponentOrigin, Outcome, Stage, Status, TagSearch
 from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
@@ -292,13 +291,14 @@ class Runner:
         emit(CellStarted(cell.id, now()))
         self.auditor.forget(cell.id)
         if cell.unrunnable:
-            emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, cell.unrunnable))
+            refused = cell.unrunnable
+            emit(StageFinished(cell.id, Stage.IMAGE, refused.blame.outcome, 0.0, refused.detail, refused.blame))
             emit(CellFinished(cell.id, now(), 0.0))
             return
         run = self.context_for(cell)
         if run.host.name in self._lost:  # fail fast: no call to an engine known to be gone
             detail = f"docker daemon unavailable (host {run.host.name} was lost mid-run)"
-            emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, detail))
+            emit(StageFinished(cell.id, Stage.IMAGE, Outcome.ERROR, 0.0, detail, Blame(Cause.HOST_LOST, run.host.name)))
             emit(CellFinished(cell.id, now(), 0.0))
             return
         ctx = ProbeContext(cell, run)
@@ -341,7 +341,7 @@ class Runner:
                 if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
                     break
         except asyncio.CancelledError:
-            emit(StageFinished(cell.id, stage, Outcome.ERROR, 0.0, "interrupted"))
+            emit(StageFinished(cell.id, stage, Outcome.ERROR, 0.0, "interrupted", Blame(Cause.INTERRUPTED)))
             raise
         finally:
             if held is not None:
@@ -371,51 +371,41 @@ class Runner:
         ctx.stage = stage
         budget = cell.budgets[stage]
         started = time.monotonic()
-        outcome, detail, missing = Outcome.PASS, "", False
+        detail, blame = "", None
         try:
             async with asyncio.timeout(budget):
                 detail = await self._do(cell, ctx, probe, stage) or ""
             if stage is Stage.SMOKE and ctx.failed_checks:
-                outcome = Outcome.FAIL
-                detail = "failed: " + ", ".join(ctx.failed_checks)
+                names = ", ".join(ctx.failed_checks)
+                detail, blame = f"failed: {names}", Blame(Cause.CHECK_FAILED, names)
             if stage is Stage.SMOKE and ctx.timed_out_checks:
-                outcome = Outcome.TIMEOUT
-                detail = "timed out: " + ", ".join(ctx.timed_out_checks)
+                names = ", ".join(ctx.timed_out_checks)
+                detail, blame = f"timed out: {names}", Blame(Cause.OVER_BUDGET, names)
         except TimeoutError:
-            outcome = Outcome.TIMEOUT
             detail = f"exceeded its {budget:.0f} s budget" + (f" ({ctx.waiting_for})" if ctx.waiting_for else "")
+            blame = Blame(Cause.OVER_BUDGET)
             if await self.host_lost(ctx.run):  # not the component's slowness: the engine is gone
-                outcome, detail = Outcome.ERROR, "docker daemon unavailable"
-        except ImageUnavailable as exc:
-            outcome, detail, missing = Outcome.FAIL, str(exc), exc.missing
-            if missing and stage is Stage.IMAGE:
-                self._missing.add(cell.id)
-        except Skip as exc:
-            outcome, detail = Outcome.SKIP, str(exc)
-        except (StageFailed, SqlError) as exc:
-            outcome, detail = Outcome.FAIL, str(exc)
-        except DeadlineExceeded as exc:
-            outcome, detail = Outcome.TIMEOUT, str(exc)
-            if await self.host_lost(ctx.run):  # a call that hung because the engine went away
-                outcome, detail = Outcome.ERROR, "docker daemon unavailable"
-        except InfraError as exc:
-            outcome, detail = Outcome.ERROR, str(exc)
-            if isinstance(exc, DockerUnavailable):
-                await self.host_lost(ctx.run)
+                detail, blame = "docker daemon unavailable", Blame(Cause.HOST_LOST, ctx.run.host.name)
         except EcoreadyError as exc:
-            outcome, detail = Outcome.ERROR, str(exc)
+            detail, blame = exc.detail, exc.blame(stage)
+            if blame.cause is Cause.OVER_BUDGET and await self.host_lost(ctx.run):  # it hung: the engine went away
+                detail, blame = "docker daemon unavailable", Blame(Cause.HOST_LOST, ctx.run.host.name)
+            elif isinstance(exc, DockerUnavailable) and await self.host_lost(ctx.run):
+                blame = Blame(Cause.HOST_LOST, ctx.run.host.name)
+            if blame.status is Status.MISSING and stage is Stage.IMAGE:
+                self._missing.add(cell.id)
         except Exception as exc:
             log.error(
                 "internal error in %s %s:\n%s", cell.id, stage.value, self.run.secrets.redact(traceback.format_exc())
             )
-            outcome, detail = Outcome.ERROR, f"internal error: {type(exc).__name__}: {exc}"
+            detail, blame = f"internal error: {type(exc).__name__}: {exc}", Blame(Cause.INTERNAL)
         seconds = round(time.monotonic() - started, 3)
         ctx.spent += seconds
-        emit(
-            StageFinished(
-                cell.id, stage, outcome, seconds, one_line(self.run.secrets.redact(detail), 300), missing=missing
-            )
-        )
+        outcome = blame.outcome if blame is not None else Outcome.PASS
+        redact = self.run.secrets.redact
+        if blame is not None:
+            blame = replace(blame, subject=one_line(redact(blame.subject), 200), fix=one_line(redact(blame.fix), 300))
+        emit(StageFinished(cell.id, stage, outcome, seconds, one_line(redact(detail), 300), blame))
         return outcome
 
     async def _search_tags(self, cell: CellPlan, ctx: ProbeContext) -> None:
@@ -447,12 +437,12 @@ class Runner:
                     await images.ensure(cell.backend.image, cell.arch)
                 except ImageUnavailable as exc:
                     raise BackendFailed(
-                        f"backend {cell.backend.id} has no usable image for {cell.arch}: {exc}"
+                        f"no usable image for {cell.arch}: {exc}", subject=cell.backend.id, behind=exc.cause
                     ) from None
                 except (BackendFailed, DockerUnavailable):
                     raise
                 except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
-                    raise BackendFailed(f"backend {cell.backend.id}: {exc}") from None
+                    raise BackendFailed(str(exc), subject=cell.backend.id, behind=exc.cause) from None
             return f"{info.found_as} {info.digest[:19]}"
         if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
             info = await ctx.run.images.ensure(cell.component.image, cell.arch)
@@ -486,9 +476,9 @@ class Runner:
         try:
             await probe.start()
         except EmulatorTooOld as again:
-            raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again}); {EMULATOR_UPGRADE}") from None
+            raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again})", fix=EMULATOR_UPGRADE) from None
         except StageFailed as exc:
-            raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})") from None
+            raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})", cause=exc.cause) from None
         return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {fix})"
 
 

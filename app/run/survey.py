@@ -15,12 +15,14 @@ import asyncio
 import time
 from collections.abc import Iterable, Sequence
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.errors import SurveyFailed
 from ecoready.domain.model import PlatformFitness
 from ecoready.domain.specs import ContainerSpec
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.platform import emulated_cpu_env
+from ecoready.probe_api.exits import exit_cause
 from ecoready.probe_api.run_context import RunContext, resource_labels
 from ecoready.run.fitness import SURVEY_SCRIPT, failed, fitness_from_survey
 
@@ -95,7 +97,7 @@ async def _run_script(run: RunContext, image_id: str, arch: str, limit: float, *
         lines = await run.host.logs(container_id, LOG_LINES, max_line=0)
         text = "\n".join(lines)
         if state.exit_code not in (0, None) and "==end" not in text:
-            if "exec format error" in text or "exec format error" in state.error:
+            if exit_cause(state, lines) is Cause.NOT_FOR_THIS_CPU:
                 raise SurveyFailed(f"cannot run {arch} containers here: exec format error (no emulator for {arch})")
             raise SurveyFailed(f"the survey exited with {state.exit_code}: {one_line(text or state.error)}")
         return text

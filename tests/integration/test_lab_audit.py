@@ -77,6 +77,7 @@ def test_an_arm64_image_holding_an_amd64_server_is_broken_mislabelled_binary(
     assert (cell["status"], cell["detail"]) == ("broken", detail)
     # the index and the image's config both say arm64: the image stage passes, nothing starts
     assert [(s["stage"], s["outcome"]) for s in cell["stages"]] == [("image", "pass"), ("audit", "fail")]
+    assert stage(cell, "audit")["blame"]["cause"] == "mislabelled-binary"  # who is blamed, as data
     assert cell["image"]["arch"] == "arm64"
     (finding,) = cell["audit"]["findings"]
     assert (finding["code"], finding["severity"]) == ("mislabelled", "fatal")

@@ -256,7 +256,7 @@ class FakeImages:
 
         self.asked.append((reference, arch))
         if reference in self.missing:
-            raise ImageUnavailable(f"missing: the index publishes amd64 only ({reference})", missing=True)
+            raise ImageUnavailable(f"the index publishes amd64 only ({reference})")
         return ImageInfo(reference, arch, digest="sha256:" + "0" * 64, found_as="index", image_id=f"img:{reference}")
 
 

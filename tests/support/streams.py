@@ -14,6 +14,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.events import (
     BenchReported,
     CellFinished,
@@ -99,15 +100,16 @@ def cell_events(spec: CellSpec) -> list[Event]:
     image = f"127.0.0.1:5000/lab/{spec.component}:1"
     out: list[Event] = [CellStarted(cid, AT), StageStarted(cid, Stage.IMAGE)]
     if spec.outcome == "missing":
-        detail = "missing: the index publishes amd64"
+        detail = "the index publishes amd64"
         return [
             *out,
-            StageFinished(cid, Stage.IMAGE, Outcome.FAIL, 0.02, detail, missing=True),
+            StageFinished(cid, Stage.IMAGE, Outcome.FAIL, 0.02, detail, Blame(Cause.NOT_PUBLISHED)),
             CellFinished(cid, AT, 0.1),
         ]
     if spec.outcome == "error":
-        detail = "127.0.0.1:5000: registry unreachable (connection refused)"
-        return [*out, StageFinished(cid, Stage.IMAGE, Outcome.ERROR, 0.01, detail), CellFinished(cid, AT, 0.1)]
+        blame = Blame(Cause.REGISTRY, "127.0.0.1:5000")
+        detail = "unreachable (connection refused)"
+        return [*out, StageFinished(cid, Stage.IMAGE, Outcome.ERROR, 0.01, detail, blame), CellFinished(cid, AT, 0.1)]
     info = ImageInfo(image, spec.arch, _digest(cid), _digest(image), 98_000_000, "index", _digest("id" + cid))
     out += [
         ImageResolved(cid, info),
@@ -119,10 +121,12 @@ def cell_events(spec: CellSpec) -> list[Event]:
     log = CellLog(cid, ("2026-01-01 0:00:00 0 [Note] mariadbd: ready for connections.", "[red]not markup[/red]"))
     if spec.outcome == "broken":
         detail = "exec format error (the binary is not for this CPU and no emulator ran it)"
-        return [*out, StageFinished(cid, Stage.START, Outcome.FAIL, 0.3, detail), log, CellFinished(cid, AT, 1.0)]
+        broke = StageFinished(cid, Stage.START, Outcome.FAIL, 0.3, detail, Blame(Cause.NOT_FOR_THIS_CPU))
+        return [*out, broke, log, CellFinished(cid, AT, 1.0)]
     if spec.outcome == "timeout":
         detail = f"exceeded its {90 * (6 if spec.emulated else 1)} s budget (waiting for SELECT 1)"
-        return [*out, StageFinished(cid, Stage.START, Outcome.TIMEOUT, 90.0, detail), log, CellFinished(cid, AT, 91.0)]
+        late = StageFinished(cid, Stage.START, Outcome.TIMEOUT, 90.0, detail, Blame(Cause.OVER_BUDGET))
+        return [*out, late, log, CellFinished(cid, AT, 91.0)]
     out += [StageFinished(cid, Stage.START, Outcome.PASS, spec.seconds * 0.7, "ready in 2.8 s")]
     out.append(StageStarted(cid, Stage.SMOKE))
     checks = [("crud", Outcome.PASS, ""), ("charset utf8mb4", Outcome.PASS, ""), ("innodb", Outcome.PASS, "")]
@@ -130,8 +134,13 @@ def cell_events(spec: CellSpec) -> list[Event]:
         checks[1] = ("charset utf8mb4", Outcome.FAIL, "character_set_server is latin1")
     out += [CheckReported(cid, Stage.SMOKE, Check(name, outcome, detail, 0.05)) for name, outcome, detail in checks]
     failed = [name for name, outcome, _ in checks if outcome is Outcome.FAIL]
-    smoke = Outcome.FAIL if failed else Outcome.PASS
-    out.append(StageFinished(cid, Stage.SMOKE, smoke, 0.2, ("failed: " + ", ".join(failed)) if failed else ""))
+    if failed:
+        names = ", ".join(failed)
+        out.append(
+            StageFinished(cid, Stage.SMOKE, Outcome.FAIL, 0.2, f"failed: {names}", Blame(Cause.CHECK_FAILED, names))
+        )
+    else:
+        out.append(StageFinished(cid, Stage.SMOKE, Outcome.PASS, 0.2))
     if spec.bench:
         out += [
             StageStarted(cid, Stage.BENCH),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import ConfigError, DockerUnavailable
 from ecoready.domain.events import CellPlanned, HostLost, PlatformObserved, RunStarted, StageFinished
 from ecoready.domain.model import Hazard, Host, HostFacts, Outcome, PlatformFitness, Profile, Stage, TlsFiles
@@ -112,14 +113,18 @@ def test_a_native_host_that_cannot_be_reached_is_not_replaced_by_emulation() -> 
     local = HostFacts("local", "amd64", emulated_arches=("arm64",))
     amd, arm = make_plan(MATRIX, [local, down]).cells
     assert (amd.host, amd.unrunnable) == ("local", None)
-    assert arm.host == "graviton" and arm.unrunnable == "host graviton: unreachable: did not answer"
+    assert arm.host == "graviton" and arm.unrunnable is not None
+    assert arm.unrunnable.detail == "host graviton: unreachable: did not answer"
+    assert arm.unrunnable.blame.cause is Cause.ENGINE_UNREACHABLE and arm.unrunnable.blame.subject == "graviton"
 
 
 def test_an_unreachable_host_without_arches_is_named_when_nothing_serves_the_arch() -> None:
     down = unreachable_facts(Engine(Host("graviton", docker="ssh://g"), error="refused"))
     (arm,) = make_plan(MATRIX, [HostFacts("local", "amd64"), down], arches=["arm64"]).cells
-    assert arm.unrunnable is not None and "no host for arm64" in arm.unrunnable
-    assert "host graviton: unreachable: refused" in arm.unrunnable
+    assert arm.unrunnable is not None and arm.unrunnable.detail.startswith("no host for arm64")
+    assert (
+        "host graviton: unreachable: refused" in arm.unrunnable.detail and arm.unrunnable.blame.cause is Cause.NO_HOST
+    )
 
 
 # -- the runner: routing, limits, a lost host --------------------------------------------
@@ -191,9 +196,8 @@ async def test_a_lost_host_fails_its_waiting_cells_at_once_and_only_its_own() ->
     arm = runner.plan.cells[1]
     await runner._cell(arm)
     finished = [e for e in events if isinstance(e, StageFinished) and e.cell_id == arm.id]
-    assert finished == [
-        StageFinished(arm.id, Stage.IMAGE, Outcome.ERROR, 0.0, "docker daemon unavailable (host b was lost mid-run)")
-    ]
+    detail = "docker daemon unavailable (host b was lost mid-run)"
+    assert finished == [StageFinished(arm.id, Stage.IMAGE, Outcome.ERROR, 0.0, detail, Blame(Cause.HOST_LOST, "b"))]
     assert host_b.started == []  # nothing was asked of the lost engine
     assert not await runner.host_lost(runner.hosts["a"])
 

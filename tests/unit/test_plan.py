@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.model import HostFacts, Stage
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import EMULATION_FACTOR, make_plan
@@ -40,7 +41,9 @@ def test_no_host_for_an_arch_says_how_to_fix_it() -> None:
     bare = HostFacts("local", "amd64")
     arm_cell = make_plan(MATRIX, [bare], arches=["arm64"]).cells[0]
     assert arm_cell.unrunnable is not None
-    assert "no host for arm64" in arm_cell.unrunnable and "fix:" in arm_cell.unrunnable
+    assert arm_cell.unrunnable.detail.startswith("no host for arm64")
+    assert arm_cell.unrunnable.blame == Blame(Cause.NO_HOST, "arm64", arm_cell.unrunnable.blame.fix)
+    assert "register an emulator" in arm_cell.unrunnable.blame.fix
 
 
 def test_only_and_arch_filters() -> None:

@@ -241,7 +241,7 @@ def test_an_unwritable_cache_turns_itself_off(tmp_path: Path) -> None:
 
 # -- the images table ----------------------------------------------------------------------
 def test_the_images_table_is_inert_and_the_json_complete() -> None:
-    hostile = "missing: \x1b]8;;http://evil\x07click\x1b]8;;\x07 \x1b[2J"
+    hostile = "\x1b]8;;http://evil\x07click\x1b]8;;\x07 \x1b[2J"
     report = ImagesReport(
         matrix="m.toml",
         checked_at="2026-01-01T00:00:00Z",

@@ -50,7 +50,7 @@ class GatedImages:
 
     async def ensure(self, reference: str, arch: str) -> object:
         await self.gates.gate(f"db/{arch}").wait()
-        raise ImageUnavailable(f"missing: no {arch} here", missing=True)
+        raise ImageUnavailable(f"no {arch} here")
 
 
 @dataclass

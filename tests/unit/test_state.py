@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.events import (
     CellFinished,
     CellLog,
@@ -30,18 +31,17 @@ def started(*ids: str) -> RunStarted:
     return RunStarted("run1", "2026-01-01T00:00:00Z", "m.toml", Profile.SMOKE, ("amd64", "arm64"), cells)
 
 
-def stages(cell: str, *outcomes: tuple[Stage, Outcome, str]) -> list:
+def stages(cell: str, *outcomes: tuple[Stage, Outcome, str] | tuple[Stage, Outcome, str, Blame]) -> list:
+    """Events of a cell whose stages end so (a blame, when given, else the one implied)."""
     events: list = [CellStarted(cell, "t")]
-    for stage, outcome, detail in outcomes:
-        events += [
-            StageStarted(cell, stage),
-            StageFinished(cell, stage, outcome, 1.0, detail, missing=detail.startswith("missing")),
-        ]
+    for stage, outcome, detail, *blame in outcomes:
+        events += [StageStarted(cell, stage), StageFinished(cell, stage, outcome, 1.0, detail, *blame)]
     return [*events, CellFinished(cell, "t2", 3.0)]
 
 
 P, F, E, T = Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.TIMEOUT
 IM, S, M = Stage.IMAGE, Stage.START, Stage.SMOKE
+NOT_PUBLISHED = Cause.NOT_PUBLISHED
 
 
 @pytest.mark.parametrize(
@@ -50,8 +50,16 @@ IM, S, M = Stage.IMAGE, Stage.START, Stage.SMOKE
         ([(IM, P, ""), (S, P, ""), (M, P, "")], Status.READY, ""),
         ([(IM, P, ""), (S, P, ""), (M, F, "failed: crud")], Status.PARTIAL, "failed: crud"),
         ([(IM, P, ""), (S, F, "exec format error")], Status.BROKEN, "exec format error"),
-        ([(IM, F, "missing: the index publishes amd64")], Status.MISSING, "missing: the index publishes amd64"),
-        ([(IM, E, "127.0.0.1:5000: unreachable")], Status.ERROR, "image: 127.0.0.1:5000: unreachable"),
+        (
+            [(IM, F, "the index publishes amd64", Blame(NOT_PUBLISHED))],
+            Status.MISSING,
+            "missing: the index publishes amd64",
+        ),
+        (
+            [(IM, E, "unreachable", Blame(Cause.REGISTRY, "127.0.0.1:5000"))],
+            Status.ERROR,
+            "image: 127.0.0.1:5000: unreachable",
+        ),
         ([(IM, P, ""), (S, T, "exceeded its 90 s budget")], Status.TIMEOUT, "start: exceeded its 90 s budget"),
         # an infrastructure error wins over a failed check: nothing else can be trusted then
         (
@@ -60,7 +68,7 @@ IM, S, M = Stage.IMAGE, Stage.START, Stage.SMOKE
             "bench: docker daemon unavailable",
         ),
         (
-            [(IM, F, "mislabelled: the index says arm64, the image is amd64")],
+            [(IM, F, "the index says arm64, the image is amd64", Blame(Cause.MISLABELLED_IMAGE))],
             Status.BROKEN,
             "mislabelled: the index says arm64, the image is amd64",
         ),

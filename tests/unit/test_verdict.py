@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.events import (
     CellFinished,
     CellPlanned,
@@ -19,7 +20,7 @@ from ecoready.domain.events import (
     StageStarted,
     TagsSearched,
 )
-from ecoready.domain.model import ComponentOrigin, HostFacts, Outcome, Profile, Report, Stage, TagSearch
+from ecoready.domain.model import ComponentOrigin, HostFacts, Profile, Report, Stage, TagSearch
 from ecoready.domain.state import fold
 from ecoready.report import html, junit, markdown
 from ecoready.report.load import load_report
@@ -27,6 +28,7 @@ from ecoready.report.summary import render_summary
 from ecoready.report.verdict import advice, advice_to_list, arch_verdicts, infra_lines
 
 REPORTS = Path(__file__).parents[1] / "data" / "reports"
+NOT_PUBLISHED = Cause.NOT_PUBLISHED
 HOST = HostFacts("local", "amd64", ("arm64",), {"arm64": "qemu-aarch64 version 10.0.2"})
 LAB = "127.0.0.1:5000/lab"
 EXPORTERS = {
@@ -41,25 +43,26 @@ def gap_run() -> Report:
     """The lab's gap rows on arm64 as the runner reports them: missing with no suffix tag,
     missing while a `-aarch64` tag publishes arm64, mislabelled; and a cell whose backend's
     registry did not answer."""
+    unreachable = "docker.io: unreachable (ConnectError: name not known)"
+    backend = Blame(Cause.BACKEND, "mysql-8.4", behind=Cause.REGISTRY)
     rows = {
-        "gap-amd64-only": ("missing: the index publishes amd64 only; no 1-aarch64 or 1-arm64 tag", True),
-        "gap-suffix-missing": ("missing: the index publishes amd64 only", True),
-        "gap-mislabelled": ("mislabelled: the index says arm64, the image's config says amd64", False),
-        "router": ("backend mysql-8.4: docker.io: unreachable (ConnectError: name not known)", False),
-        "router-2": ("backend mysql-8.4: docker.io: unreachable (ConnectError: name not known)", False),
+        "gap-amd64-only": ("the index publishes amd64 only; no 1-aarch64 or 1-arm64 tag", Blame(NOT_PUBLISHED)),
+        "gap-suffix-missing": ("the index publishes amd64 only", Blame(NOT_PUBLISHED)),
+        "gap-mislabelled": ("the index says arm64, the image's config says amd64", Blame(Cause.MISLABELLED_IMAGE)),
+        "router": (unreachable, backend),
+        "router-2": (unreachable, backend),
     }
     planned = tuple(CellPlanned(f"{c}/arm64", c, c, "server", "arm64", "local", True) for c in rows)
     origins = tuple(ComponentOrigin(c, f"{LAB}/{c}:1") for c in rows)
     events: list[Event] = [RunStarted("r", "t", "lab.toml", Profile.SMOKE, ("arm64",), planned, (HOST,), origins)]
-    for component, (detail, missing) in rows.items():
+    for component, (detail, blame) in rows.items():
         cid = f"{component}/arm64"
-        outcome = Outcome.ERROR if detail.startswith("backend") else Outcome.FAIL
         events += [
             CellStarted(cid, "t"),
             StageStarted(cid, Stage.IMAGE),
-            StageFinished(cid, Stage.IMAGE, outcome, 0.1, detail, missing=missing),
+            StageFinished(cid, Stage.IMAGE, blame.outcome, 0.1, detail, blame),
         ]
-        if missing:
+        if blame.cause is NOT_PUBLISHED:
             found = "1-aarch64" if component == "gap-suffix-missing" else ""
             events.append(TagsSearched(cid, TagSearch(component, "arm64", f"{LAB}/{component}:1", 3, 3, found)))
         events.append(CellFinished(cid, "t", 0.1))

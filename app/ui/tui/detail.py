@@ -84,7 +84,7 @@ def stages_section(cell: CellResult) -> RenderableType:
             Text(stage.stage.value),
             Text(OUTCOME_GLYPH[stage.outcome] + " " + (stage.outcome.value if stage.outcome else "running")),
             Text("" if running else f"{stage.seconds:.2f}s"),
-            safe(stage.detail),
+            safe(stage.shown),
         )
         for check in stage.checks:
             table.add_row(
