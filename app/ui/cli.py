@@ -29,40 +29,10 @@ from ecoready.ui.args import (
     writable,
 )
 from ecoready.ui.console import eprint
+from ecoready.ui.verbs import options
 
 if TYPE_CHECKING:  # only for annotations: the verbs import what they use
     from ecoready.ui.headless import CheckRequest
-
-WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
-
-
-def _csv(text: str) -> list[str]:
-    items = [p.strip() for p in text.split(",") if p.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return items
-
-
-def _arches(text: str) -> list[str]:
-    from ecoready.domain.model import normalize_arch
-
-    out = []
-    for item in _csv(text):
-        arch = normalize_arch(item)
-        if arch is None:
-            raise argparse.ArgumentTypeError(f"unknown architecture {item!r} (amd64, arm64, ppc64le, s390x)")
-        out.append(arch)
-    return out
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 1 <= value <= 256:
-        raise argparse.ArgumentTypeError("must be between 1 and 256")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a verb: the interactive grid on ./matrix.toml.",
     )
     parser.add_argument("--version", action="version", version=f"ecoready {__version__}")
-    parser.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    options.matrix(parser)
     parser.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
     parser.set_defaults(func=cmd_tui)
     verbs = parser.add_subparsers(title="verbs", metavar="VERB")
@@ -82,10 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the matrix (the TUI, or --headless for scripts and CI)",
         description="Run every cell of the matrix: image, start, smoke (and bench).",
     )
-    run.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
+    options.matrix(run)
     run.add_argument("--headless", action="store_true", help="no TUI: progress on stderr, report files")
-    _add_outputs(run)
-    _add_selection(run)
+    options.outputs(run)
+    options.selection(run)
     run.add_argument("--theme", choices=["dark", "light"], help="TUI colours (default: $ECOREADY_THEME or dark)")
     run.set_defaults(func=cmd_run)
 
@@ -96,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         "folder, print what changed since the previous stored report, and POST the change to a webhook. "
         "Exit 1 when readiness regressed, 3 when the tool or infrastructure failed a cell, else 0.",
     )
-    _add_check_options(check)
+    options.check_options(check)
     check.add_argument(
         "--report",
         metavar="REPORT.json",
@@ -111,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         "reported and the next one runs on time.",
     )
     watch.add_argument("--every", required=True, metavar="DURATION", help="e.g. 6h, 30m, 1h30m, 90s")
-    watch.add_argument("--runs", type=_positive_int, metavar="N", help="stop after N checks (default: never)")
-    _add_check_options(watch)
+    watch.add_argument("--runs", type=options.positive_int, metavar="N", help="stop after N checks (default: never)")
+    options.check_options(watch)
     watch.set_defaults(func=cmd_watch)
 
     report = verbs.add_parser(
@@ -123,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("reports", nargs="+", metavar="REPORT.json", help="saved report(s); '-' = stdin")
     report.add_argument("--merge", action="store_true", help="merge the reports into one")
-    _add_outputs(report)
+    options.outputs(report)
     report.set_defaults(func=cmd_report)
 
     diff = verbs.add_parser(
@@ -140,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument(
         "--history", default=None, help="the history folder to take the last two reports from (without files)"
     )
-    diff.add_argument("--json", metavar="PATH", help="also write the structured diff here ('-' = stdout)")
+    options.json_file(diff, help="also write the structured diff here ('-' = stdout)")
     diff.set_defaults(func=cmd_diff)
     images = verbs.add_parser(
         "images",
@@ -149,10 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
         "without pulling or starting anything. Exit 0 all available, 1 some missing or mislabelled, "
         "3 a registry could not be asked.",
     )
-    images.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
-    images.add_argument("--json", metavar="PATH", help="write the JSON here ('-' = stdout, then no table)")
-    images.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
-    images.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
+    options.matrix(images)
+    options.json_file(images)
+    options.only(images)
+    options.arch(images)
     images.set_defaults(func=cmd_images)
 
     drivers = verbs.add_parser(
@@ -165,10 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
         "published version, 3 a registry could not be asked.",
     )
     drivers.add_argument("specs", nargs="*", metavar="SPEC", help="e.g. pypi:mysqlclient==2.2.* npm:mysql2@3")
-    drivers.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
-    drivers.add_argument("--arch", type=_arches, metavar="ARCH,...", help="default: the matrix's, else amd64,arm64")
-    drivers.add_argument("--only", type=_csv, metavar="ID,...", help="only these rows of the matrix")
-    drivers.add_argument("--json", metavar="PATH", help="write the JSON here ('-' = stdout, then no table)")
+    options.matrix(drivers)
+    options.arch(drivers, help="default: the matrix's, else amd64,arm64")
+    options.only(drivers, help="only these rows of the matrix")
+    options.json_file(drivers)
     drivers.set_defaults(func=cmd_drivers)
     init = verbs.add_parser(
         "init",
@@ -180,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     source = init.add_mutually_exclusive_group(required=True)
     source.add_argument("--from", dest="compose", metavar="COMPOSE.yml", help="a docker compose file")
     source.add_argument("--from-host", action="store_true", help="the containers running on the engine")
-    source.add_argument("--images", type=_csv, metavar="IMAGE,...", help="a list of image references")
+    source.add_argument("--images", type=options.comma_list, metavar="IMAGE,...", help="a list of image references")
     init.add_argument(
         "--output",
         "-o",
@@ -189,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"where to write it ('-' = stdout; default ./{DEFAULT_MATRIX})",
     )
     init.add_argument("--force", action="store_true", help="replace the output file if it exists")
-    init.add_argument("--arch", type=_arches, metavar="ARCH,...", help="the matrix's arches (default: amd64,arm64)")
+    options.arch(init, help="the matrix's arches (default: amd64,arm64)")
     init.set_defaults(func=cmd_init)
 
     plan = verbs.add_parser(
@@ -216,9 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         "[[hosts]] engine of a matrix. Exit 3 when an engine could not be reached.",
     )
     cleanup.add_argument("--all", action="store_true", help="also those of runs that still look alive")
-    cleanup.add_argument(
-        "--matrix", "-m", default=None, help="clean every [[hosts]] engine of this matrix (default: the local engine)"
-    )
+    options.matrix(cleanup, help="clean every [[hosts]] engine of this matrix (default: the local engine)")
     cleanup.set_defaults(func=cmd_cleanup)
 
     doctor = verbs.add_parser(
@@ -227,12 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check the environment ecoready runs in, and whether each registry of the matrix "
         "answers. Results on stdout.",
     )
-    doctor.add_argument(
-        "--matrix",
-        "-m",
-        default=None,
-        help=f"the matrix whose registries to ask (default: {DEFAULT_MATRIX} if present)",
-    )
+    options.matrix(doctor, help=f"the matrix whose registries to ask (default: {DEFAULT_MATRIX} if present)")
     doctor.set_defaults(func=cmd_doctor)
 
     lab = verbs.add_parser(
@@ -246,10 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="build base and component images, publish them",
         description="Build (only what changed) and publish to the local registry.",
     )
-    lab_build.add_argument("--arch", type=_arches, metavar="ARCH,...", help="default: amd64,arm64")
-    lab_build.add_argument(
-        "--only", type=_csv, metavar="NAME,...", help="only these images ('gaps': the deliberate availability gaps)"
-    )
+    options.arch(lab_build, help="default: amd64,arm64")
+    options.only(lab_build, help="only these images ('gaps': the deliberate availability gaps)", metavar="NAME,...")
     lab_build.set_defaults(func=cmd_lab_build)
     lab_up = lab_verbs.add_parser("up", help="start the local registry", description="Start the lab registry.")
     lab_up.set_defaults(func=cmd_lab_up)
@@ -263,42 +224,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab_status.set_defaults(func=cmd_lab_status)
     return parser
-
-
-def _add_outputs(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("report files ('-' = stdout, for one of them)")
-    group.add_argument("--json", metavar="PATH", help="the JSON report (docs/report-schema.json)")
-    group.add_argument("--md", metavar="PATH", help="Markdown: the grid, what failed, benchmarks")
-    group.add_argument("--html", metavar="PATH", help="one self-contained HTML file")
-    group.add_argument("--junit", metavar="PATH", help="JUnit XML: one testcase per cell")
-
-
-def _add_selection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--only", type=_csv, metavar="ID,...", help="only these component ids")
-    parser.add_argument("--arch", type=_arches, metavar="ARCH,...", help="only these architectures")
-    parser.add_argument("--profile", choices=["smoke", "quick", "full"], help="benchmark depth (default: the matrix's)")
-    parser.add_argument(
-        "--concurrency",
-        type=_positive_int,
-        metavar="N",
-        help="cells at once on each host (default: [[hosts]] concurrency, else from CPUs)",
-    )
-
-
-def _add_check_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--matrix", "-m", default=None, help=f"matrix file (default: ./{DEFAULT_MATRIX})")
-    parser.add_argument(
-        "--history",
-        metavar="DIR",
-        help="where reports are stored (default: $XDG_DATA_HOME/ecoready/history or ~/.local/share/ecoready/history)",
-    )
-    parser.add_argument(
-        "--webhook",
-        metavar="URL",
-        help=f"POST what changed here (Slack-compatible); default: ${WEBHOOK_ENV}, which keeps the URL out of ps",
-    )
-    _add_selection(parser)
-    _add_outputs(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -355,8 +280,8 @@ def _check_request(args: argparse.Namespace) -> CheckRequest:
         raise UsageError("--report: a saved report is judged as it is: drop --matrix and the run options")
     return CheckRequest(
         history=Path(args.history).expanduser() if args.history else history.default_dir(),
-        webhook=args.webhook or os.environ.get(WEBHOOK_ENV) or None,
-        webhook_option="--webhook" if args.webhook else WEBHOOK_ENV,
+        webhook=args.webhook or os.environ.get(options.WEBHOOK_ENV) or None,
+        webhook_option="--webhook" if args.webhook else options.WEBHOOK_ENV,
         outputs=outputs(args),
         saved=saved,
         matrix_path=matrix_path(args),
