@@ -22,13 +22,14 @@ class Format:
     module: str  # ecoready.report.<module> renders it
     suffix: str
     title: str
+    help: str  # the output option's help text
 
 
 FORMATS: tuple[Format, ...] = (
-    Format("json", "json", ".json", "JSON"),
-    Format("md", "markdown", ".md", "Markdown"),
-    Format("html", "html", ".html", "HTML"),
-    Format("junit", "junit", ".xml", "JUnit XML"),
+    Format("json", "json", ".json", "JSON", "the JSON report (docs/report-schema.json)"),
+    Format("md", "markdown", ".md", "Markdown", "Markdown: the grid, what failed, benchmarks"),
+    Format("html", "html", ".html", "HTML", "one self-contained HTML file"),
+    Format("junit", "junit", ".xml", "JUnit XML", "JUnit XML: one testcase per cell"),
 )
 OPTIONS: tuple[str, ...] = tuple(f.option for f in FORMATS)
 

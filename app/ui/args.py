@@ -1,6 +1,7 @@
 """The arguments every front end shares, checked once before anything runs: the matrix
 (and what to say when there is none), report paths, `--only`, `--arch` and the run's
-options. Used by `ui/cli.py`; raises UsageError for what a person typed wrong."""
+options. Used by the verbs (`ui/verbs/`, where `options.py` declares them); raises
+UsageError for what a person typed wrong."""
 
 from __future__ import annotations
 

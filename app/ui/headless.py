@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from ecoready.matrix.document import Matrix
     from ecoready.run.eventlog import EventLog
 
-WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
-
 
 def write_reports(report: Report, outputs: Mapping[str, str]) -> dict[str, str]:
     """Each asked-for format (`json`, `md`, `html`, `junit`) to its path (`-`: stdout); one

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ecoready.matrix.load import parse
-from ecoready.ui.ops import registry_answers
+from ecoready.ui.verbs.doctor import registry_answers
 from tests.support.cli import ecoready
 
 EXE = Path(sys.executable).with_name("ecoready")

@@ -5,38 +5,64 @@ what it could not decide. The mapping is app/stack/; this only reads, writes and
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ecoready.domain.errors import UsageError
 from ecoready.domain.text import inert
-from ecoready.matrix.load import parse
-from ecoready.stack.mapping import Row, map_services
-from ecoready.stack.services import Service, from_images
-from ecoready.stack.toml_out import comment, matrix_text
+from ecoready.ui.args import DEFAULT_MATRIX
 from ecoready.ui.console import eprint
+from ecoready.ui.verbs import options
+
+if TYPE_CHECKING:  # only for annotations: the verb imports what it uses
+    from ecoready.stack.mapping import Row
+    from ecoready.stack.services import Service
 
 DEFAULT_ARCHES = ("amd64", "arm64")
 
 
-def init(
-    *,
-    compose: str | None,
-    from_host: bool,
-    images: Sequence[str] | None,
-    output: str,
-    force: bool,
-    arches: Sequence[str] | None,
-) -> int:
-    if output != "-" and Path(output).exists() and not force:
+def add(verbs: options.Verbs) -> None:
+    parser = verbs.add_parser(
+        "init",
+        help="write a matrix for your own stack: a compose file, the running containers, or images",
+        description="Map a stack onto matrix rows: known images onto their probes, backends from depends_on and "
+        "the environment, every other service onto the generic `command` probe. The matrix validates; each row "
+        "says why it was mapped so; what could not be decided is printed (docs/own-stack.md).",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--from", dest="compose", metavar="COMPOSE.yml", help="a docker compose file")
+    source.add_argument("--from-host", action="store_true", help="the containers running on the engine")
+    source.add_argument("--images", type=options.comma_list, metavar="IMAGE,...", help="a list of image references")
+    parser.add_argument(
+        "--output",
+        "-o",
+        default=DEFAULT_MATRIX,
+        metavar="PATH",
+        help=f"where to write it ('-' = stdout; default ./{DEFAULT_MATRIX})",
+    )
+    parser.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    options.arch(parser, help="the matrix's arches (default: amd64,arm64)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ecoready.matrix.load import parse
+    from ecoready.stack.mapping import map_services
+    from ecoready.stack.services import from_images
+    from ecoready.stack.toml_out import comment, matrix_text
+
+    output, images = args.output, args.images
+    if output != "-" and Path(output).exists() and not args.force:
         raise UsageError(f"{output} exists: add --force to replace it, or write elsewhere with -o")
-    if compose:
+    if args.compose:
         from ecoready.stack.compose import read_compose
 
-        project, services = read_compose(Path(compose))
-        title, how = f"{project} (from {Path(compose).name})", f"--from {compose}"
-    elif from_host:
+        project, services = read_compose(Path(args.compose))
+        title, how = f"{project} (from {Path(args.compose).name})", f"--from {args.compose}"
+    elif args.from_host:
         services, engine = _host_services()
         title, how = f"containers on {engine}", "--from-host"
     else:
@@ -50,7 +76,7 @@ def init(
         f"Written by `ecoready init {how}`: one row per service, each with why it was mapped so.",
         "Review it, then `ecoready validate` and `ecoready run` (docs/own-stack.md).",
     )
-    text = matrix_text(title, arches or DEFAULT_ARCHES, mapped.rows, header)
+    text = matrix_text(title, args.arch or DEFAULT_ARCHES, mapped.rows, header)
     if mapped.undecided:
         text += "\n" + "\n".join(comment(line) for line in ("Not decided (also printed):", *mapped.undecided)) + "\n"
     matrix = parse(text, output if output != "-" else "<stdout>")  # what init writes validates

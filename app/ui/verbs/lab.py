@@ -1,0 +1,91 @@
+"""`ecoready lab build|up|down|status`: the offline lab's images, built from Debian packages
+and served by a local registry (app/lab/)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ecoready.ui.console import eprint
+from ecoready.ui.verbs import options
+
+
+def add(verbs: options.Verbs) -> None:
+    lab = verbs.add_parser(
+        "lab",
+        help="the offline lab: build|up|down|status",
+        description="Build and serve the lab's images from Debian packages.",
+    )
+    actions = lab.add_subparsers(title="lab verbs", metavar="ACTION", required=True)
+    parser = actions.add_parser(
+        "build",
+        help="build base and component images, publish them",
+        description="Build (only what changed) and publish to the local registry.",
+    )
+    options.arch(parser, help="default: amd64,arm64")
+    options.only(parser, help="only these images ('gaps': the deliberate availability gaps)", metavar="NAME,...")
+    parser.set_defaults(func=build)
+    parser = actions.add_parser("up", help="start the local registry", description="Start the lab registry.")
+    parser.set_defaults(func=up)
+    parser = actions.add_parser("down", help="stop the local registry", description="Stop the lab registry.")
+    parser.set_defaults(func=down)
+    parser = actions.add_parser(
+        "status",
+        help="what is built and served",
+        description="Show the lab's registry and whether each image is built from its current recipe "
+        "and published (exit 1 when any is not: `lab build` redoes it).",
+    )
+    parser.set_defaults(func=status)
+
+
+def build(args: argparse.Namespace) -> int:
+    import asyncio
+
+    async def work() -> int:
+        from ecoready.engine.docker_host import DockerHost
+        from ecoready.lab.build import Lab
+        from ecoready.lab.recipes import ARCHES
+
+        host = await DockerHost.connect()
+        try:
+            await Lab(host, eprint).build(arches=args.arch or ARCHES, only=args.only)
+        finally:
+            await host.close()
+        return 0
+
+    return asyncio.run(work())
+
+
+def up(args: argparse.Namespace) -> int:
+    from ecoready.lab.local_registry import registry_up
+    from ecoready.lab.recipes import REGISTRY
+
+    registry_up(eprint)
+    eprint(f"lab: registry up on {REGISTRY}")
+    return 0
+
+
+def down(args: argparse.Namespace) -> int:
+    from ecoready.lab.local_registry import registry_down
+
+    if not registry_down(eprint):
+        eprint("lab: registry was not running")
+    return 0
+
+
+def status(args: argparse.Namespace) -> int:
+    import asyncio
+
+    async def work() -> int:
+        from ecoready.engine.docker_host import DockerHost
+        from ecoready.lab.status import status_lines
+
+        host = await DockerHost.connect()
+        try:
+            lines, ok = await status_lines(host)
+        finally:
+            await host.close()
+        for line in lines:
+            print(line)
+        return 0 if ok else 1
+
+    return asyncio.run(work())

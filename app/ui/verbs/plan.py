@@ -1,0 +1,33 @@
+"""`ecoready plan`: the migration plan of a saved report, as Markdown tables on stdout
+(worded by report/markdown.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ecoready.ui.console import eprint
+from ecoready.ui.verbs import options
+
+
+def add(verbs: options.Verbs) -> None:
+    parser = verbs.add_parser(
+        "plan",
+        help="the migration plan of a saved report, as tables to paste into a ticket",
+        description="Per component and arch: ready, use TAG, upgrade to >= VERSION, emulate, or blocked; and which "
+        "platform: pins of the compose file can go. Read from the report alone (Markdown on stdout).",
+    )
+    parser.add_argument("report", metavar="REPORT.json", help="a saved report ('-' = stdin)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ecoready.report.common import run_line
+    from ecoready.report.load import load_report
+    from ecoready.report.markdown import md, migration
+
+    saved = load_report(args.report)
+    if not saved.migration.origins:
+        eprint(f"ecoready: error: {args.report}: no migration plan: the run that wrote it predates it (run again)")
+        return 2
+    print("\n".join([f"# Migration plan: {md(saved.matrix)}", "", md(run_line(saved)), "", *migration(saved)]).rstrip())
+    return 0
