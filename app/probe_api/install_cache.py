@@ -45,9 +45,9 @@ from ecoready.domain.specs import (
 )
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
-from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import owner_alive, this_owner
 from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.seams import EngineHost
 
 CACHE_REPOSITORY = "ecoready-cache/driver"
 LABEL_CACHE = "ecoready.cache"
@@ -124,7 +124,7 @@ def labels_printed(stdout: str) -> dict[str, str]:
     return found
 
 
-async def cached(host: DockerHost, key: str) -> Installed | None:
+async def cached(host: EngineHost, key: str) -> Installed | None:
     """The image an earlier run committed for this key, if the engine still has it."""
     reference = f"{CACHE_REPOSITORY}:{key}"
     labels = await host.images.image_labels(reference)
@@ -156,7 +156,7 @@ async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, 
         return await install_once(ctx.run.host, job)
 
 
-async def install_once(host: DockerHost, job: InstallJob) -> Installed:
+async def install_once(host: EngineHost, job: InstallJob) -> Installed:
     """The cached image of the job's key, waiting first for any other run's installer of it on this
     engine; else the install done here. Waiting is bounded: as long as an install of our
     own may take, from when the wait began."""
@@ -179,7 +179,7 @@ async def install_once(host: DockerHost, job: InstallJob) -> Installed:
             return done
 
 
-async def installers(host: DockerHost, key: str) -> list[str]:
+async def installers(host: EngineHost, key: str) -> list[str]:
     """The installer containers of `key` on the engine whose run still lives, oldest first
     (the engine's creation time to the nanosecond, then id: every run orders them alike,
     and one created after another looked finds that one older). A dead run's leftover is
@@ -206,7 +206,7 @@ def instant(created: str) -> tuple[str, int]:
     return whole.removesuffix("Z"), int((digits + "000000000")[:9]) if digits else 0
 
 
-async def _installer(host: DockerHost, job: InstallJob) -> Installed | None:
+async def _installer(host: EngineHost, job: InstallJob) -> Installed | None:
     """Run the job's script in a fresh installer container of the runtime image; commit it when the
     script succeeds. None when an older installer of the same key turned out to be there
     (started at the same moment by another run): ours steps back before the script runs.
@@ -251,7 +251,7 @@ async def _installer(host: DockerHost, job: InstallJob) -> Installed | None:
         await to_the_end(_remove(host, container))
 
 
-async def _remove(host: DockerHost, container: str) -> None:
+async def _remove(host: EngineHost, container: str) -> None:
     try:
         await host.remove_container(container)
     except EcoreadyError:

@@ -17,10 +17,9 @@ from ecoready.probe_api.handles import Endpoint
 from ecoready.probe_api.secrets import Secrets
 
 if TYPE_CHECKING:
-    from ecoready.engine.docker_host import DockerHost
     from ecoready.engine.owners import OwnerInfo
     from ecoready.packages.client import PackageClient
-    from ecoready.registry.image_store import ImageStore
+    from ecoready.probe_api.seams import EngineHost, RunImages
 
 
 class BackendProbe(Protocol):
@@ -46,10 +45,10 @@ class RunContext:
     """What all cells of one run share."""
 
     run_id: str
-    host: DockerHost
+    host: EngineHost
     owner: OwnerInfo
     secrets: Secrets
-    images: ImageStore
+    images: RunImages
     emit: Callable[[Event], None]
     emulation_factor: float = 1.0
     extra_labels: Mapping[str, str] = field(default_factory=dict)

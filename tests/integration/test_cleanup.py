@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.domain.events import Event
+from ecoready.domain.model import Report
 from ecoready.domain.state import empty_report, reduce
 from ecoready.engine.filedrop import default_root
 from ecoready.matrix.load import load
@@ -37,12 +39,12 @@ def wait_for_containers(label: str, timeout: float = 120, *, running: bool = Fal
 def test_cancelled_run_leaves_nothing_with_its_run_id(lab: Path, no_leaks: None) -> None:
     matrix = load(lab)
 
-    async def scenario() -> tuple[str, object]:
+    async def scenario() -> tuple[str, Report]:
         report = empty_report()
 
-        def emit(event: object) -> None:
+        def emit(event: Event) -> None:
             nonlocal report
-            report = reduce(report, event)  # type: ignore[arg-type]
+            report = reduce(report, event)
 
         session = Session(matrix, RunOptions(only=["mariadb-10.11"]), emit)
         await session.open()
@@ -57,7 +59,7 @@ def test_cancelled_run_leaves_nothing_with_its_run_id(lab: Path, no_leaks: None)
 
     run_id, report = asyncio.run(scenario())
     assert docker_labelled(f"ecoready.run={run_id}") == {"containers": [], "networks": [], "volumes": []}
-    assert report.interrupted  # type: ignore[attr-defined]
+    assert report.interrupted
 
 
 def _start(args: list[str]) -> subprocess.Popen[str]:

@@ -63,10 +63,6 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     registry.stop()
 
 
-def front(upstream: Registry, **manners: object) -> MannersFront:
-    return MannersFront(upstream.url, **manners)  # type: ignore[arg-type]
-
-
 async def resolve_all(client: RegistryClient, host: str, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """(image, arch) -> the verdict and how (or `error: …`), all asked at once."""
 
@@ -108,7 +104,7 @@ def expected(host: str) -> dict[tuple[str, str], str]:
 async def test_a_registry_that_refuses_head_is_asked_with_get_cold_and_warm(
     upstream: Registry, tmp_path: Path, refusal: int
 ) -> None:
-    rude = front(upstream, head_answer=refusal)
+    rude = MannersFront(upstream.url, head_answer=refusal)
     try:
         runs = []
         for _ in ("cold", "warm"):
@@ -128,7 +124,7 @@ async def test_a_registry_that_refuses_head_is_asked_with_get_cold_and_warm(
 
 
 async def test_a_registry_that_answers_head_is_asked_with_head_when_warm(upstream: Registry, tmp_path: Path) -> None:
-    polite = front(upstream)
+    polite = MannersFront(upstream.url)
     try:
         for _ in ("cold", "warm"):
             async with RegistryClient(cache=DiskCache(tmp_path / "cache")) as client:
@@ -146,7 +142,7 @@ async def test_a_429_with_retry_after_is_waited_for_within_the_budget(
     upstream: Registry, tmp_path: Path, retry_after: str, cache: str
 ) -> None:
     disk = DiskCache(tmp_path / "cache")
-    busy = front(upstream, retry_after=retry_after)
+    busy = MannersFront(upstream.url, retry_after=retry_after)
     try:
         if cache == "warm":  # then the lookups are HEADs, and those are throttled
             async with RegistryClient(cache=disk) as client:
@@ -169,7 +165,7 @@ async def test_a_429_with_retry_after_is_waited_for_within_the_budget(
 
 
 async def test_a_wait_past_the_budget_is_rate_limited_with_the_time_it_needed(upstream: Registry) -> None:
-    busy = front(upstream, throttle=100, retry_after="30")
+    busy = MannersFront(upstream.url, throttle=100, retry_after="30")
     try:
         async with RegistryClient(cache=False, wait_budget=10) as client:
             answers = await resolve_all(client, busy.host, PAIRS)
@@ -186,7 +182,7 @@ async def test_a_wait_past_the_budget_is_rate_limited_with_the_time_it_needed(up
 
 
 async def test_a_429_without_retry_after_is_an_error_at_once(upstream: Registry) -> None:
-    busy = front(upstream, throttle=100, retry_after="")
+    busy = MannersFront(upstream.url, throttle=100, retry_after="")
     try:
         async with RegistryClient(cache=False) as client:
             answers = await resolve_all(client, busy.host, PAIRS[:1])
@@ -197,7 +193,7 @@ async def test_a_429_without_retry_after_is_an_error_at_once(upstream: Registry)
 
 def test_the_wait_budget_comes_from_the_matrix(upstream: Registry, tmp_path: Path) -> None:
     for budget, code, verdict in ((1, 3, "error"), (5, 0, "available")):
-        busy = front(upstream, throttle=1, retry_after="2")
+        busy = MannersFront(upstream.url, throttle=1, retry_after="2")
         matrix = tmp_path / f"m{budget}.toml"
         matrix.write_text(
             f"arches = ['amd64']\n[registry]\nrate_limit_wait = {budget}\n"
@@ -234,7 +230,7 @@ async def test_one_hanging_repository_does_not_condemn_its_registry(
     upstream: Registry, tmp_path: Path, cache: str
 ) -> None:
     disk = DiskCache(tmp_path / "cache")
-    slow = front(upstream, hang=frozenset({"test/slow"}))
+    slow = MannersFront(upstream.url, hang=frozenset({"test/slow"}))
     try:
         pairs = [("test/slow:1", "amd64"), ("test/slow:1", "arm64"), *PAIRS[:4], ("test/other:1", "arm64")]
         if cache == "warm":
@@ -257,7 +253,7 @@ async def test_one_hanging_repository_does_not_condemn_its_registry(
 
 
 async def test_three_hanging_repositories_in_a_row_mean_the_registry_is_down(upstream: Registry) -> None:
-    dead = front(upstream, hang=frozenset({"test/multi", "test/slow", "test/other", "test/third"}))
+    dead = MannersFront(upstream.url, hang=frozenset({"test/multi", "test/slow", "test/other", "test/third"}))
     try:
         async with RegistryClient(cache=False, timeout=SHORT) as client:
             first = await resolve_all(client, dead.host, [("test/multi:1", "amd64")])

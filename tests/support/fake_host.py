@@ -5,26 +5,34 @@ files, `--xml` parsing, client errors, readiness waits, checks, backends, the QE
 retry), and only the engine is replaced. Every container spec, file and exec is recorded;
 execs are answered by handlers that a test registers, with canned outputs taken from the
 images' real formats (each test cites its source). An exec nobody answers fails the test.
+
+`FakeHost`, its `FakeHostImages` and `FakeImages` are held to the seam the real engine
+meets (app/probe_api/seams.py): by mypy where `rig()` builds the run context, and by
+tests/unit/test_seams.py, parameter for parameter.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+import httpx
+
+from ecoready.domain.errors import ImageUnavailable
 from ecoready.domain.events import Event
 from ecoready.domain.model import Category, Component, ImageInfo, Profile
-from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, SweepResult
+from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, ImageFile, SweepResult
 from ecoready.engine.owners import OwnerInfo
 from ecoready.matrix.document import Matrix
 from ecoready.plan.cells import CellPlan, Plan, budgets_for
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
+from ecoready.registry.client import RegistryClient
 from ecoready.run.runner import load_probe
 
 
@@ -100,6 +108,12 @@ def failed(code: int, stderr: str, stdout: str = "") -> ExecResult:
     return ExecResult(code, stdout, stderr, 0.01)
 
 
+def resultsets(answer: Rows | list[Rows]) -> list[Rows]:
+    """A handler's answer as result sets: its rows are one, or it gave a list of them."""
+    sets = [rows for rows in answer if isinstance(rows, list)]
+    return sets or [[row for row in answer if isinstance(row, dict)]]
+
+
 _PASSWORD = re.compile(r'password="((?:[^"\\]|\\.)*)"')
 
 
@@ -118,6 +132,7 @@ class FakeHost:
         self.on_run: list[Callable[[FakeContainer], None]] = []
         self.networks: list[str] = []
         self.removed: list[str] = []
+        self.images = FakeHostImages()
         self._ids = itertools.count(1)
 
     # -- scripting --------------------------------------------------------------------
@@ -160,7 +175,7 @@ class FakeHost:
         c = self.containers[container_id]
         return ContainerState(c.running, False, None if c.running else c.exit_code, False, "", "", health=c.health)
 
-    async def logs(self, container_id: str, tail: int = 40) -> list[str]:
+    async def logs(self, container_id: str, tail: int = 40, *, max_line: int = 500) -> list[str]:
         return self.containers[container_id].log[-tail:] if container_id in self.containers else []
 
     async def put_files(self, container_id: str, files: Iterable[Any]) -> None:
@@ -217,8 +232,7 @@ class FakeHost:
             except SqlFailure as exc:
                 return failed(1, f"ERROR {exc.code} ({exc.state}) at line 1: {exc.message}\n")
             if answer is not None:
-                results = answer if answer and isinstance(answer[0], list) else [answer]
-                return ok(xml_resultsets(results))  # type: ignore[arg-type]
+                return ok(xml_resultsets(resultsets(answer)))
         raise AssertionError(f"no SQL handler for {call.host}:{call.port} {statement!r}")
 
     async def remove_container(self, container_id: str) -> bool:
@@ -240,20 +254,68 @@ class FakeHost:
     async def ping(self, timeout: float = 5.0) -> bool:
         return True
 
-    async def sweep(self, **kwargs: Any) -> SweepResult:
+    async def labelled(
+        self, label_filter: str
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+        """Nothing is listed by label: no other run is on this engine, and a sweep leaves nothing."""
+        return [], [], []
+
+    async def sweep(
+        self,
+        *,
+        run_id: str | None = None,
+        dead_owners: bool = False,
+        everything: bool = False,
+        me: OwnerInfo | None = None,
+    ) -> SweepResult:
         return SweepResult()
 
 
+class FakeHostImages:
+    """The engine's images (`FakeHost.images`): those committed here (installs), by
+    `repository:tag`; an image's environment is empty and none of its files can be read."""
+
+    def __init__(self) -> None:
+        self.committed: dict[str, tuple[str, dict[str, str]]] = {}  # reference -> (image id, labels)
+
+    async def image_labels(self, reference: str) -> dict[str, str] | None:
+        found = self.committed.get(reference)
+        return None if found is None else dict(found[1])
+
+    async def image_id(self, reference: str) -> str:
+        return self.committed[reference][0]
+
+    async def commit(self, container_id: str, repository: str, tag: str, labels: Mapping[str, str]) -> str:
+        image_id = f"img:{repository}:{tag}"
+        self.committed[f"{repository}:{tag}"] = (image_id, dict(labels))
+        return image_id
+
+    async def image_env(self, image: str) -> list[str]:
+        return []
+
+    async def read_files(
+        self,
+        image: str,
+        choices: Sequence[Sequence[str]],
+        *,
+        labels: Mapping[str, str],
+        max_bytes: int,
+        timeout: float,
+    ) -> list[ImageFile | None]:
+        return [None for _ in choices]
+
+
 class FakeImages:
-    """Every image is 'published' unless listed in `missing`; records what was asked."""
+    """Every image is 'published' unless listed in `missing`; records what was asked. Its
+    registry knows no repository: the tag search of a missing image finds no tags."""
 
     def __init__(self, missing: Iterable[str] = ()) -> None:
         self.asked: list[tuple[str, str]] = []
         self.missing = set(missing)
+        self.registry = RegistryClient(cache=False, transport=httpx.MockTransport(lambda _: httpx.Response(404)))
+        self.unchecked: dict[str, tuple[int, str]] = {}
 
-    async def ensure(self, reference: str, arch: str) -> ImageInfo:
-        from ecoready.domain.errors import ImageUnavailable
-
+    async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
         self.asked.append((reference, arch))
         if reference in self.missing:
             raise ImageUnavailable(f"the index publishes amd64 only ({reference})")
@@ -291,10 +353,10 @@ def rig(missing: Iterable[str] = ()) -> Rig:
     events: list[Event] = []
     run = RunContext(
         run_id="f" * 32,
-        host=host,  # type: ignore[arg-type]
+        host=host,
         owner=OwnerInfo("test", 1, ""),
         secrets=Secrets(),
-        images=images,  # type: ignore[arg-type]
+        images=images,
         emit=events.append,
         emulation_factor=6.0,
         load_probe=load_probe,

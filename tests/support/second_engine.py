@@ -61,8 +61,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run(argv: list[str], timeout: float = 60, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True, **kwargs)  # type: ignore[call-overload]
+def run(argv: list[str], timeout: float = 60, *, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=True, cwd=cwd)
 
 
 def _addresses(interface: str) -> list[str] | None:

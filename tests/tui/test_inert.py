@@ -4,7 +4,7 @@ escaped)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -49,6 +49,9 @@ class QuietSession:
     async def run(self) -> None:
         pass
 
+    async def rerun(self, cell_ids: Iterable[str]) -> None:
+        pass
+
     async def close(self) -> None:
         pass
 
@@ -83,7 +86,7 @@ def assert_inert(value: object) -> str:
 
 
 async def test_markup_script_and_escapes_stay_text_in_the_grid() -> None:
-    app = EcoreadyApp(load(LAB_MATRIX), RunOptions(), session_factory=QuietSession)  # type: ignore[arg-type]
+    app = EcoreadyApp(load(LAB_MATRIX), RunOptions(), session_factory=QuietSession)
     async with app.run_test(size=(160, 20)) as pilot:
         for event in events():
             app.handle_run_event(event)

@@ -30,8 +30,8 @@ from tests.support import streams
 from tests.support.keys import choose, quit_and_wait, wait_until
 
 
-def make_app(events: list, **kwargs: object) -> EcoreadyApp:
-    return EcoreadyApp(streams.recorded_matrix(), RunOptions(), streams.replay(events), spin=False, **kwargs)  # type: ignore[arg-type]
+def make_app(events: list) -> EcoreadyApp:
+    return EcoreadyApp(streams.recorded_matrix(), RunOptions(), streams.replay(events), spin=False)
 
 
 async def settle(app: EcoreadyApp, pilot: Pilot) -> None:
@@ -110,7 +110,8 @@ async def test_r_reruns_the_selected_cell_and_R_waits_until_nothing_runs() -> No
     async with busy.run_test(size=(120, 30)) as pilot:
         await settle(busy, pilot)
         await pilot.press("R")
-        assert busy.session.reruns == []  # type: ignore[union-attr]
+        assert isinstance(busy.session, streams.ReplaySession)
+        assert busy.session.reruns == []
         assert any("still running" in n for n in notes(busy))
 
 
@@ -259,7 +260,7 @@ async def test_q_closes_the_session_and_exits_with_the_run_code() -> None:
         await settle(app, pilot)
         await pilot.press("enter")  # q works from a view too
         await quit_and_wait(app, pilot)
-    assert app.session is not None and app.session.closed  # type: ignore[attr-defined]
+    assert isinstance(app.session, streams.ReplaySession) and app.session.closed
     assert app.return_code == app.return_value == 1  # some cells are not ready
     assert fold(streams.two_native_hosts()).cells["pmm-server/arm64"].status is Status.MISSING
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import cast
 
 import pytest
@@ -41,6 +40,7 @@ from ecoready.matrix.kinds import KINDS
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import AUDIT_BUDGET_S, make_plan
 from ecoready.probe_api.run_context import RunContext
+from tests.support.fake_host import FakeHostImages, rig
 
 ARM_SERVER = BinaryAudit("mariadbd", "/usr/sbin/mariadbd", "arm64", 100, 65536, lse="outline", lse_count=3)
 AMD_SERVER = BinaryAudit("mariadbd", "/usr/sbin/mariadbd", "amd64", 100, 4096, x86_needs="x86-64")
@@ -164,23 +164,22 @@ def test_a_binary_of_another_arch_fails_the_stage_after_reporting_the_audit(tmp_
     assert cast(AuditReported, events[-1]).audit.findings[0].code == "mislabelled"
 
 
-class SlowEngine:
-    """An engine that never hands the files over in time (all an auditor asks of a host)."""
+class SlowImages(FakeHostImages):
+    """An engine that never hands the files over in time."""
 
-    class images:  # stands for DockerHost.images
-        @staticmethod
-        async def image_env(image: str) -> list[str]:
-            raise DeadlineExceeded("docker call did not return within 35 s")
+    async def image_env(self, image: str) -> list[str]:
+        raise DeadlineExceeded("docker call did not return within 35 s")
 
 
 def test_programs_the_engine_will_not_hand_over_skip_the_audit_not_the_cell(tmp_path: Path) -> None:
     from ecoready.run.audit import AuditCache, Auditor
 
     events: list[Event] = []
-    engine = cast(RunContext, SimpleNamespace(host=SlowEngine()))
+    slow = rig()
+    slow.host.images = SlowImages()
     auditor = Auditor(events.append, AuditCache(tmp_path))
     with pytest.raises(Skip) as skipped:
-        asyncio.run(auditor.audit(engine, "db/arm64", "local", IMAGE, SERVER_PROGRAMS))
+        asyncio.run(auditor.audit(slow.run, "db/arm64", "local", IMAGE, SERVER_PROGRAMS))
     assert str(skipped.value) == "the programs could not be read: docker call did not return within 35 s"
     assert events == []
 

@@ -20,8 +20,7 @@ from ecoready.matrix.bench_settings import (
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import EMULATION_FACTOR, bench_budget, make_plan
 from ecoready.probe_api.context import ProbeContext
-from ecoready.probe_api.run_context import RunContext
-from ecoready.probe_api.secrets import Secrets
+from tests.support.fake_host import rig
 
 SERVER = '[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\nimage = "x/db:1"\n'
 AMD = HostFacts("local", "amd64", emulated_arches=("arm64",), cpus=2)
@@ -182,15 +181,8 @@ def test_bench_budget_follows_the_settings() -> None:
 def _ctx(cpus: int, profile: Profile = Profile.QUICK) -> ProbeContext:
     plan = make_plan(parse(SERVER, "m.toml"), [AMD], profile=profile, arches=["amd64"])
     facts = HostFacts("local", "amd64", cpus=cpus)
-    run = RunContext(
-        run_id="r",
-        host=None,  # type: ignore[arg-type]
-        owner=None,  # type: ignore[arg-type]
-        secrets=Secrets(),
-        images=None,  # type: ignore[arg-type]
-        emit=print,
-        hosts={"local": facts},
-    )
+    run = rig().run
+    run.hosts = {"local": facts}
     return ProbeContext(plan.cells[0], run)
 
 

@@ -25,8 +25,13 @@ from tests.support.fake_host import cell, component, plan, rig
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def sdk_without_clients(workers: int) -> Sdk:
+    """The SDK's pool and deadlines without an engine: its docker clients are None, never called."""
+    return Sdk("t", "", None, None, DaemonThreadPool(workers, "t"))  # type: ignore[arg-type]
+
+
 async def test_a_docker_call_that_returns_as_its_caller_is_cancelled_still_cancels() -> None:
-    sdk = Sdk("t", "", None, None, DaemonThreadPool(1, "t"))  # type: ignore[arg-type]
+    sdk = sdk_without_clients(1)
     answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(sdk.wait(answer, 30))
     await asyncio.sleep(0)
@@ -38,7 +43,7 @@ async def test_a_docker_call_that_returns_as_its_caller_is_cancelled_still_cance
 
 async def test_a_create_cancelled_in_flight_removes_what_it_created() -> None:
     host = DockerHost.__new__(DockerHost)  # only its SDK calls are used here
-    host._sdk = Sdk("t", "", None, None, DaemonThreadPool(2, "t"))  # type: ignore[arg-type]
+    host._sdk = sdk_without_clients(2)
     engine_answers = threading.Event()
     removed: list[str] = []
 

@@ -100,7 +100,7 @@ def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
     """Folded from the events a run over two native hosts emits (the bench stage's results
     are constructed: it is not on this branch); each arch's tps per USD-hour uses the price
     of the host that ran it, from [[hosts]] via RunStarted."""
-    from ecoready.domain.events import BenchReported, CellFinished, CellPlanned, RunStarted, StageFinished
+    from ecoready.domain.events import BenchReported, CellFinished, CellPlanned, Event, RunStarted, StageFinished
     from ecoready.domain.model import Outcome, Stage
     from ecoready.domain.state import fold
 
@@ -112,15 +112,17 @@ def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
         CellPlanned(f"db/{arch}", "db", "db", "server", arch, host, False)
         for arch, host in (("amd64", "x86"), ("arm64", "graviton"))
     )
-    events: list[object] = [RunStarted("a" * 32, "t", "m.toml", Profile.QUICK, ("amd64", "arm64"), planned, hosts)]
+    events: list[Event] = [RunStarted("a" * 32, "t", "m.toml", Profile.QUICK, ("amd64", "arm64"), planned, hosts)]
     for arch, tps in (("amd64", 5000.0), ("arm64", 4800.0)):
+        bench = cell(arch, "-", [tps]).bench
+        assert bench is not None
         events += [
             StageFinished(f"db/{arch}", Stage.IMAGE, Outcome.PASS, 0.1),
             StageFinished(f"db/{arch}", Stage.START, Outcome.PASS, 1.0),
-            BenchReported(f"db/{arch}", cell(arch, "-", [tps]).bench),  # type: ignore[arg-type]
+            BenchReported(f"db/{arch}", bench),
             CellFinished(f"db/{arch}", "t", 1.0),
         ]
-    result = compare(fold(events))  # type: ignore[arg-type]
+    result = compare(fold(events))
     ((row,),) = [t.rows for t in result.tables]
     assert (result.tables[0].arm64_host, result.tables[0].amd64_host) == ("graviton", "x86")
     assert row.arm64_per_usd == pytest.approx(4800 / 0.1632) and row.amd64_per_usd == pytest.approx(5000 / 0.192)

@@ -18,7 +18,7 @@ from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.state import fold, reduce
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import INSTALL_BUDGET, PACKAGING_BUDGET, make_plan
-from ecoready.probe_api.install_cache import labels_printed
+from ecoready.probe_api.install_cache import InstallJob, install_once, labels_printed
 from ecoready.probes.shared.drivers import MISMATCH, failure, recipe
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
@@ -26,6 +26,7 @@ from ecoready.report.load import report_from_dict
 from ecoready.report.present import packaging_text
 from ecoready.report.summary import render_summary
 from ecoready.ui.cli import main
+from tests.support.fake_host import ok, rig
 from tests.support.reports_sample import lab_report
 
 HEAD = textwrap.dedent("""\
@@ -204,6 +205,19 @@ def test_an_install_records_facts_as_labels_of_the_cached_image() -> None:
     assert labels_printed("x\necoready-label: how=built from source\necoready-label: junk\n") == {
         "ecoready.install.how": "built from source"
     }
+
+
+async def test_an_install_is_committed_once_and_found_with_its_facts_after() -> None:
+    r = rig()
+    r.host.execs_to(lambda container, argv: ok("ecoready-label: how=wheel\n") if argv[0] == "timeout" else None)
+    script = "pip install mysqlclient==2.2.8"
+    job = InstallJob("img:py", "k" * 32, "pypi:mysqlclient==2.2.8", script, {}, "installer", {}, 60)
+    done = await install_once(r.host, job)
+    again = await install_once(r.host, job)
+    assert (done.cached, again.cached) == (False, True) and again.image_id == done.image_id != ""
+    assert again.labels == done.labels == {"ecoready.install.how": "wheel"}
+    (installer,) = r.host.started  # the second found the image: nothing installed again
+    assert installer.id in r.host.removed
 
 
 def test_the_drivers_verb_refuses_a_bad_pin_before_asking_anything(capsys: pytest.CaptureFixture[str]) -> None:

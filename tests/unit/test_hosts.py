@@ -12,11 +12,11 @@ import pytest
 
 from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import ConfigError, DockerUnavailable
-from ecoready.domain.events import CellPlanned, HostLost, PlatformObserved, RunStarted, StageFinished
-from ecoready.domain.model import Hazard, Host, HostFacts, Outcome, PlatformFitness, Profile, Stage, TlsFiles
+from ecoready.domain.events import CellPlanned, Event, HostLost, PlatformObserved, RunStarted, StageFinished
+from ecoready.domain.model import Hazard, Host, HostFacts, Outcome, PlatformFitness, Profile, Report, Stage, TlsFiles
 from ecoready.domain.state import empty_report, fold, reduce
 from ecoready.matrix.load import parse
-from ecoready.plan.cells import make_plan
+from ecoready.plan.cells import CellPlan, make_plan
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
 from ecoready.report.summary import column_title, render_summary
@@ -129,7 +129,7 @@ def test_an_unreachable_host_without_arches_is_named_when_nothing_serves_the_arc
 
 # -- the runner: routing, limits, a lost host --------------------------------------------
 class Engine2(FakeHost):
-    """A FakeHost with a name, a sweep surface, and a ping that can say the engine is gone."""
+    """A FakeHost with a name, and a ping that can say the engine is gone."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
@@ -141,14 +141,11 @@ class Engine2(FakeHost):
     async def ping(self, timeout: float = 5.0) -> bool:
         return self.up
 
-    async def labelled(self, label_filter: str) -> tuple[list[object], list[object], list[object]]:
-        return [], [], []
 
-
-def two_host_runner(limit_b: int = 1) -> tuple[Runner, Engine2, Engine2, list[object]]:
+def two_host_runner(limit_b: int = 1) -> tuple[Runner, Engine2, Engine2, list[Event]]:
     a, b = rig(), rig()
     host_a, host_b = Engine2("a"), Engine2("b")
-    a.run.host, b.run.host = host_a, host_b  # type: ignore[assignment]
+    a.run.host, b.run.host = host_a, host_b
     b.run.emit = a.run.emit  # one event stream
     cells = []
     for i in range(3):
@@ -156,33 +153,33 @@ def two_host_runner(limit_b: int = 1) -> tuple[Runner, Engine2, Engine2, list[ob
         cells.append(replace(cell(comp, arch="amd64"), host="a"))
         cells.append(replace(cell(comp, arch="arm64", emulated=True), host="b"))
     runner = Runner(plan(cells), a.run, hosts={"a": a.run, "b": b.run}, limits={"a": 2, "b": limit_b})
-    return runner, host_a, host_b, a.events  # type: ignore[return-value]
+    return runner, host_a, host_b, a.events
 
 
 def test_each_cell_runs_on_its_plans_host() -> None:
     runner, host_a, host_b, _events = two_host_runner()
-    assert runner.context_for(runner.plan.cells[0]).host is host_a  # type: ignore[comparison-overlap]
-    assert runner.context_for(runner.plan.cells[1]).host is host_b  # type: ignore[comparison-overlap]
+    assert runner.context_for(runner.plan.cells[0]).host is host_a
+    assert runner.context_for(runner.plan.cells[1]).host is host_b
     unknown = replace(runner.plan.cells[0], host="elsewhere")
     assert runner.context_for(unknown) is runner.run  # the default host's context
 
 
-async def test_each_host_has_its_own_limit() -> None:
+async def test_each_host_has_its_own_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     runner, _host_a, _host_b, _events = two_host_runner(limit_b=1)
     seen: dict[str, int] = {"a": 0, "b": 0}
     most: dict[str, int] = {"a": 0, "b": 0}
 
-    async def fake_stage(c: object, ctx: object, probe: object, stage: Stage) -> Outcome:
+    async def fake_stage(c: CellPlan, ctx: object, probe: object, stage: Stage) -> Outcome:
         if stage is Stage.IMAGE:  # pulls run outside the slots
             return Outcome.PASS
-        name = c.host  # type: ignore[attr-defined]
+        name = c.host
         seen[name] += 1
         most[name] = max(most[name], seen[name])
         await asyncio.sleep(0.01)
         seen[name] -= 1
         return Outcome.PASS
 
-    runner._stage = fake_stage  # type: ignore[method-assign,assignment]
+    monkeypatch.setattr(runner, "_stage", fake_stage)
     await asyncio.gather(*(runner.run_cell(c) for c in runner.plan.cells))
     assert most == {"a": 2, "b": 1}
 
@@ -202,14 +199,16 @@ async def test_a_lost_host_fails_its_waiting_cells_at_once_and_only_its_own() ->
     assert not await runner.host_lost(runner.hosts["a"])
 
 
-async def test_an_engine_error_marks_the_host_lost_only_when_it_stops_answering() -> None:
+async def test_an_engine_error_marks_the_host_lost_only_when_it_stops_answering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     runner, _host_a, host_b, events = two_host_runner()
 
     async def gone(*args: object, **kwargs: object) -> str:
         host_b.up = False
         raise DockerUnavailable("docker daemon unavailable")
 
-    host_b.create_network = gone  # type: ignore[method-assign]
+    monkeypatch.setattr(host_b, "create_network", gone)
     await runner._cell(runner.plan.cells[1])
     start = next(e for e in events if isinstance(e, StageFinished) and e.stage is Stage.START)
     assert (start.outcome, start.detail) == (Outcome.ERROR, "docker daemon unavailable")
@@ -217,7 +216,7 @@ async def test_an_engine_error_marks_the_host_lost_only_when_it_stops_answering(
 
 
 # -- the report and the summary -----------------------------------------------------------
-def two_host_report() -> object:
+def two_host_report() -> Report:
     hosts = (
         HostFacts("x86", "amd64", serves=("amd64",), docker=""),
         HostFacts("graviton", "arm64", serves=("arm64",), docker="ssh://ops@graviton:22", price_per_hour=0.1),
@@ -240,23 +239,23 @@ def two_host_report() -> object:
 
 def test_platforms_and_lost_hosts_are_folded_into_the_report() -> None:
     report = two_host_report()
-    assert [(p.host, p.arch) for p in report.platforms] == [("graviton", "arm64")]  # type: ignore[attr-defined]
-    again = reduce(report, PlatformObserved(PlatformFitness("graviton", "arm64", False, cpus=4)))  # type: ignore[arg-type]
+    assert [(p.host, p.arch) for p in report.platforms] == [("graviton", "arm64")]
+    again = reduce(report, PlatformObserved(PlatformFitness("graviton", "arm64", False, cpus=4)))
     assert [p.cpus for p in again.platforms] == [4]
-    graviton = {h.name: h for h in report.hosts}["graviton"]  # type: ignore[attr-defined]
+    graviton = {h.name: h for h in report.hosts}["graviton"]
     assert graviton.error == "lost mid-run: docker daemon unavailable"
 
 
 def test_the_json_report_keeps_hosts_and_platforms() -> None:
     report = two_host_report()
-    back = parse_report(json_report.render(report))  # type: ignore[arg-type]
-    assert back.hosts == report.hosts and back.platforms == report.platforms  # type: ignore[attr-defined]
+    back = parse_report(json_report.render(report))
+    assert back.hosts == report.hosts and back.platforms == report.platforms
 
 
 def test_the_summary_names_the_host_of_each_column_when_several_ran() -> None:
     report = two_host_report()
-    assert column_title(report, "arm64") == "arm64 @ graviton"  # type: ignore[arg-type]
-    text = render_summary(report)  # type: ignore[arg-type]
+    assert column_title(report, "arm64") == "arm64 @ graviton"
+    text = render_summary(report)
     assert "amd64 @ x86" in text and "host graviton: 1 cell: lost mid-run" in text
     single = reduce(empty_report(), RunStarted("r", "t", "m", Profile.SMOKE, ("amd64",), (), ()))
     assert column_title(single, "amd64") == "amd64"
@@ -265,7 +264,7 @@ def test_the_summary_names_the_host_of_each_column_when_several_ran() -> None:
 def test_merged_reports_keep_each_runners_platforms_under_its_host() -> None:
     from ecoready.report.merge import merge
 
-    def runner(arch: str, run_id: str) -> object:
+    def runner(arch: str, run_id: str) -> Report:
         planned = (CellPlanned(f"db/{arch}", "db", "db", "server", arch, "local", False),)
         host = HostFacts("local", arch, serves=(arch,))
         return fold(
@@ -275,13 +274,13 @@ def test_merged_reports_keep_each_runners_platforms_under_its_host() -> None:
             ]
         )
 
-    merged = merge([("amd.json", runner("amd64", "1" * 32)), ("arm.json", runner("arm64", "2" * 32))])  # type: ignore[list-item]
+    merged = merge([("amd.json", runner("amd64", "1" * 32)), ("arm.json", runner("arm64", "2" * 32))])
     assert [(p.host, p.arch) for p in merged.platforms] == [("local", "amd64"), ("local-arm64", "arm64")]
 
 
 def test_the_summary_grid_has_a_platform_row_group() -> None:
     report = two_host_report()
-    text = render_summary(report)  # type: ignore[arg-type]
+    text = render_summary(report)
     lines = text.splitlines()
     group = lines.index("[platform]")
     assert lines[group + 1].split()[:2] == ["graviton", "⚠"]  # 64 KiB pages: a hazard
@@ -293,7 +292,7 @@ def test_markdown_and_html_have_a_platform_section_with_inert_container_text() -
 
     report = two_host_report()
     hostile = PlatformFitness("x86", "amd64", False, machine="x86_64", cpu_model="<script>x</script> | [a](b)")
-    report = reduce(report, PlatformObserved(hostile))  # type: ignore[arg-type]
+    report = reduce(report, PlatformObserved(hostile))
     md = markdown.render(report)
     assert "## Platform fitness" in md and "- graviton/arm64: 64 KiB pages" in md
     assert "<script>" not in md and "\\| \\[a\\](b)" in md

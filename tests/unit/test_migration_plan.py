@@ -6,6 +6,7 @@ CONSTRUCTED: each cell is shaped like the lab's (tests/data/reports) in the stat
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def cell(
     )
 
 
-def report(cells: list[CellResult], origins: list[ComponentOrigin], searches: list[TagSearch] = ()) -> Report:  # type: ignore[assignment]
+def report(cells: list[CellResult], origins: list[ComponentOrigin], searches: Sequence[TagSearch] = ()) -> Report:
     return Report(
         schema_version=1,
         run_id="a" * 32,

@@ -199,7 +199,7 @@ async def test_files_and_arguments_get_the_placeholders_filled() -> None:
 
 
 # -- service mode -------------------------------------------------------------------------
-async def test_a_service_is_up_when_its_healthcheck_says_healthy_and_stays_up() -> None:
+async def test_a_service_is_up_when_its_healthcheck_says_healthy_and_stays_up(monkeypatch: pytest.MonkeyPatch) -> None:
     r = rig()
     with_backend(r)
     looks = iter(["starting", "starting", "healthy"])
@@ -216,7 +216,7 @@ async def test_a_service_is_up_when_its_healthcheck_says_healthy_and_stays_up() 
             container.health = next(looks, "healthy")
         return await original(container_id)
 
-    r.host.state = state  # type: ignore[method-assign]
+    monkeypatch.setattr(r.host, "state", state)
     stages = await run_cell(r, app_row(mode="service", healthcheck=["CMD", "curl", "-fsS", "http://localhost/"]))
     assert stages[Stage.START].outcome is Outcome.PASS, stages[Stage.START]
     assert stages[Stage.SMOKE].outcome is Outcome.PASS
@@ -264,7 +264,7 @@ async def test_a_service_that_exits_is_broken() -> None:
     assert start.outcome is Outcome.FAIL and "exited with code 1" in start.detail and "config.json" in start.detail
 
 
-async def test_a_service_that_dies_after_it_was_up_fails_stays_up() -> None:
+async def test_a_service_that_dies_after_it_was_up_fails_stays_up(monkeypatch: pytest.MonkeyPatch) -> None:
     r = rig()
     with_backend(r)
     states = {"n": 0}
@@ -278,7 +278,7 @@ async def test_a_service_that_dies_after_it_was_up_fails_stays_up() -> None:
                 container.running, container.exit_code, container.log = False, 137, ["Killed"]
         return await original(container_id)
 
-    r.host.state = state  # type: ignore[method-assign]
+    monkeypatch.setattr(r.host, "state", state)
     stages = await run_cell(r, app_row(mode="service"))
     assert stages[Stage.START].outcome is Outcome.PASS
     assert stages[Stage.SMOKE].outcome is Outcome.FAIL

@@ -18,6 +18,7 @@ import pytest
 
 from ecoready.domain.errors import CheckFailed
 from ecoready.domain.model import Category
+from ecoready.probe_api import Container, Endpoint, Secret
 from ecoready.probes.maxscale import (
     CONFIG_PATH,
     LISTENER_PORT,
@@ -117,11 +118,14 @@ async def test_maxscale_start_waits_for_a_running_server_then_checks() -> None:
     assert "GRANT SELECT ON mysql.* TO" in accounts
 
 
-def test_maxscale_config_and_grants_for_a_mysql_backend() -> None:
-    from ecoready.probe_api.handles import Endpoint
+def mysql_backend() -> Endpoint:
+    """A MySQL backend as the configuration writers see it (they read its alias, port and flavor)."""
+    server = Container("c1", "backend-server", "backend-server", "backend-server", "mysql:8.4", "img:mysql")
+    return Endpoint("backend-server", 3306, "root", Secret("root", "pw"), server, flavor="mysql")
 
-    ep = Endpoint("backend-server", 3306, "root", None, None, flavor="mysql")  # type: ignore[arg-type]
-    assert "ssl=true" in maxscale_config(ep, "pw").decode()
+
+def test_maxscale_config_and_grants_for_a_mysql_backend() -> None:
+    assert "ssl=true" in maxscale_config(mysql_backend(), "pw").decode()
     assert service_grants("mysql")[-1] == "REPLICATION CLIENT ON *.*"
 
 
@@ -179,9 +183,7 @@ async def test_router_route_check_fails_when_another_server_answers() -> None:
 
 
 def test_router_config_and_version() -> None:
-    from ecoready.probe_api.handles import Endpoint
-
-    conf = router_config(Endpoint("backend-server", 3306, "root", None, None, "mysql")).decode()  # type: ignore[arg-type]
+    conf = router_config(mysql_backend()).decode()
     assert "[routing:rw]" in conf and "bind_port=6446" in conf and "routing_strategy=first-available" in conf
     assert "[routing:ro]" in conf and "bind_port=6447" in conf and "routing_strategy=round-robin" in conf
     assert conf.count("destinations=backend-server:3306") == 2 and "client_ssl_mode=PASSTHROUGH" in conf

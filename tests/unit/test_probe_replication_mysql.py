@@ -21,18 +21,18 @@ import pytest
 from ecoready.domain.model import Category
 from ecoready.probes.replication import DIALECTS, ReplicationProbe, dialect, replica_state
 from ecoready.probes.shared.cluster import reset_binary_logs
-from tests.support.fake_host import Sql, SqlFailure, component, context, rig
+from tests.support.fake_host import Rig, Sql, SqlFailure, component, context, rig
 
 REPLICATION = component("replication-mysql", "replication", "mysql:8.4", category=Category.HA)
 PRIMARY_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 
 
-def mysql_pair(r: object, *, io: str = "Yes") -> list[str]:
+def mysql_pair(r: Rig, *, io: str = "Yes") -> list[str]:
     """A MySQL 8.4 primary and replica; returns the statements each received, in order."""
     seen: list[str] = []
     rows = {"n": 0}
 
-    @r.host.sql  # type: ignore[attr-defined]
+    @r.host.sql
     def server(call: Sql) -> list[dict[str, object]] | None:
         role = call.via.role
         seen.append(f"{role}: {call.script or call.statement}")

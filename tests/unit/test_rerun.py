@@ -15,13 +15,16 @@ import pytest
 
 from ecoready.domain.errors import ImageUnavailable
 from ecoready.domain.events import CellFinished, CellStarted, Event, RunFinished, RunStarted
-from ecoready.domain.model import HostFacts, Status
+from ecoready.domain.model import HostFacts, ImageInfo, Status
+from ecoready.domain.specs import SweepResult
 from ecoready.domain.state import fold
+from ecoready.engine.owners import OwnerInfo
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import make_plan
 from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
 from ecoready.run.runner import Runner
+from tests.support.fake_host import FakeHost, FakeImages
 
 MATRIX = """
 title = "t"
@@ -44,28 +47,37 @@ class Gates:
         return self.open.setdefault(key, asyncio.Event())
 
 
-@dataclass
-class GatedImages:
-    gates: Gates
+class GatedImages(FakeImages):
+    def __init__(self, gates: Gates) -> None:
+        super().__init__()
+        self.gates = gates
 
-    async def ensure(self, reference: str, arch: str) -> object:
+    async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
         await self.gates.gate(f"db/{arch}").wait()
         raise ImageUnavailable(f"no {arch} here")
 
 
-@dataclass
-class RecordingHost:
-    runner: Runner | None = None
-    name: str = "local"
-    sweeps: list[frozenset[str]] = field(default_factory=list)
+class RecordingHost(FakeHost):
+    """Records which cells were under way at each sweep."""
 
-    async def sweep(self, **_: object) -> None:
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "local"
+        self.runner: Runner | None = None
+        self.sweeps: list[frozenset[str]] = []
+
+    async def sweep(
+        self,
+        *,
+        run_id: str | None = None,
+        dead_owners: bool = False,
+        everything: bool = False,
+        me: OwnerInfo | None = None,
+    ) -> SweepResult:
         assert self.runner is not None
         self.sweeps.append(self.runner.under_way())
         await asyncio.sleep(0.01)
-
-    async def labelled(self, label: str) -> tuple[list[str], list[str], list[str]]:
-        return [], [], []  # what the sweep left: nothing
+        return SweepResult()
 
 
 def make_runner() -> tuple[Runner, list[Event], Gates, RecordingHost]:
@@ -75,10 +87,10 @@ def make_runner() -> tuple[Runner, list[Event], Gates, RecordingHost]:
     host = RecordingHost()
     run = RunContext(
         run_id="r1",
-        host=host,  # type: ignore[arg-type]
-        owner=None,  # type: ignore[arg-type]
+        host=host,
+        owner=OwnerInfo("test", 1, ""),
         secrets=Secrets(),
-        images=GatedImages(gates),  # type: ignore[arg-type]
+        images=GatedImages(gates),
         emit=events.append,
     )
     runner = Runner(plan, run, concurrency=4)

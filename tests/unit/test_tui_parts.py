@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,9 +24,9 @@ from ecoready.ui.tui.look import Motion, cell_label, compare_label
 from tests.support import streams
 
 
-def cell(status: Status, **changes: object) -> CellResult:
+def cell(status: Status, **changes: Any) -> CellResult:
     base = CellResult("db/arm64", "db", "DB", Category.SERVER, "arm64", "local", emulated=True, status=status)
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return replace(base, **changes)
 
 
 @pytest.mark.parametrize("width", range(8, 40))

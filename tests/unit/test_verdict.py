@@ -137,13 +137,13 @@ async def test_a_backend_whose_registry_does_not_answer_is_blamed_not_the_image(
     from tests.support.fake_host import FakeImages, cell, component, plan, rig
 
     class DownForDockerHub(FakeImages):
-        async def ensure(self, reference: str, arch: str) -> ImageInfo:
+        async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
             if not reference.startswith("127.0.0.1:5000/"):
                 raise RegistryError("docker.io", "unreachable (ConnectError: name not known)")
-            return await super().ensure(reference, arch)
+            return await super().ensure(reference, arch, for_cell=for_cell)
 
     r = rig()
-    r.run.images = DownForDockerHub()  # type: ignore[assignment]
+    r.run.images = DownForDockerHub()
     server = component("mysql-8.4", "server", "mysql:8.4")
     router = component("router", "router", f"{LAB}/router:8.4", category=Category.LOAD_BALANCER, backend="mysql-8.4")
     c = cell(router, server)
