@@ -37,4 +37,6 @@ def test_an_arch_without_emulator_or_host_errors_with_the_fix(lab: Path, tmp_pat
     assert cells["db/amd64"]["status"] == "ready"
     s390x = cells["db/s390x"]
     assert s390x["status"] == "error"
-    assert "no host for s390x" in s390x["detail"] and "fix:" in s390x["detail"]
+    assert "no host for s390x" in s390x["detail"]
+    (image,) = s390x["stages"]
+    assert image["blame"]["cause"] == "no-host" and "[[hosts]]" in image["blame"]["fix"]

@@ -35,6 +35,8 @@ def test_gap_cells_end_as_their_image_says(lab_gaps: Path, no_leaks: None) -> No
     assert cells["gap-mislabelled"]["detail"] == "mislabelled: the index says arm64, the image's config says amd64"
     assert [s["stage"] for s in cells["gap-mislabelled"]["stages"]] == ["image"]
     assert cells["gap-amd64-only"]["status"] == "missing"
+    blames = {c: cells[c]["stages"][0]["blame"]["cause"] for c in ("gap-mislabelled", "gap-amd64-only")}
+    assert blames == {"gap-mislabelled": "mislabelled-image", "gap-amd64-only": "not-published"}
     suffixed = cells["gap-suffix-only"]
     assert suffixed["status"] == "ready", suffixed
     assert suffixed["image"]["found_as"] == "tag 1-aarch64"

@@ -93,9 +93,9 @@ def expected(host: str) -> dict[tuple[str, str], str]:
         ("test/multi:1", "arm64"): "available: index",
         ("test/suffix:2", "amd64"): "available: single manifest",
         ("test/suffix:2", "arm64"): "available: tag 2-aarch64",
-        ("test/multi:9", "amd64"): f"missing: missing: {host}/test/multi:9: tag not found; "
+        ("test/multi:9", "amd64"): f"missing: {host}/test/multi:9: tag not found; "
         "the repository has 3 tags; no 9-amd64 or 9-x86_64 tag",
-        ("test/none:1", "arm64"): f"missing: missing: {host}/test/none:1: repository not found",
+        ("test/none:1", "arm64"): f"missing: {host}/test/none:1: repository not found",
     }
 
 
