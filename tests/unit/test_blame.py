@@ -326,6 +326,7 @@ IMPOSSIBLE = {
     "a missing image's blame": ended(Cause.NOT_PUBLISHED),
     "a skipped stage": (StageResult(Stage.IMAGE, Outcome.SKIP, 0.0, "", (), Blame(Cause.NOT_APPLICABLE)),),
     "a failure without a blame": (StageResult(Stage.IMAGE, Outcome.FAIL, 0.0, "missing: old words"),),
+    "a passed stage with a blame": (StageResult(Stage.IMAGE, Outcome.PASS, 0.0, "", (), Blame(Cause.BACKEND)),),
 }
 
 
