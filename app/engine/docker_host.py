@@ -113,7 +113,6 @@ class DockerHost:
         return await self._sdk.ping(timeout)
 
     # -- networks, volumes, containers ----------------------------------------------
-    # -- networks, volumes, containers ----------------------------------------------
     async def create_network(self, name: str, labels: Mapping[str, str], *, internal: bool = True) -> str:
         def work() -> str:
             net = self._sdk.control.networks.create(

@@ -24,6 +24,7 @@ import pytest
 
 from ecoready.domain import errors
 from ecoready.domain.blame import CAUSES, COMPONENT_FAILURE, Blame, Cause, Outcome, Party, Stage, Status, said
+from ecoready.domain.events import CellPlanned, RunStarted, StageFinished
 from ecoready.domain.model import (
     Category,
     CellResult,
@@ -35,14 +36,21 @@ from ecoready.domain.model import (
     Report,
     StageResult,
 )
-from ecoready.domain.state import derive_status
+from ecoready.domain.state import derive_status, fold
+from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.probe import Probe
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
 from ecoready.report.migration import Action, plan_pins, plan_steps
 from ecoready.report.summary import render_summary
 from ecoready.report.verdict import _REASONS, _REMEDIES, advice, arch_verdicts, glance, infra_lines
+from ecoready.run import runner as runner_module
+from ecoready.run.runner import Runner
 from ecoready.ui.cli import main
+from tests.support.fake_host import cell as fake_cell
+from tests.support.fake_host import component, rig
+from tests.support.fake_host import plan as fake_plan
 from tests.support.reports_sample import lab_report
 from tests.support.schema import REPORT_SCHEMA
 
@@ -368,3 +376,58 @@ def test_a_saved_report_that_no_stage_explains_is_rendered_at_once(option: str, 
     assert bounded(lambda: main(args)) == 0
     if option:
         assert out.read_text().strip()
+
+
+# -- from the exception to the stage: the runner carries the blame -----------------------------
+class Raising(Probe):
+    """A probe whose start ends with the exception it is given."""
+
+    def __init__(self, ctx: ProbeContext, exc: BaseException) -> None:
+        super().__init__(ctx)
+        self.exc = exc
+
+    async def start(self) -> None:
+        raise self.exc
+
+
+RAISED: list[tuple[BaseException, Blame]] = [
+    (errors.StageFailed("exited with code 1"), Blame(Cause.DOES_NOT_START)),
+    (errors.StageFailed("exec format error", cause=Cause.NOT_FOR_THIS_CPU), Blame(Cause.NOT_FOR_THIS_CPU)),
+    (errors.CheckFailed("no root@'%' account"), Blame(Cause.DOES_NOT_START)),  # the component's, never ours
+    (errors.SqlError("Access denied"), Blame(Cause.DOES_NOT_START)),
+    (errors.EmulatorTooOld("x86-64-v2", fix="register qemu"), Blame(Cause.DOES_NOT_START, fix="register qemu")),
+    (errors.ImageUnavailable("no arm64 client image"), Blame(Cause.NOT_PUBLISHED)),
+    (errors.DeadlineExceeded("no answer in 5 s"), Blame(Cause.OVER_BUDGET)),
+    (errors.RegistryError("docker.io", "unreachable (ConnectError)"), Blame(Cause.REGISTRY, "docker.io")),
+    (errors.DockerUnavailable("the engine did not answer"), Blame(Cause.ENGINE_UNREACHABLE)),
+    (errors.EngineError("409 Conflict"), Blame(Cause.ENGINE_REFUSED)),
+    (errors.CredentialError("docker-credential-pass failed"), Blame(Cause.CREDENTIALS)),
+    (errors.PullStalled("no progress for 120 s"), Blame(Cause.PULL_STALLED)),
+    (
+        errors.BackendFailed("did not start", subject="db", behind=Cause.DOES_NOT_START),
+        Blame(Cause.BACKEND, "db", behind=Cause.DOES_NOT_START),
+    ),
+    (
+        errors.EmulatorProblem("cannot run it", fix="register qemu >= 8"),
+        Blame(Cause.EMULATOR, fix="register qemu >= 8"),
+    ),
+    (errors.MatrixMismatch("matrix row 'x': no program 'run'"), Blame(Cause.MATRIX)),
+    (errors.InfraError("something of ours"), Blame(Cause.TOOL)),
+    (KeyError("x"), Blame(Cause.INTERNAL)),
+]
+
+
+@pytest.mark.parametrize(("exc", "blame"), RAISED, ids=lambda v: type(v).__name__)
+async def test_the_runner_carries_each_exceptions_blame_to_the_stage_and_the_cell(
+    exc: BaseException, blame: Blame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = rig()
+    monkeypatch.setattr(runner_module, "load_probe", lambda kind: partial(Raising, exc=exc))
+    cell = fake_cell(component("db", "server", "r.example/db:1"))
+    await Runner(fake_plan([cell]), r.run)._cell(cell)
+    (start,) = [e for e in r.events if isinstance(e, StageFinished) and e.stage is Stage.START]
+    assert (start.blame, start.outcome) == (blame, blame.outcome)
+    assert "{" not in start.detail and start.detail  # the bare line, never empty
+    planned = CellPlanned(cell.id, "db", "db", "server", "amd64", "fake", False)
+    report = fold([RunStarted("r", "t", "m.toml", Profile.SMOKE, ("amd64",), (planned,)), *r.events])
+    assert report.cells[cell.id].status is blame.status
