@@ -2,7 +2,8 @@
 # Prepare a Debian host for ecoready's lab: Docker Engine, arm64 emulation (qemu >= 8),
 # debootstrap and Debian's registry. Idempotent: every step checks before it acts.
 # On a problem it prints ONE line saying what is missing and how to provide it, exit 3.
-#   --test   also the test-only tools (Chromium, to screenshot the HTML report)
+#   --test   also the test-only tools (Chromium, to screenshot the HTML report; a second
+#            dockerd's tools and a private sshd; Podman)
 set -euo pipefail
 
 TEST_TOOLS=0
@@ -99,6 +100,23 @@ if [ "$TEST_TOOLS" = 1 ]; then
   getent passwd sshd >/dev/null 2>&1 \
     || useradd --system --no-create-home --home-dir /run/sshd --shell /usr/sbin/nologin sshd \
     || die "cannot create the sshd privilege separation user"
+fi
+
+# --- test-only: Podman, the second kind of engine (tests/support/podman_engine.py) ------
+# Debian's podman serves the Docker-compatible API on a socket the test starts itself; no
+# podman service is enabled. netavark + aardvark-dns give its networks container DNS
+# (the connectors reach their server by name). The lab registry is plain HTTP on loopback:
+# podman refuses that unless registries.conf says the registry is insecure. The drop-in is
+# written only when its content differs, so a warm run changes nothing.
+PODMAN_REGISTRIES=/etc/containers/registries.conf.d/ecoready-lab.conf
+if [ "$TEST_TOOLS" = 1 ]; then
+  need_pkgs podman netavark aardvark-dns
+  want=$'# written by ecoready scripts/setup-host.sh --test: the lab registry is plain HTTP\n[[registry]]\nlocation = "127.0.0.1:5000"\ninsecure = true\n'
+  if [ "$(cat "$PODMAN_REGISTRIES" 2>/dev/null)"$'\n' != "$want" ]; then
+    mkdir -p "$(dirname "$PODMAN_REGISTRIES")"
+    printf '%s' "$want" >"$PODMAN_REGISTRIES" || die "cannot write $PODMAN_REGISTRIES (podman needs it to pull from the lab registry)"
+    say "wrote $PODMAN_REGISTRIES (the lab registry 127.0.0.1:5000 is insecure for podman)"
+  fi
 fi
 
 # --- arm64 emulation: binfmt_misc + qemu-user >= 8 ------------------------------------

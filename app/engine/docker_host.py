@@ -30,7 +30,7 @@ from ecoready.domain.specs import (
     SweepResult,
 )
 from ecoready.domain.text import inert
-from ecoready.engine import filedrop
+from ecoready.engine import filedrop, podman
 from ecoready.engine.aio import remove_when_made, to_the_end
 from ecoready.engine.images import EngineImages
 from ecoready.engine.owners import OwnerInfo, owner_alive, this_owner
@@ -45,11 +45,14 @@ DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCA
 class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
-    def __init__(self, sdk: Sdk, drop: filedrop.FileDrop | None = None) -> None:
+    def __init__(self, sdk: Sdk, drop: filedrop.FileDrop | None = None, *, podman: bool = False) -> None:
         self._sdk = sdk
         self.name = sdk.name
         self.url = sdk.url
-        self.images = EngineImages(sdk)
+        # Podman behind the Docker API (its /version says so): containers get explicit
+        # resource limits (engine/podman.py)
+        self.podman = podman
+        self.images = EngineImages(sdk, podman=podman)
         self.native_arch = ""
         # where container files are written for a bind mount; None: the archive API
         self.drop = drop
@@ -70,14 +73,22 @@ class DockerHost:
         max_workers: int = 16,
         timeout: float = CONNECT_TIMEOUT,
     ) -> DockerHost:
-        """Connect or raise EnvironmentProblem within `timeout` seconds (Sdk.connect); on
-        this machine's kernel, find out whether container files can be bind-mounted."""
+        """Connect or raise EnvironmentProblem within `timeout` seconds (Sdk.connect); ask
+        the engine which kind it is (Docker or Podman); on this machine's kernel, find out
+        whether container files can be bind-mounted."""
 
         def file_drop() -> filedrop.FileDrop | None:
             return filedrop.FileDrop.for_engine(socket_path(url)) if local_kernel(url) else None
 
         sdk, drop = await Sdk.connect(name, url, tls=tls, max_workers=max_workers, timeout=timeout, prepare=file_drop)
-        return cls(sdk, drop)
+        try:
+            version = await sdk.call(sdk.control.version, timeout=timeout)
+        except BaseException:
+            await sdk.close()
+            if drop is not None:
+                drop.tidy()
+            raise
+        return cls(sdk, drop, podman=podman.is_podman(version))
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the SDK clients (bounded) and remove this process's container files."""
@@ -182,6 +193,7 @@ class DockerHost:
                 binds=binds or None,
                 port_bindings={p: ("127.0.0.1", h or None) for p, h in spec.publish.items()} if spec.publish else None,
                 init=False,
+                ulimits=podman.ulimits() if self.podman else None,
             )
             health = _healthcheck(spec)
             networking = None

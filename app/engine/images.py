@@ -23,6 +23,7 @@ from ecoready.domain.errors import EngineError, PullStalled
 from ecoready.domain.model import normalize_arch
 from ecoready.domain.specs import ImageFile
 from ecoready.engine.aio import remove_when_made, to_the_end
+from ecoready.engine.podman import ulimits
 from ecoready.engine.sdk import CONTROL_TIMEOUT, Sdk
 
 # A pull with no progress message for this long has stalled (env: seconds).
@@ -36,8 +37,9 @@ MAX_LINKS = 8  # symlinks followed for one path
 class EngineImages:
     """The image calls of one engine (`DockerHost.images`)."""
 
-    def __init__(self, sdk: Sdk) -> None:
+    def __init__(self, sdk: Sdk, *, podman: bool = False) -> None:
         self._sdk = sdk
+        self._ulimits = ulimits() if podman else None  # see engine/podman.py
 
     # -- images ----------------------------------------------------------------------
     async def pull(
@@ -200,7 +202,7 @@ class EngineImages:
         api = self._sdk.control.api
 
         def create() -> str:
-            host_config = api.create_host_config(network_mode="host", binds=list(binds))
+            host_config = api.create_host_config(network_mode="host", binds=list(binds), ulimits=self._ulimits)
             created = api.create_container(
                 image=image, command=list(command), environment=dict(env), labels=dict(labels), host_config=host_config
             )
