@@ -57,6 +57,7 @@ class DockerHost:
         # where container files are written for a bind mount; None: the archive API
         self.drop = drop
         self._dropped: dict[str, tuple[str, str]] = {}  # container id -> (name, files_dir)
+        self._health_runs: dict[str, float] = {}  # Podman: container id -> when we last ran its check
 
     @property
     def local_kernel(self) -> bool:
@@ -245,7 +246,11 @@ class DockerHost:
         local = self.local_kernel
 
         def read() -> ContainerState:
-            attrs = self._sdk.control.api.inspect_container(container_id)
+            api = self._sdk.control.api
+            attrs = api.inspect_container(container_id)
+            # Podman's healthchecks may never run by themselves (engine/podman.py)
+            if self.podman and podman.run_due_healthcheck(api, container_id, attrs, self._health_runs):
+                attrs = api.inspect_container(container_id)
             st = attrs["State"]
             return ContainerState(
                 running=bool(st.get("Running")),
@@ -352,6 +357,7 @@ class DockerHost:
             return True
 
         existed = await self._sdk.call(work, timeout=CONTROL_TIMEOUT + 20)
+        self._health_runs.pop(container_id, None)
         name, _ = self._dropped.pop(container_id, ("", ""))
         if self.drop is not None and name:
             self.drop.remove(name)

@@ -13,17 +13,27 @@ with the same SDK calls. It tells itself apart in its `/version` answer: a compo
   has and every host allows: the servers still start (MySQL and MariaDB lower their table
   caches to fit 1024 files and say so in their logs), and nothing ecoready runs in a
   smoke or quick cell needs more.
+- Healthchecks. Podman runs a container's healthcheck from a systemd timer; with no
+  systemd (a container, WSL, a minimal host) it logs "unable to get systemd connection to
+  add healthchecks" and the health stays `starting` for ever, which would fail a service
+  whose check passes. So `DockerHost.state` runs a due healthcheck itself on Podman,
+  through libpod's endpoint on the same socket (what `podman healthcheck run` does), at
+  most once per the container's interval. Where systemd runs them too, it only adds runs.
 - File drops (`filedrop.py`) need the peer to be a `dockerd`: on Podman the container
   files go through the archive API (`put_archive`), as for a remote engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, MutableMapping
 from typing import Any
+
+import docker.errors
 
 ENGINE_COMPONENT = "Podman Engine"  # the Components[].Name of podman's /version answer
 
+DEFAULT_HEALTH_INTERVAL = 30.0  # seconds: Docker's and Podman's when the check names none
 # (name, soft, hard): a Linux login's usual soft limits, which no host refuses
 ULIMITS: tuple[tuple[str, int, int], ...] = (("nofile", 1024, 1024), ("nproc", 4096, 4096))
 
@@ -37,3 +47,29 @@ def is_podman(version: Mapping[str, Any]) -> bool:
 def ulimits() -> list[dict[str, Any]]:
     """`ULIMITS` as the create call's HostConfig.Ulimits."""
     return [{"Name": name, "Soft": soft, "Hard": hard} for name, soft, hard in ULIMITS]
+
+
+def run_due_healthcheck(
+    api: Any, container_id: str, attrs: Mapping[str, Any], last_runs: MutableMapping[str, float]
+) -> bool:
+    """Run the healthcheck of a running container once when its interval has passed since
+    this process last ran it (at once the first time); whether it ran. The engine then
+    counts the result as its own runs' (failing streak, retries): inspect the container
+    again for its health (libpod's answer is this one run's result, not the health).
+    `api` is docker-py's APIClient, whose private request helpers reach libpod's endpoint
+    (types-docker does not declare them). A refusal (no longer running) counts as not run."""
+    check = (attrs.get("Config") or {}).get("Healthcheck") or {}
+    test = check.get("Test") or []
+    if not test or test[:1] == ["NONE"] or not (attrs.get("State") or {}).get("Running"):
+        return False
+    interval = float(check.get("Interval") or 0) / 1e9 or DEFAULT_HEALTH_INTERVAL
+    now = time.monotonic()
+    last = last_runs.get(container_id)
+    if last is not None and now - last < interval:
+        return False
+    last_runs[container_id] = now
+    try:
+        api._raise_for_status(api._get(api._url("/libpod/containers/{0}/healthcheck", container_id)))
+    except docker.errors.APIError:
+        return False
+    return True
