@@ -14,9 +14,10 @@ import pytest
 from tests.support.cli import LAB_MATRIX, TEST_LABEL_KEY, TEST_SESSION, docker_labelled, ecoready
 from tests.support.schema import REPORT_SCHEMA, VALIDATED, validate_files_under, validate_report
 
-# the second Docker engine fixture (tests/support/second_engine.py), a network of a test's
-# own for containers started by hand (tests/support/lab_containers.py)
-pytest_plugins = ["tests.support.second_engine", "tests.support.lab_containers"]
+# the second Docker engine fixture (tests/support/second_engine.py), Podman's API service
+# (tests/support/podman_engine.py), a network of a test's own for containers started by
+# hand (tests/support/lab_containers.py)
+pytest_plugins = ["tests.support.second_engine", "tests.support.podman_engine", "tests.support.lab_containers"]
 
 # `make test` runs the suite on pytest-xdist workers with `--dist loadgroup`: a group runs
 # whole on one worker, in the order collected (`--no-loadscope-reorder`).
