@@ -5,14 +5,14 @@ with the same SDK calls. It tells itself apart in its `/version` answer: a compo
 "Podman Engine". What differs, found on Debian's podman 4.3:
 
 - Resource limits. Rootful podman gives every container `nofile` and `nproc` limits of
-  1048576 (rootless: the user's hard limits), set by the OCI runtime as the container
-  starts. Where the engine itself may not raise its limits that high (a container host, a
-  sandbox, a hardened service unit), every start fails in runc with `error setting rlimit`.
-  Docker's containers inherit the engine's own limits instead and never hit it. So every
-  container ecoready starts on Podman asks for `ULIMITS`, the soft defaults a Linux login
-  has and every host allows: the servers still start (MySQL and MariaDB lower their table
-  caches to fit 1024 files and say so in their logs), and nothing ecoready runs in a
-  smoke or quick cell needs more.
+  1048576 (rootless: the user's hard limits), which the OCI runtime sets as the container
+  starts. Where the engine may not raise its own limits that high (in a container, a
+  sandbox, a service unit with lower limits), every start fails in runc with `error
+  setting rlimit type 7 (nofile) / 6 (nproc): operation not permitted`. Docker's
+  containers inherit the engine's limits instead, and never meet this. So every
+  container ecoready starts on Podman asks for `ULIMITS`: low enough that no host
+  refuses them (1024 open files is Linux's default soft limit), high enough for what a
+  smoke or quick cell runs (the lab's MariaDB, MySQL and connectors run with them).
 - Healthchecks. Podman runs a container's healthcheck from a systemd timer; with no
   systemd (a container, WSL, a minimal host) it logs "unable to get systemd connection to
   add healthchecks" and the health stays `starting` for ever, which would fail a service
@@ -30,11 +30,13 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import docker.errors
+from docker.types import Ulimit
 
 ENGINE_COMPONENT = "Podman Engine"  # the Components[].Name of podman's /version answer
 
 DEFAULT_HEALTH_INTERVAL = 30.0  # seconds: Docker's and Podman's when the check names none
-# (name, soft, hard): a Linux login's usual soft limits, which no host refuses
+# (name, soft, hard): below any host's limits (nofile 1024: Linux's default soft limit;
+# nproc counts the processes of the container's uid on the whole host)
 ULIMITS: tuple[tuple[str, int, int], ...] = (("nofile", 1024, 1024), ("nproc", 4096, 4096))
 
 
@@ -44,16 +46,20 @@ def is_podman(version: Mapping[str, Any]) -> bool:
     return any(isinstance(c, Mapping) and c.get("Name") == ENGINE_COMPONENT for c in components)
 
 
-def ulimits() -> list[dict[str, Any]]:
+def ulimits() -> list[Ulimit]:
     """`ULIMITS` as the create call's HostConfig.Ulimits."""
-    return [{"Name": name, "Soft": soft, "Hard": hard} for name, soft, hard in ULIMITS]
+    return [Ulimit(name=name, soft=soft, hard=hard) for name, soft, hard in ULIMITS]
 
 
 def run_due_healthcheck(
-    api: Any, container_id: str, attrs: Mapping[str, Any], last_runs: MutableMapping[str, float]
+    api: Any,
+    container_id: str,
+    attrs: Mapping[str, Any],
+    last_runs: MutableMapping[str, float],
+    now: float | None = None,
 ) -> bool:
     """Run the healthcheck of a running container once when its interval has passed since
-    this process last ran it (at once the first time); whether it ran. The engine then
+    this process last ran it (at once the first time; `now`: time.monotonic()); whether it ran. The engine then
     counts the result as its own runs' (failing streak, retries): inspect the container
     again for its health (libpod's answer is this one run's result, not the health).
     `api` is docker-py's APIClient, whose private request helpers reach libpod's endpoint
@@ -63,7 +69,7 @@ def run_due_healthcheck(
     if not test or test[:1] == ["NONE"] or not (attrs.get("State") or {}).get("Running"):
         return False
     interval = float(check.get("Interval") or 0) / 1e9 or DEFAULT_HEALTH_INTERVAL
-    now = time.monotonic()
+    now = time.monotonic() if now is None else now
     last = last_runs.get(container_id)
     if last is not None and now - last < interval:
         return False
