@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             facts = await host.facts({})
             say(
-                f"docker: engine {facts.docker_version}, API {facts.api_version}, native {facts.native_arch}, "
+                f"docker: engine {facts.docker_version}{' (Podman)' if host.podman else ''}, "
+                f"API {facts.api_version}, native {facts.native_arch}, "
                 f"{facts.cpus} CPUs, {facts.memory_bytes / 2**30:.1f} GiB"
             )
         finally:
