@@ -32,15 +32,17 @@ MARIADB = "127.0.0.1:5000/lab/mariadb:10.11"
 CONNECTORS = "127.0.0.1:5000/lab/connectors:bookworm"
 EMPTY: dict[str, list[str]] = {"containers": [], "networks": [], "volumes": []}
 
-SUBSET = f"""profile = "smoke"
-arches = ["amd64", "arm64"]
-
-[[components]]
+HEADER = 'profile = "smoke"\narches = ["amd64", "arm64"]\n\n'
+SERVER = f"""[[components]]
 id = "mariadb-10.11"
 category = "server"
 probe = "server"
 image = "{MARIADB}"
-
+"""
+SUBSET = (
+    HEADER
+    + SERVER
+    + f"""
 [[components]]
 id = "connector-python-pymysql"
 category = "connector"
@@ -62,7 +64,7 @@ mode = "service"
 entrypoint = ["sleep", "600"]
 healthcheck = ["CMD-SHELL", "test -d /proc/1"]
 """
-
+)
 
 # a run that stays up until it is killed: one command row sleeping
 SLEEPER = f"""profile = "smoke"
@@ -261,3 +263,26 @@ def test_kill_9_leftovers_are_swept_by_cleanup_on_podman(
     assert result.returncode == 0, result.stderr
     assert "removed container" in result.stderr
     assert podman_engine.labelled(owner) == EMPTY
+
+
+def test_docker_and_podman_serve_one_run(lab: Path, podman_engine: PodmanEngine, tmp_path: Path) -> None:
+    """Two [[hosts]]: this machine's dockerd for amd64, Podman for arm64 emulated."""
+    podman_engine.ensure_running()
+    matrix = tmp_path / "m.toml"
+    hosts = '[[hosts]]\nname = "docker"\narches = ["amd64"]\n\n'
+    hosts += f'[[hosts]]\nname = "podman"\ndocker = "{podman_engine.unix_url}"\narches = ["arm64"]\n\n'
+    matrix.write_text(HEADER + hosts + SERVER)
+    out = tmp_path / "r.json"
+    result = ecoready("run", "--headless", "--matrix", str(matrix), "--json", str(out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(out.read_text())
+    cells = {cid: (c["host"], c["emulated"], c["status"]) for cid, c in by_id(report).items()}
+    assert cells == {
+        "mariadb-10.11/amd64": ("docker", False, "ready"),
+        "mariadb-10.11/arm64": ("podman", True, "ready"),
+    }
+    versions = {h["name"]: h["docker_version"] for h in report["hosts"]}
+    server = podman_engine.version()
+    assert server is not None and versions["podman"] == server["Version"] != versions["docker"]
+    assert podman_engine.labelled(f"ecoready.run={report['run_id']}") == EMPTY
+    assert docker_labelled(f"ecoready.run={report['run_id']}") == EMPTY
