@@ -143,6 +143,11 @@ def test_arm64_ran_emulated_on_the_arm64_image(podman_run: dict[str, Any], podma
         image_id = cell["image"]["image_id"]
         shown = podman_engine.podman("image", "inspect", "--format", "{{.Architecture}}", image_id)
         assert shown.stdout.strip() == arch
+    # the platform survey's container ran on podman too, one per arch
+    platforms = {p["arch"]: p for p in podman_run["platforms"]}
+    assert (platforms["amd64"]["machine"], platforms["amd64"]["emulated"]) == ("x86_64", False)
+    assert (platforms["arm64"]["machine"], platforms["arm64"]["emulated"]) == ("aarch64", True)
+    assert platforms["arm64"]["error"] == "" and platforms["amd64"]["error"] == ""
 
 
 def test_the_connector_reached_its_backend_over_an_internal_network(podman_run: dict[str, Any]) -> None:
@@ -160,10 +165,10 @@ def test_a_service_is_judged_by_its_healthcheck_without_systemd(podman_run: dict
 
 
 def test_the_engine_layer_on_podman(lab: Path, podman_engine: PodmanEngine) -> None:
-    """Each thing a probe asks of the engine, on podman: labels, an internal network with
-    a container's alias in its DNS, a volume, exec, files put before and after the start
-    (the archive API: the file drop accepts only a dockerd), the limits, a healthcheck,
-    and the sweep by run id."""
+    """Each thing a stage asks of the engine, on podman: files read from an image (the
+    audit's way), labels, an internal network with a container's alias in its DNS, a
+    volume, exec, files put before and after the start (the archive API: the file drop
+    accepts only a dockerd), the limits, a healthcheck, and the sweep by run id."""
     podman_engine.ensure_running()
     run_id = f"podman-layer-{os.getpid()}"
     labels = {LABEL_RUN: run_id, TEST_LABEL_KEY: TEST_SESSION}
@@ -173,6 +178,15 @@ def test_the_engine_layer_on_podman(lab: Path, podman_engine: PodmanEngine) -> N
         seen: dict[str, Any] = {"podman": host.podman, "drop": host.drop}
         try:
             image = await host.images.pull(MARIADB, "linux/amd64")
+            # what the audit stage reads: files of an image, links followed inside it,
+            # through a container created and never started (HEAD stat, then the file)
+            seen["files"] = await host.images.read_files(
+                image,
+                [["/usr/bin/mysql"], ["/nonexistent", "/etc/os-release"], ["/nonexistent"]],
+                labels=labels,
+                max_bytes=1 << 20,
+                timeout=120,
+            )
             await host.create_network(f"{run_id}-net", labels, internal=True)
             await host.create_volume(f"{run_id}-vol", labels)
             spec = ContainerSpec(
@@ -207,6 +221,10 @@ def test_the_engine_layer_on_podman(lab: Path, podman_engine: PodmanEngine) -> N
 
     seen = asyncio.run(scenario())
     assert seen["podman"] is True
+    mysql, os_release, missing = seen["files"]
+    assert (mysql.asked, mysql.path, mysql.data) == ("/usr/bin/mysql", "/usr/bin/mariadb", b"")  # > max_bytes
+    assert mysql.size > 1 << 20
+    assert os_release.path == "/usr/lib/os-release" and b"bookworm" in os_release.data and missing is None
     assert seen["drop"] is None  # files go through the archive API on podman
     out = seen["exec"].stdout.splitlines()
     assert seen["exec"].exit_code == 0, seen["exec"]
