@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import os
 import tarfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -17,7 +18,7 @@ from typing import Any
 
 import docker.errors
 
-from ecoready.domain.errors import DeadlineExceeded, EngineError
+from ecoready.domain.errors import DeadlineExceeded, EcoreadyError, EngineError, EnvironmentProblem
 from ecoready.domain.model import HostFacts, TlsFiles, normalize_arch
 from ecoready.domain.specs import (
     LABEL_OWNER,
@@ -84,10 +85,13 @@ class DockerHost:
         sdk, drop = await Sdk.connect(name, url, tls=tls, max_workers=max_workers, timeout=timeout, prepare=file_drop)
         try:
             version = await sdk.call(sdk.control.version, timeout=timeout)
-        except BaseException:
+        except BaseException as exc:
             await sdk.close()
             if drop is not None:
                 drop.tidy()
+            if isinstance(exc, EcoreadyError):
+                where = url or os.environ.get("DOCKER_HOST") or "the default socket"
+                raise EnvironmentProblem(f"docker engine at {where} did not say which engine it is: {exc}") from None
             raise
         return cls(sdk, drop, podman=podman.is_podman(version))
 
