@@ -32,10 +32,13 @@ from ecoready.domain.specs import (
 from ecoready.domain.text import inert
 from ecoready.engine import filedrop
 from ecoready.engine.aio import remove_when_made, to_the_end
+from ecoready.engine.discovery import EngineAddress
+from ecoready.engine.filedrop import FileDrop
+from ecoready.engine.identity import EngineIdentity, identify
 from ecoready.engine.images import EngineImages
 from ecoready.engine.owners import OwnerInfo, owner_alive, this_owner
 from ecoready.engine.running import running_containers
-from ecoready.engine.sdk import CONNECT_TIMEOUT, CONTROL_TIMEOUT, Sdk, local_kernel, socket_path
+from ecoready.engine.sdk import CONNECT_TIMEOUT, CONTROL_TIMEOUT, Sdk
 
 REMOVAL_WAIT = 30.0  # how long to wait for a removal someone else started
 # Capabilities no database image needs; dropped from every container we start.
@@ -45,8 +48,9 @@ DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCA
 class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
-    def __init__(self, sdk: Sdk, drop: filedrop.FileDrop | None = None) -> None:
+    def __init__(self, sdk: Sdk, identity: EngineIdentity, drop: filedrop.FileDrop | None = None) -> None:
         self._sdk = sdk
+        self.identity = identity
         self.name = sdk.name
         self.url = sdk.url
         self.images = EngineImages(sdk)
@@ -56,8 +60,9 @@ class DockerHost:
         self._dropped: dict[str, tuple[str, str]] = {}  # container id -> (name, files_dir)
 
     @property
-    def local_kernel(self) -> bool:
-        return local_kernel(self.url)
+    def same_kernel(self) -> bool:
+        """Whether the engine runs on this machine's kernel (engine/identity.py)."""
+        return self.identity.same_kernel
 
     # -- lifecycle -------------------------------------------------------------------
     @classmethod
@@ -70,14 +75,19 @@ class DockerHost:
         max_workers: int = 16,
         timeout: float = CONNECT_TIMEOUT,
     ) -> DockerHost:
-        """Connect or raise EnvironmentProblem within `timeout` seconds (Sdk.connect); on
-        this machine's kernel, find out whether container files can be bind-mounted."""
+        """Connect or raise EnvironmentProblem within `timeout` seconds (Sdk.connect), learn
+        which engine answered, and on this machine's kernel whether container files can be
+        bind-mounted."""
 
-        def file_drop() -> filedrop.FileDrop | None:
-            return filedrop.FileDrop.for_engine(socket_path(url)) if local_kernel(url) else None
+        def learn(client: docker.DockerClient, address: EngineAddress) -> tuple[EngineIdentity, FileDrop | None]:
+            identity = identify(address, client.version(), client.info())
+            path = address.url.removeprefix("unix://")
+            return identity, FileDrop.for_engine(path) if identity.same_kernel else None
 
-        sdk, drop = await Sdk.connect(name, url, tls=tls, max_workers=max_workers, timeout=timeout, prepare=file_drop)
-        return cls(sdk, drop)
+        sdk, (identity, drop) = await Sdk.connect(
+            name, url, tls=tls, max_workers=max_workers, timeout=timeout, prepare=learn
+        )
+        return cls(sdk, identity, drop)
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the SDK clients (bounded) and remove this process's container files."""
@@ -106,6 +116,8 @@ class DockerHost:
             cpus=int(info.get("NCPU", 0) or 0),
             memory_bytes=int(info.get("MemTotal", 0) or 0),
             kernel=str(info.get("KernelVersion", "")),
+            engine=self.identity.said(),
+            engine_kind=self.identity.kind.key,
         )
 
     async def ping(self, timeout: float = 5.0) -> bool:
@@ -230,7 +242,7 @@ class DockerHost:
         return container_id
 
     async def state(self, container_id: str) -> ContainerState:
-        local = self.local_kernel
+        local = self.same_kernel
 
         def read() -> ContainerState:
             attrs = self._sdk.control.api.inspect_container(container_id)
