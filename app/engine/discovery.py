@@ -20,7 +20,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +45,12 @@ class EngineAddress:
         return f"{self.url} ({self.how})"
 
 
-def find_engine(env: Mapping[str, str] | None = None, *, windows: bool | None = None) -> EngineAddress:
-    """The engine address as the docker CLI would choose it (module docstring).
-    EnvironmentProblem when a named context does not exist or its files are not readable."""
+def find_engine(
+    env: Mapping[str, str] | None = None, *, windows: bool | None = None, kinds: Sequence[EngineKind] = KINDS
+) -> EngineAddress:
+    """The engine address as the docker CLI would choose it (module docstring); `kinds`:
+    whose sockets are tried, the default first. EnvironmentProblem when a named context
+    does not exist or its files are not readable."""
     env = os.environ if env is None else env
     windows = sys.platform == "win32" if windows is None else windows
     host = env.get("DOCKER_HOST", "").strip()
@@ -59,7 +62,7 @@ def find_engine(env: Mapping[str, str] | None = None, *, windows: bool | None = 
         context, where = _current_context(config_dir / "config.json"), str(config_dir / "config.json")
     if context and context != "default":
         return _from_context(config_dir, context, where, env)
-    return _default(env, windows)
+    return _default(env, windows, kinds)
 
 
 def _home(env: Mapping[str, str]) -> str:
@@ -149,23 +152,26 @@ def _from_context(config_dir: Path, name: str, where: str, env: Mapping[str, str
     return EngineAddress(host, f"docker context {name} (from {where})", kind_of_url(host, env), tls)
 
 
-def _default(env: Mapping[str, str], windows: bool) -> EngineAddress:
+def _default(env: Mapping[str, str], windows: bool, kinds: Sequence[EngineKind]) -> EngineAddress:
     if windows:
         return EngineAddress(WINDOWS_PIPE, "the default named pipe of Docker Desktop", BY_KEY["docker-desktop"])
     expand = _expansions(env)
     tried: list[str] = []
-    for kind in KINDS:
+    default = kinds[0]
+    for kind in kinds:
         for template in kind.sockets:
             path = expand_path(template, expand)
             if not path or path in tried:
                 continue
             if _is_socket(path):
-                how = "the default socket" if kind is DOCKER_ENGINE else f"the well-known socket of {kind.name}"
+                how = "the default socket" if kind is default else f"the well-known socket of {kind.name}"
                 return EngineAddress(f"unix://{path}", how, kind, tried=tuple(tried))
             tried.append(path)
-    default = DOCKER_ENGINE.sockets[0]
     return EngineAddress(
-        f"unix://{default}", "the default socket; no other engine's socket was found", DOCKER_ENGINE, tried=tuple(tried)
+        f"unix://{expand_path(default.sockets[0], expand)}",
+        "the default socket; no other engine's socket was found",
+        default,
+        tried=tuple(tried),
     )
 
 

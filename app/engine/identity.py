@@ -31,6 +31,7 @@ class EngineIdentity:
     kernel: str = ""
     operating_system: str = ""
     engine_id: str = ""  # the engine's own ID (/info), the key of what is cached about it
+    root_dir: str = ""  # where it keeps images and containers, on its own machine
 
     def said(self) -> str:
         """`Docker Engine 26.1.5 at unix:///var/run/docker.sock (the default socket)`."""
@@ -42,10 +43,11 @@ def identify(address: EngineAddress, version: Mapping[str, Any], info: Mapping[s
     engine_version = str(version.get("Version", "") or "")
     components = version.get("Components")
     named = [str(c.get("Name")) for c in components if isinstance(c, dict)] if isinstance(components, list) else []
-    if kind.key in ("docker", "rootless-docker", "remote") or not named:
-        product = f"{named[0] if named else 'Docker Engine'} {engine_version}".strip()
-    elif kind.key == "podman":
+    if kind.key == "podman":
         product = f"Podman Engine {engine_version}".strip()
+    elif kind.key in ("docker", "rootless-docker", "remote"):
+        first = named[0] if named and named[0] != "Engine" else "Docker Engine"  # dockerd calls itself "Engine"
+        product = f"{first} {engine_version}".strip()
     else:
         product = f"{kind.name} (engine {engine_version})" if engine_version else kind.name
     kernel = str(info.get("KernelVersion", "") or "")
@@ -59,6 +61,7 @@ def identify(address: EngineAddress, version: Mapping[str, Any], info: Mapping[s
         kernel=kernel,
         operating_system=str(info.get("OperatingSystem", "") or ""),
         engine_id=str(info.get("ID", "") or ""),
+        root_dir=str(info.get("DockerRootDir", "") or ""),
     )
 
 

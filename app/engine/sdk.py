@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -27,6 +28,10 @@ from ecoready.engine.threads import DaemonThreadPool
 
 T = TypeVar("T")
 
+NATIVE_WINDOWS = (
+    "on native Windows ecoready checks registries only (images, drivers, validate, report, plan, diff); "
+    "to run cells, run ecoready inside WSL2 with Docker Desktop's WSL integration turned on (docs/engines.md)"
+)
 CONNECT_TIMEOUT = 8.0
 CONTROL_TIMEOUT = 30.0
 # ssh:// hosts: sshd allows 10 sessions per connection by default (MaxSessions), and every
@@ -73,6 +78,8 @@ class Sdk:
         attempt runs on a daemon thread under asyncio's deadline and is abandoned after it.
         No `url`: the engine the docker CLI would use (engine/discovery.py). `prepare` runs
         on that thread once the engine answered, within the same deadline."""
+        if sys.platform == "win32":
+            raise EnvironmentProblem(NATIVE_WINDOWS)
         address = find_engine() if not url else EngineAddress(url, "the matrix's [[hosts]]", kind_of_url(url))
         url, tls = address.url, tls or address.tls
         if url.startswith("ssh://"):
