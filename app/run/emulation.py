@@ -135,7 +135,7 @@ async def find_emulation(
             continue
         remembered = memory.known(identity.engine_id, arch)
         if remembered is not None:
-            out.emulators[arch] = remembered
+            out.emulators[arch] = f"{remembered}, remembered from an earlier run"
         else:
             to_ask.append(arch)
     answers = await asyncio.gather(

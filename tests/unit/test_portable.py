@@ -1,7 +1,9 @@
 """ecoready where Linux's constants do not exist: macOS's Python has no SO_PEERCRED, and
 Windows' has no AF_UNIX nor SIGHUP. Each verb below runs in a Python whose `socket` and
-`signal` modules lost them before ecoready was imported; what needs them (the file drop's
-peer credentials, the stop signals) falls back without a word of error."""
+`signal` modules lost SO_PEERCRED and SIGHUP before ecoready was imported; what needs them
+(the file drop's peer credentials, the stop signals) falls back without a word of error.
+AF_UNIX is taken away only where ecoready itself uses it (the file drop): on Linux the
+standard library's own event loop needs it (Windows' makes its socket pairs otherwise)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ LAB = ROOT / "containers" / "lab.toml"
 
 WITHOUT = """
 import socket, signal, sys
-for module, name in ((socket, "SO_PEERCRED"), (socket, "AF_UNIX"), (signal, "SIGHUP")):
+for module, name in ((socket, "SO_PEERCRED"), (signal, "SIGHUP")):
     delattr(module, name)
 from ecoready.__main__ import main
 sys.argv = ["ecoready", *sys.argv[1:]]
