@@ -20,9 +20,9 @@ if TYPE_CHECKING:  # only for annotations: the verbs import what they use
 DEFAULT_MATRIX = "matrix.toml"
 
 NO_MATRIX = (
-    f"no {DEFAULT_MATRIX} here (nor --matrix): try the offline lab (`ecoready run --matrix containers/lab.toml` "
-    "in the ecoready checkout, after `make lab`), write one for your stack with `ecoready init --from "
-    "compose.yml` (or --from-host, --images), or see docs/matrix.md"
+    f"no {DEFAULT_MATRIX} here (nor --matrix): write one for your stack with `ecoready init --from "
+    "compose.yml` (or --from-host, --images), or see docs/matrix.md; in a checkout of ecoready, the "
+    "offline lab is `ecoready lab build`, then `ecoready run --matrix containers/lab.toml`"
 )
 
 
