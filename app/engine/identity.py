@@ -39,7 +39,7 @@ class EngineIdentity:
 
 
 def identify(address: EngineAddress, version: Mapping[str, Any], info: Mapping[str, Any]) -> EngineIdentity:
-    kind = kind_of_engine(dict(version), dict(info)) or address.kind
+    kind = kind_of_engine(version, info) or address.kind
     engine_version = str(version.get("Version", "") or "")
     components = version.get("Components")
     named = [str(c.get("Name")) for c in components if isinstance(c, dict)] if isinstance(components, list) else []

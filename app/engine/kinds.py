@@ -6,6 +6,7 @@ target. Sources and what was verified here for real: docs/engines.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -140,7 +141,7 @@ def expand_path(template: str, expand: dict[str, str]) -> str:
     return out
 
 
-def kind_of_engine(version: dict[str, object], info: dict[str, object]) -> EngineKind | None:
+def kind_of_engine(version: Mapping[str, object], info: Mapping[str, object]) -> EngineKind | None:
     """What the engine says it is: /version's components and /info's operating system and
     name (Docker Desktop, OrbStack, Rancher Desktop and Colima say so there)."""
     components = version.get("Components")
