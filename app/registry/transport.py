@@ -58,6 +58,7 @@ class Reply:
     status: int
     headers: httpx.Headers
     body: bytes
+    http_version: str = "HTTP/1.1"
 
 
 class RegistryTransport:
@@ -232,13 +233,14 @@ class RegistryTransport:
         try:
             chunks: list[bytes] = []
             size = 0
-            if method != "HEAD":
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > MAX_BODY:
-                        raise RegistryError(registry, f"answer larger than {MAX_BODY >> 20} MiB for {url}")
-                    chunks.append(chunk)
-            return Reply(response.status_code, response.headers, b"".join(chunks))
+            # read to the end even for a HEAD (no bytes): a response closed before its end
+            # takes its connection with it, and the next request would open another
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise RegistryError(registry, f"answer larger than {MAX_BODY >> 20} MiB for {url}")
+                chunks.append(chunk)
+            return Reply(response.status_code, response.headers, b"".join(chunks), response.http_version)
         finally:
             await response.aclose()
 
