@@ -50,6 +50,7 @@ from bench._registry_peers import Answer, Crane, Regctl, Tool, answers, find_too
 from ecoready.lab.recipes import LAB_DIR
 from ecoready.matrix.load import load
 from ecoready.registry.availability import pairs
+from ecoready.registry.transport import PER_REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -187,7 +188,7 @@ class LatencyProxy:
 @dataclass
 class Contestant:
     what: str
-    once: Callable[[], dict[tuple[str, str], Answer] | None]  # its answers, None when not read
+    once: Callable[[], dict[tuple[str, str], Answer] | None] | Callable[[], None]  # its answers, None when not read
     seconds: list[float] = field(default_factory=list)  # wall time of each run
     cpu: list[float] = field(default_factory=list)  # CPU time of its processes in each run
     requests: set[int] = field(default_factory=set)
@@ -213,10 +214,13 @@ def run_ecoready(exe: str, matrix: Path, cache: Path, out: Path) -> dict[tuple[s
 
 
 def skopeo_loop(skopeo: str, host: str, images: list[str]) -> Callable[[], None]:
+    """The baseline: one `skopeo inspect --raw` per image, in turn (the tag's manifest only)."""
+
     def run() -> None:
         for image in images:
             ref = f"docker://{host}/{image.removeprefix(LAB_PREFIX)}"
             subprocess.run([skopeo, "inspect", "--raw", "--tls-verify=false", ref], capture_output=True, check=True)
+        return None
 
     return run
 
@@ -249,13 +253,15 @@ def contestants(
         out += [Contestant(f"{label}, cold cache", cold), Contestant(f"{label}, warm cache", warm)]
     for kind, binary in peers:
         tool = kind(binary, host, jobs)
-        out.append(Contestant(f"{tool.name} script, -j {tool.jobs} (no cache)", lambda t=tool: answers(t, wanted)))
+
+        def script(tool: Tool = tool) -> dict[tuple[str, str], Answer]:
+            return answers(tool, wanted)
+
+        out.append(Contestant(f"{tool.name} script, -j {tool.jobs} (no cache)", script))
     if skopeo:
-
-        def loop() -> None:
-            skopeo_loop(skopeo, host, images)()
-
-        out.append(Contestant(f"baseline: skopeo inspect --raw x {len(images)}, in turn", lambda: loop() or None))
+        out.append(
+            Contestant(f"baseline: skopeo inspect --raw x {len(images)}, in turn", skopeo_loop(skopeo, host, images))
+        )
     return out
 
 
@@ -288,7 +294,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--runs", type=int, default=5, help="rounds of the contestants (median reported)")
     parser.add_argument("--rtt-ms", type=float, default=50.0, help="emulated round trip to a remote registry")
-    parser.add_argument("--jobs", type=int, default=8, help="tool processes at once in each peer's script")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=PER_REGISTRY,
+        help=f"tool processes at once in each peer's script (default {PER_REGISTRY}: ecoready's requests at once)",
+    )
     parser.add_argument("--baseline", metavar="PATH", help="another ecoready executable to race (e.g. main's)")
     parser.add_argument("--no-skopeo", action="store_true", help="leave out the sequential skopeo baseline")
     args = parser.parse_args()
