@@ -1,29 +1,35 @@
 #!/usr/bin/env python3
-"""`ecoready images` against a loop of Debian's `skopeo inspect --raw`, over the lab matrix,
-side by side in one run: wall time (median of several runs) and the requests each made,
-counted from the registry's own access log.
+"""`ecoready images` against regctl and crane over the lab matrix, side by side in one run:
+wall time (median of several runs, the contestants taking turns), the requests each made
+(counted in the registry's own access log) and the connections opened (at the proxy), with
+every contestant's answers checked equal to ecoready's.
 
-    sudo .venv/bin/python bench/registry.py [--runs 5] [--rtt-ms 50]
+    .venv/bin/python bench/registry.py [--runs 5] [--rtt-ms 50] [--jobs 8] [--baseline PATH]
 
-Set-up (idempotent): skopeo from Debian (`apt-get install -y skopeo`, as root) when it is
-missing. The registry is a bench-owned docker-registry serving the lab registry's storage
-read-only on its own port with its own log, so other users of the lab registry do not
-disturb the counts. The lab must be built (`ecoready lab build`, gaps included).
+The peers (`bench/_registry_peers.py`, where their install line is) each run a parallel
+script doing ecoready's work with ecoready's rules: the tag's manifest, each arch's entry
+of an index, that manifest and its config (a mislabel shows only there), the suffix tags
+when an arch is missing. A peer that is not installed is skipped with a line saying how
+to install it. A sequential loop of Debian's `skopeo inspect --raw`, one per image (which
+reads the tag's manifest only and cannot see a mislabel), is kept as a labelled baseline
+(skipped when skopeo is absent: `apt-get install -y skopeo`). `--baseline PATH` adds
+another `ecoready` executable (an older checkout's venv, say) as a contestant.
 
-References are the matrix's (component, arch) pairs: what `ecoready images` answers, one
-row each. The request budget is two per reference. The skopeo loop runs one
-`skopeo inspect --raw` per reference (the loop a script checking every cell would run); the
-loop over distinct image references (half as many calls) is shown too.
+The registry is a bench-owned docker-registry serving the lab registry's storage read-only
+on its own port with its own log, so other users of the lab registry do not disturb the
+counts. The lab must be built (`ecoready lab build`, gaps included).
 
 Two networks: loopback (the lab as it is) and, through a bench-owned proxy that delays
 every byte by half the round-trip time each way (and a new connection by one), a registry
---rtt-ms away, as public registries are.
+--rtt-ms away, as public registries are. Plain HTTP on both (the lab registry's): no TLS
+handshake is counted, which favours whoever opens more connections.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -35,12 +41,16 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: bench/ imports as a package
+
+from bench._registry_peers import Answer, Crane, Regctl, Tool, answers, find_tool, from_ecoready
 from ecoready.lab.recipes import LAB_DIR
 from ecoready.matrix.load import load
 from ecoready.registry.availability import pairs
+from ecoready.registry.transport import PER_REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,19 +61,6 @@ LAB_PREFIX = "127.0.0.1:5000/"
 
 def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def ensure_skopeo() -> str:
-    found = shutil.which("skopeo")
-    if found:
-        return found
-    if os.geteuid() != 0:
-        say("bench: skopeo is missing: run as root (it installs Debian's skopeo) or `apt-get install -y skopeo`")
-        sys.exit(3)
-    say("bench: installing Debian's skopeo")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "install", "-y", "-qq", "skopeo"], check=True, env=env, capture_output=True)
-    return shutil.which("skopeo") or "skopeo"
 
 
 def free_port() -> int:
@@ -125,6 +122,7 @@ class LatencyProxy:
         self.upstream_port = upstream_port
         self.rtt = rtt
         self.port = free_port()
+        self.connections = 0  # accepted since the start
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -142,6 +140,7 @@ class LatencyProxy:
         self.loop.run_forever()
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         await asyncio.sleep(self.rtt)
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
@@ -187,12 +186,14 @@ class LatencyProxy:
 
 # -- the contestants ---------------------------------------------------------------------
 @dataclass
-class Result:
-    network: str
+class Contestant:
     what: str
-    seconds: list[float]  # wall time of each run
-    cpu: list[float]  # CPU time (user + system) of the processes of each run
-    requests: int
+    once: Callable[[], dict[tuple[str, str], Answer] | None] | Callable[[], None]  # its answers, None when not read
+    seconds: list[float] = field(default_factory=list)  # wall time of each run
+    cpu: list[float] = field(default_factory=list)  # CPU time of its processes in each run
+    requests: set[int] = field(default_factory=set)
+    connections: set[int] = field(default_factory=set)
+    differences: list[str] = field(default_factory=list)
 
     @property
     def median(self) -> float:
@@ -204,121 +205,182 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
-    started = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, env={**os.environ, **(env or {})}, check=False)
-    elapsed = time.perf_counter() - started
+def run_ecoready(exe: str, matrix: Path, cache: Path, out: Path) -> dict[tuple[str, str], Answer]:
+    cmd = [exe, "images", "--matrix", str(matrix), "--json", str(out)]
+    done = subprocess.run(cmd, capture_output=True, env={**os.environ, "XDG_CACHE_HOME": str(cache)}, check=False)
     if done.returncode not in (0, 1):  # ecoready images exits 1: the lab has gaps on purpose
-        raise SystemExit(f"bench: {' '.join(cmd[:3])} failed ({done.returncode}): {done.stderr.decode()[-300:]}")
-    return elapsed
+        raise SystemExit(f"bench: {exe} images failed ({done.returncode}): {done.stderr.decode()[-300:]}")
+    return from_ecoready(json.loads(out.read_text()))
 
 
-def measure(registry: BenchRegistry, network: str, what: str, runs: int, once: Callable[[int], float]) -> Result:
-    seconds, cpu, requests = [], [], set()
-    for i in range(runs):
-        before, cpu_before = registry.served(), children_cpu()
-        seconds.append(once(i))
-        cpu.append(children_cpu() - cpu_before)
-        time.sleep(0.05)  # the registry writes its log line after answering
-        requests.add(registry.served() - before)
-    if len(requests) != 1:
-        say(f"bench: note: {what} made {sorted(requests)} requests in different runs")
-    return Result(network, what, seconds, cpu, max(requests))
+def skopeo_loop(skopeo: str, host: str, images: list[str]) -> Callable[[], None]:
+    """The baseline: one `skopeo inspect --raw` per image, in turn (the tag's manifest only)."""
+
+    def run() -> None:
+        for image in images:
+            ref = f"docker://{host}/{image.removeprefix(LAB_PREFIX)}"
+            subprocess.run([skopeo, "inspect", "--raw", "--tls-verify=false", ref], capture_output=True, check=True)
+        return None
+
+    return run
 
 
-def bench_network(registry: BenchRegistry, host: str, network: str, runs: int, skopeo: str, work: Path) -> list[Result]:
-    matrix_text = LAB_MATRIX.read_text() + f'\n[registry]\nmirror = "{host}"\n'
+def contestants(
+    host: str,
+    network: str,
+    work: Path,
+    exes: list[tuple[str, str]],
+    peers: list[tuple[type[Tool], str]],
+    jobs: int,
+    skopeo: str | None,
+) -> list[Contestant]:
     matrix = work / f"lab-{network.split()[0]}.toml"
-    matrix.write_text(matrix_text)
+    matrix.write_text(LAB_MATRIX.read_text() + f'\n[registry]\nmirror = "{host}"\n')
     lab = load(LAB_MATRIX)
-    wanted = pairs(lab)
-    images = sorted({lab.component(c).image for c, _ in wanted})
-    per_pair = [lab.component(c).image for c, _ in wanted]
-    warm_cache = work / f"cache-warm-{network.split()[0]}"
-    images_cmd = [str(ECOREADY), "images", "--matrix", str(matrix), "--json", str(work / "images.json")]
-    timed(images_cmd, {"XDG_CACHE_HOME": str(warm_cache)})  # fills the warm cache
+    wanted = sorted({(lab.component(c).image, a) for c, a in pairs(lab)})
+    images = sorted({image for image, _ in wanted})
+    out: list[Contestant] = []
+    for label, exe in exes:
+        warm_cache = work / f"warm-{label}-{network.split()[0]}"
+        run_ecoready(exe, matrix, warm_cache, work / "images.json")  # fills the warm cache
 
-    def ecoready_cold(i: int) -> float:
-        return timed(images_cmd, {"XDG_CACHE_HOME": tempfile.mkdtemp(dir=work, prefix="cold-")})
+        def cold(exe: str = exe) -> dict[tuple[str, str], Answer]:
+            return run_ecoready(exe, matrix, Path(tempfile.mkdtemp(dir=work, prefix="cold-")), work / "images.json")
 
-    def ecoready_warm(i: int) -> float:
-        return timed(images_cmd, {"XDG_CACHE_HOME": str(warm_cache)})
+        def warm(exe: str = exe, cache: Path = warm_cache) -> dict[tuple[str, str], Answer]:
+            return run_ecoready(exe, matrix, cache, work / "images.json")
 
-    def skopeo_loop(refs: list[str]) -> Callable[[int], float]:
-        def run(i: int) -> float:
+        out += [Contestant(f"{label}, cold cache", cold), Contestant(f"{label}, warm cache", warm)]
+    for kind, binary in peers:
+        tool = kind(binary, host, jobs)
+
+        def script(tool: Tool = tool) -> dict[tuple[str, str], Answer]:
+            return answers(tool, wanted)
+
+        out.append(Contestant(f"{tool.name} script, -j {tool.jobs} (no cache)", script))
+    if skopeo:
+        out.append(
+            Contestant(f"baseline: skopeo inspect --raw x {len(images)}, in turn", skopeo_loop(skopeo, host, images))
+        )
+    return out
+
+
+def race(
+    entrants: list[Contestant], runs: int, registry: BenchRegistry, proxy: LatencyProxy | None, truth: dict
+) -> None:
+    """Each contestant once per round, in turn, `runs` rounds: a busy spell of the shared
+    machine falls on all of them alike."""
+    for _ in range(runs):
+        for c in entrants:
+            before, cpu_before = registry.served(), children_cpu()
+            connections = proxy.connections if proxy else 0
             started = time.perf_counter()
-            for ref in refs:
-                timed(
-                    [
-                        skopeo,
-                        "inspect",
-                        "--raw",
-                        "--tls-verify=false",
-                        f"docker://{host}/{ref.removeprefix(LAB_PREFIX)}",
-                    ]
-                )
-            return time.perf_counter() - started
-
-        return run
-
-    contestants: list[tuple[str, Callable[[int], float]]] = [
-        ("ecoready images, cold cache", ecoready_cold),
-        ("ecoready images, warm cache", ecoready_warm),
-        (f"skopeo inspect --raw x {len(per_pair)} (per reference)", skopeo_loop(per_pair)),
-        (f"skopeo inspect --raw x {len(images)} (per image)", skopeo_loop(images)),
-    ]
-    return [measure(registry, network, what, runs, once) for what, once in contestants]
+            said = c.once()
+            c.seconds.append(time.perf_counter() - started)
+            c.cpu.append(children_cpu() - cpu_before)
+            time.sleep(0.05)  # the registry writes its log line after answering
+            c.requests.add(registry.served() - before)
+            if proxy:
+                c.connections.add(proxy.connections - connections)
+            if said is not None:
+                c.differences = [
+                    f"{image} {arch}: {said.get((image, arch))} (ecoready: {answer})"
+                    for (image, arch), answer in sorted(truth.items())
+                    if said.get((image, arch)) != answer
+                ]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="runs of each contestant (median reported)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--runs", type=int, default=5, help="rounds of the contestants (median reported)")
     parser.add_argument("--rtt-ms", type=float, default=50.0, help="emulated round trip to a remote registry")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=PER_REGISTRY,
+        help=f"tool processes at once in each peer's script (default {PER_REGISTRY}: ecoready's requests at once)",
+    )
+    parser.add_argument("--baseline", metavar="PATH", help="another ecoready executable to race (e.g. main's)")
+    parser.add_argument("--no-skopeo", action="store_true", help="leave out the sequential skopeo baseline")
     args = parser.parse_args()
-    skopeo = ensure_skopeo()
+    exes = [("ecoready", str(ECOREADY))]
+    if args.baseline:
+        exes.append(("baseline ecoready", args.baseline))
+    peers: list[tuple[type[Tool], str]] = []
+    for kind in (Regctl, Crane):
+        binary = find_tool(kind.name)
+        if binary is None:
+            say(f"bench: {kind.name} is not installed: skipped (see bench/_registry_peers.py to install it)")
+        else:
+            peers.append((kind, binary))
+    skopeo = None if args.no_skopeo else shutil.which("skopeo")
+    if not skopeo and not args.no_skopeo:
+        say("bench: skopeo is not installed: its baseline is skipped (`apt-get install -y skopeo`)")
     load_before = os.getloadavg()
     lab = load(LAB_MATRIX)
     references = len(pairs(lab))
+    distinct = len({(lab.component(c).image, a) for c, a in pairs(lab)})
     images = len({c.image for c in lab.components})
+    remote = f"{args.rtt_ms:g} ms RTT"
+    table: list[tuple[str, Contestant]] = []
     with tempfile.TemporaryDirectory(prefix="ecoready-bench-") as tmp:
         work = Path(tmp)
         registry = start_registry(work)
         proxy = LatencyProxy(int(registry.host.rsplit(":", 1)[1]), args.rtt_ms / 1000)
         try:
-            results = bench_network(registry, registry.host, "loopback", args.runs, skopeo, work)
-            remote = f"{args.rtt_ms:g} ms RTT"
-            results += bench_network(registry, f"127.0.0.1:{proxy.port}", remote, args.runs, skopeo, work)
+            truth = run_ecoready(str(ECOREADY), LAB_MATRIX, work / "truth-cache", work / "truth.json")
+            for network, host, counter in (
+                ("loopback", registry.host, None),
+                (remote, f"127.0.0.1:{proxy.port}", proxy),
+            ):
+                say(f"bench: {network}")
+                entrants = contestants(host, network, work, exes, peers, args.jobs, skopeo)
+                race(entrants, args.runs, registry, counter, truth)
+                table += [(network, c) for c in entrants]
         finally:
             proxy.stop()
             registry.stop()
-    budget = 2 * references
-    print(f"bench/registry.py: `ecoready images` vs a loop of `skopeo inspect --raw`, matrix {LAB_MATRIX.name}")
-    print(f"references: {references} (component, arch) pairs over {images} image references; budget {budget} requests")
-    print("requests: counted in the access log of a bench-owned docker-registry serving the lab's storage")
-    print()
+    print(f"bench/registry.py: `ecoready images` against regctl and crane scripts, matrix {LAB_MATRIX.name}")
+    print(
+        f"references: {references} (component, arch) pairs, {distinct} distinct (image, arch), {images} image "
+        f"references; ecoready's budget {2 * references} requests"
+    )
+    print("requests: counted in the access log of a bench-owned docker-registry serving the lab's storage;")
+    print("connections: accepted by the delaying proxy (remote network only)")
     print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.1f}' for x in load_before)} before the bench")
     print()
-    print(f"{'network':<14}{'what':<44}{'median s':>10}{'min s':>8}{'cpu s':>8}{'requests':>10}")
-    for r in results:
-        cpu = statistics.median(r.cpu)
-        print(f"{r.network:<14}{r.what:<44}{r.median:>10.3f}{min(r.seconds):>8.3f}{cpu:>8.3f}{r.requests:>10}")
-    print()
-    by = {(r.network, r.what.split(",")[-1].strip() if r.what.startswith("ecoready") else r.what): r for r in results}
-    lines = []
-    for network in ("loopback", remote):
-        cold, warm = by[(network, "cold cache")], by[(network, "warm cache")]
-        loop = by[(network, f"skopeo inspect --raw x {references} (per reference)")]
-        per_image = by[(network, f"skopeo inspect --raw x {images} (per image)")]
-        lines.append(
-            f"{network}: skopeo per reference / ecoready = {loop.median / cold.median:.1f}x cold, "
-            f"{loop.median / warm.median:.1f}x warm (per image: {per_image.median / cold.median:.1f}x, "
-            f"{per_image.median / warm.median:.1f}x)"
+    print(f"{'network':<13}{'what':<46}{'median s':>9}{'min s':>8}{'cpu s':>7}{'reqs':>6}{'conns':>6}  answers")
+    for network, c in table:
+        cpu = statistics.median(c.cpu)
+        conns = "/".join(str(n) for n in sorted(c.connections)) if c.connections else "-"
+        reqs = "/".join(str(n) for n in sorted(c.requests))
+        said = (
+            "baseline: not compared"
+            if c.what.startswith("baseline:")
+            else ("equal" if not c.differences else f"{len(c.differences)} DIFFER")
         )
-        for r in (cold, warm):
-            verdict = "within" if r.requests <= budget else "OVER"
-            lines.append(f"  {r.what}: {r.requests} requests, {verdict} the budget of {budget}")
-    print("\n".join(lines))
-    return 0
+        print(f"{network:<13}{c.what:<46}{c.median:>9.3f}{min(c.seconds):>8.3f}{cpu:>7.2f}{reqs:>6}{conns:>6}  {said}")
+    print()
+    for network, c in table:
+        for line in c.differences[:5]:
+            print(f"DIFFERENT ({network}, {c.what}): {line}")
+    for network in ("loopback", remote):
+        mine = {c.what: c for n, c in table if n == network}
+        cold, warm = mine["ecoready, cold cache"], mine["ecoready, warm cache"]
+        for what, other in mine.items():
+            if what.startswith("ecoready,"):
+                continue
+            if what.startswith("baseline ecoready"):
+                same = mine[f"baseline ecoready, {what.rsplit(', ', 1)[1]}"]
+                ours = cold if what.endswith("cold cache") else warm
+                print(f"ratio {network}: {what} / ecoready = {same.median / ours.median:.2f}x")
+                continue
+            print(
+                f"ratio {network}: {what} / ecoready = {other.median / cold.median:.2f}x cold, "
+                f"{other.median / warm.median:.2f}x warm"
+            )
+    differ = any(c.differences for _, c in table)
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

@@ -367,6 +367,10 @@ class HostFacts:
     serves: tuple[str, ...] = ()
     # Why it ran no cell ("unreachable: ...") or stopped running them ("lost mid-run: ...").
     error: str = ""
+    # Which engine answered and how it was found ("Docker Engine 26.1.5 at unix://... (the
+    # default socket)"), and its kind (engine/kinds.py: the remedies said for it).
+    engine: str = ""
+    engine_kind: str = ""
 
     @property
     def arches(self) -> tuple[str, ...]:

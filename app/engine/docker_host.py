@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import os
 import tarfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -18,7 +17,7 @@ from typing import Any
 
 import docker.errors
 
-from ecoready.domain.errors import DeadlineExceeded, EcoreadyError, EngineError, EnvironmentProblem
+from ecoready.domain.errors import DeadlineExceeded, EngineError
 from ecoready.domain.model import HostFacts, TlsFiles, normalize_arch
 from ecoready.domain.specs import (
     LABEL_OWNER,
@@ -33,10 +32,14 @@ from ecoready.domain.specs import (
 from ecoready.domain.text import inert
 from ecoready.engine import filedrop, podman
 from ecoready.engine.aio import remove_when_made, to_the_end
+from ecoready.engine.discovery import EngineAddress
+from ecoready.engine.filedrop import FileDrop
+from ecoready.engine.identity import EngineIdentity, identify
 from ecoready.engine.images import EngineImages
+from ecoready.engine.kinds import PODMAN, kind_of_engine
 from ecoready.engine.owners import OwnerInfo, owner_alive, this_owner
 from ecoready.engine.running import running_containers
-from ecoready.engine.sdk import CONNECT_TIMEOUT, CONTROL_TIMEOUT, Sdk, local_kernel, socket_path
+from ecoready.engine.sdk import CONNECT_TIMEOUT, CONTROL_TIMEOUT, Sdk
 
 REMOVAL_WAIT = 30.0  # how long to wait for a removal someone else started
 # Capabilities no database image needs; dropped from every container we start.
@@ -46,14 +49,18 @@ DROP_CAPS = ("NET_RAW", "MKNOD", "SYS_CHROOT", "AUDIT_WRITE", "SETFCAP", "SETPCA
 class DockerHost:
     """One Docker engine. Create with `await DockerHost.connect(...)`."""
 
-    def __init__(self, sdk: Sdk, drop: filedrop.FileDrop | None = None, *, podman: bool = False) -> None:
+    def __init__(
+        self, sdk: Sdk, identity: EngineIdentity, drop: filedrop.FileDrop | None = None, *, podman: bool = False
+    ) -> None:
         self._sdk = sdk
+        self.identity = identity
         self.name = sdk.name
         self.url = sdk.url
-        # Podman behind the Docker API (its /version says so): containers get explicit
-        # resource limits (engine/podman.py)
+        # Podman behind the Docker API, as its /version says (not as its socket's path
+        # suggests): containers get explicit resource limits, and its healthchecks are run
+        # when due (engine/podman.py)
         self.podman = podman
-        self.images = EngineImages(sdk, podman=podman)
+        self.images = EngineImages(sdk, podman=self.podman)
         self.native_arch = ""
         # where container files are written for a bind mount; None: the archive API
         self.drop = drop
@@ -61,8 +68,9 @@ class DockerHost:
         self._health_runs: dict[str, float] = {}  # Podman: container id -> when we last ran its check
 
     @property
-    def local_kernel(self) -> bool:
-        return local_kernel(self.url)
+    def same_kernel(self) -> bool:
+        """Whether the engine runs on this machine's kernel (engine/identity.py)."""
+        return self.identity.same_kernel
 
     # -- lifecycle -------------------------------------------------------------------
     @classmethod
@@ -75,25 +83,21 @@ class DockerHost:
         max_workers: int = 16,
         timeout: float = CONNECT_TIMEOUT,
     ) -> DockerHost:
-        """Connect or raise EnvironmentProblem within `timeout` seconds (Sdk.connect); ask
-        the engine which kind it is (Docker or Podman); on this machine's kernel, find out
-        whether container files can be bind-mounted."""
+        """Connect or raise EnvironmentProblem within `timeout` seconds (Sdk.connect), learn
+        which engine answered, and on this machine's kernel whether container files can be
+        bind-mounted."""
 
-        def file_drop() -> filedrop.FileDrop | None:
-            return filedrop.FileDrop.for_engine(socket_path(url)) if local_kernel(url) else None
+        def learn(client: docker.DockerClient, address: EngineAddress) -> tuple[EngineIdentity, FileDrop | None, bool]:
+            version, info = client.version(), client.info()
+            identity = identify(address, version, info)
+            path = address.url.removeprefix("unix://")
+            drop = FileDrop.for_engine(path) if identity.same_kernel else None
+            return identity, drop, kind_of_engine(version, info) is PODMAN
 
-        sdk, drop = await Sdk.connect(name, url, tls=tls, max_workers=max_workers, timeout=timeout, prepare=file_drop)
-        try:
-            version = await sdk.call(sdk.control.version, timeout=timeout)
-        except BaseException as exc:
-            await sdk.close()
-            if drop is not None:
-                drop.tidy()
-            if isinstance(exc, EcoreadyError):
-                where = url or os.environ.get("DOCKER_HOST") or "the default socket"
-                raise EnvironmentProblem(f"docker engine at {where} did not say which engine it is: {exc}") from None
-            raise
-        return cls(sdk, drop, podman=podman.is_podman(version))
+        sdk, (identity, drop, is_podman) = await Sdk.connect(
+            name, url, tls=tls, max_workers=max_workers, timeout=timeout, prepare=learn
+        )
+        return cls(sdk, identity, drop, podman=is_podman)
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close the SDK clients (bounded) and remove this process's container files."""
@@ -122,6 +126,8 @@ class DockerHost:
             cpus=int(info.get("NCPU", 0) or 0),
             memory_bytes=int(info.get("MemTotal", 0) or 0),
             kernel=str(info.get("KernelVersion", "")),
+            engine=self.identity.said(),
+            engine_kind=self.identity.kind.key,
         )
 
     async def ping(self, timeout: float = 5.0) -> bool:
@@ -247,7 +253,7 @@ class DockerHost:
         return container_id
 
     async def state(self, container_id: str) -> ContainerState:
-        local = self.local_kernel
+        local = self.same_kernel
 
         def read() -> ContainerState:
             api = self._sdk.control.api

@@ -43,12 +43,16 @@ def default_root() -> Path:
 
 def engine_pid(socket_path: str, timeout: float = 2.0) -> int | None:
     """The pid, in our pid namespace, of the process serving a unix socket; None when it
-    cannot be told (no such socket, another pid namespace reports 0)."""
+    cannot be told (no such socket, another pid namespace reports 0, a system without
+    Linux's peer credentials: macOS has no SO_PEERCRED, Windows no AF_UNIX in Python)."""
+    family, peercred = getattr(socket, "AF_UNIX", None), getattr(socket, "SO_PEERCRED", None)
+    if family is None or peercred is None:
+        return None
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(socket_path)
-            raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            raw = sock.getsockopt(socket.SOL_SOCKET, peercred, struct.calcsize("3i"))
     except OSError:
         return None
     pid = struct.unpack("3i", raw)[0]

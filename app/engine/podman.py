@@ -1,8 +1,9 @@
 """What ecoready does differently when the engine behind the Docker API is Podman.
 
 Podman serves a Docker-compatible API (`podman system service`), and ecoready talks to it
-with the same SDK calls. It tells itself apart in its `/version` answer: a component named
-"Podman Engine". What differs, found on Debian's podman 4.3:
+with the same SDK calls. It tells itself apart in its `/version` answer (a component named
+"Podman Engine": `kinds.kind_of_engine`, `DockerHost.podman`). What differs, found on
+Debian's podman 4.3:
 
 - Resource limits. Rootful podman gives every container `nofile` and `nproc` limits of
   1048576 (rootless: the user's hard limits), which the OCI runtime sets as the container
@@ -32,18 +33,10 @@ from typing import Any
 import docker.errors
 from docker.types import Ulimit
 
-ENGINE_COMPONENT = "Podman Engine"  # the Components[].Name of podman's /version answer
-
 DEFAULT_HEALTH_INTERVAL = 30.0  # seconds: Docker's and Podman's when the check names none
 # (name, soft, hard): below any host's limits (nofile 1024: Linux's default soft limit;
 # nproc counts the processes of the container's uid on the whole host)
 ULIMITS: tuple[tuple[str, int, int], ...] = (("nofile", 1024, 1024), ("nproc", 4096, 4096))
-
-
-def is_podman(version: Mapping[str, Any]) -> bool:
-    """Whether a `/version` answer is Podman's."""
-    components = version.get("Components") or []
-    return any(isinstance(c, Mapping) and c.get("Name") == ENGINE_COMPONENT for c in components)
 
 
 def ulimits() -> list[Ulimit]:

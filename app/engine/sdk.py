@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,10 +23,15 @@ import urllib3.exceptions
 
 from ecoready.domain.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem
 from ecoready.domain.model import TlsFiles
+from ecoready.engine.discovery import EngineAddress, find_engine, kind_of_url
 from ecoready.engine.threads import DaemonThreadPool
 
 T = TypeVar("T")
 
+NATIVE_WINDOWS = (
+    "on native Windows ecoready checks registries only (images, drivers, validate, report, plan, diff); "
+    "to run cells, run ecoready inside WSL2 with Docker Desktop's WSL integration turned on (docs/engines.md)"
+)
 CONNECT_TIMEOUT = 8.0
 CONTROL_TIMEOUT = 30.0
 # ssh:// hosts: sshd allows 10 sessions per connection by default (MaxSessions), and every
@@ -65,12 +71,17 @@ class Sdk:
         tls: TlsFiles | None,
         max_workers: int,
         timeout: float,
-        prepare: Callable[[], T],
+        prepare: Callable[[docker.DockerClient, EngineAddress], T],
     ) -> tuple[Sdk, T]:
         """Connect or raise EnvironmentProblem within `timeout` seconds, on every transport:
         docker-py's ssh transport (paramiko) has no connect timeout of its own, so the
         attempt runs on a daemon thread under asyncio's deadline and is abandoned after it.
-        `prepare` runs on that thread once the engine answered, within the same deadline."""
+        No `url`: the engine the docker CLI would use (engine/discovery.py). `prepare` runs
+        on that thread once the engine answered, within the same deadline."""
+        if sys.platform == "win32":
+            raise EnvironmentProblem(NATIVE_WINDOWS)
+        address = find_engine() if not url else EngineAddress(url, "the matrix's [[hosts]]", kind_of_url(url))
+        url, tls = address.url, tls or address.tls
         if url.startswith("ssh://"):
             max_workers = min(max_workers, SSH_WORKERS)
         pool = DaemonThreadPool(max_workers, f"docker-{name}")
@@ -78,26 +89,28 @@ class Sdk:
         def make() -> tuple[docker.DockerClient, docker.DockerClient, T]:
             control = _client(url, CONTROL_TIMEOUT, tls)
             control.ping()
-            prepared = prepare()
+            prepared = prepare(control, address)
             return control, _client(url, None, tls), prepared
 
         loop = asyncio.get_running_loop()
-        where = url or os.environ.get("DOCKER_HOST") or "the default socket (unix:///var/run/docker.sock)"
         try:
             _check_tls_files(tls)
             async with asyncio.timeout(timeout):
                 control, streams, prepared = await loop.run_in_executor(pool, make)
         except TimeoutError:
             pool.shutdown(wait=False)
-            raise EnvironmentProblem(f"docker engine at {where} did not answer within {timeout:.0f} s") from None
+            raise EnvironmentProblem(
+                f"the engine at {address.said()} did not answer within {timeout:.0f} s ({address.kind.start})"
+            ) from None
         except EnvironmentProblem:
             pool.shutdown(wait=False)
             raise
         except Exception as exc:
             pool.shutdown(wait=False)
             reason = _connect_reason(exc)
-            fix = "start it, e.g. `make setup` or `dockerd &`" if local_kernel(url) else "see docs/hosts.md"
-            raise EnvironmentProblem(f"docker engine at {where} is unreachable: {reason[:200]} ({fix})") from None
+            raise EnvironmentProblem(
+                f"the engine at {address.said()} is unreachable: {reason[:200]} ({_fix(address)})"
+            ) from None
         return cls(name, url, control, streams, pool, tls), prepared
 
     async def close(self, timeout: float = 5.0) -> None:
@@ -171,15 +184,15 @@ class Sdk:
         return answered
 
 
-def local_kernel(url: str) -> bool:
-    """Whether an engine address is on this machine's kernel (binfmt emulators read here apply)."""
-    where = url or os.environ.get("DOCKER_HOST", "")
-    return not where or where.startswith("unix://")
-
-
-def socket_path(url: str) -> str:
-    where = url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    return where.removeprefix("unix://")
+def _fix(address: EngineAddress) -> str:
+    """How to get the engine found at `address` to answer, in its own terms; with the
+    sockets looked for when none was found."""
+    if address.tried and address.kind.key == "docker":
+        return (
+            f"{address.kind.start}; no other engine's socket was found either ({', '.join(address.tried)}): "
+            "set DOCKER_HOST or `docker context use NAME` to the engine you run"
+        )
+    return address.kind.start
 
 
 def _unavailable(exc: BaseException) -> bool:
@@ -201,8 +214,6 @@ def _client(url: str, timeout: float | None, tls: TlsFiles | None = None) -> doc
         kwargs["timeout"] = timeout
     else:
         kwargs["timeout"] = 24 * 3600  # no socket timeout for long streams: asyncio bounds them
-    if not url:
-        return docker.from_env(**kwargs)
     if url.startswith("ssh://"):
         # paramiko rather than the ssh binary: one connection per client, host keys checked
         # against ~/.ssh/known_hosts (unknown keys refused), ~/.ssh/config honoured

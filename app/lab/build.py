@@ -206,10 +206,15 @@ class Lab:
             return
         emulator = emulators().get(arch)
         if emulator is None:
-            raise EnvironmentProblem(f"no emulator for {arch} is registered: run `make setup` (registers qemu >= 8)")
+            raise EnvironmentProblem(
+                f"no emulator for {arch} is registered: register qemu-user >= 8 for it "
+                "(scripts/setup-host.sh in the ecoready checkout does, as root)"
+            )
         problem = emulator.problem()
         if problem:
-            raise EnvironmentProblem(f"{problem}: run `make setup`")
+            raise EnvironmentProblem(
+                f"{problem}: register qemu-user >= 8 (scripts/setup-host.sh in the ecoready checkout does, as root)"
+            )
 
     # -- component images ------------------------------------------------------------
     def chain(self, image: LabImage, arch: str) -> float:

@@ -38,7 +38,10 @@ def registry_up(log: Log) -> None:
         return
     binary = shutil.which("docker-registry")
     if binary is None:
-        raise EnvironmentProblem("docker-registry is not installed: run `make setup` (apt-get install docker-registry)")
+        raise EnvironmentProblem(
+            "docker-registry is not installed: `apt-get install docker-registry` "
+            "(scripts/setup-host.sh in the ecoready checkout does)"
+        )
     config, data, pidfile, logfile = _registry_paths()
     data.mkdir(parents=True, exist_ok=True)
     config.write_text(

@@ -24,7 +24,7 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
         if arch == host_arch():
             lines.append(f"{arch}: native")
         elif emulator is None:
-            lines.append(f"{arch}: no emulator (make setup)")
+            lines.append(f"{arch}: no emulator (scripts/setup-host.sh registers qemu-user)")
         else:
             lines.append(
                 f"{arch}: emulated by {emulator.version or emulator.interpreter}"

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import EnvironmentProblem
-from ecoready.domain.model import UNAME_MACHINE, Component, HostFacts, Profile, Stage
+from ecoready.domain.model import Component, HostFacts, Profile, Stage
+from ecoready.engine.kinds import BY_KEY, DOCKER_ENGINE, emulation_fix
 from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
@@ -154,12 +155,7 @@ def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | Non
             return facts, True, None
     natives = ", ".join(sorted({a for h in hosts if not h.error for a in h.arches})) or "none"
     down = "".join(f"; host {h.name}: {h.error}" for h in hosts if h.error)
-    fix = (
-        "register an emulator on the host (`make setup` in the ecoready checkout registers "
-        "qemu-aarch64 >= 8) or add a native host under [[hosts]]"
-    )
-    if arch == "amd64":
-        fix = "register qemu-x86_64 (binfmt, F flag) or add a native amd64 host under [[hosts]]"
+    fix = emulation_fix(arch, [BY_KEY.get(h.engine_kind, DOCKER_ENGINE) for h in hosts if not h.error])
     return (
         None,
         False,
@@ -167,20 +163,18 @@ def _choose_host(arch: str, hosts: Sequence[HostFacts]) -> tuple[HostFacts | Non
     )
 
 
-def refuse_unserved(asked: Iterable[str], served: Iterable[str]) -> None:
+def refuse_unserved(asked: Iterable[str], hosts: Sequence[HostFacts]) -> None:
     """Arches asked for by name (`--arch`) that no engine serves, natively or emulated, nor
     lists (a listed host that is down gets its cells as `error`, naming it): the run is
-    refused before it starts (exit 3), saying what would serve them. An arch of the matrix
-    not asked by name instead ends its cells as `error` with the fix (`_choose_host`)."""
-    known = set(served)
+    refused before it starts (exit 3), saying what would serve them on the user's engines.
+    An arch of the matrix not asked by name instead ends its cells as `error` with the fix
+    (`_choose_host`)."""
+    known = {arch for h in hosts for arch in h.arches}
     lacking = [arch for arch in asked if arch not in known]
     if lacking:
-        raise EnvironmentProblem(
-            "; ".join(
-                f"no engine serves {arch}: register qemu-{UNAME_MACHINE.get(arch, arch)} or add a [[hosts]] entry"
-                for arch in lacking
-            )
-        )
+        kinds = [BY_KEY.get(h.engine_kind, DOCKER_ENGINE) for h in hosts if not h.error]
+        said = (f"no engine serves {arch}: {emulation_fix(arch, kinds)}" for arch in lacking)
+        raise EnvironmentProblem("; ".join(said))
 
 
 def make_plan(

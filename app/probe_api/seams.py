@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ecoready.domain.model import ImageInfo
     from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, ImageFile, SweepResult
+    from ecoready.engine.identity import EngineIdentity
     from ecoready.engine.owners import OwnerInfo
     from ecoready.registry.client import RegistryClient
 
@@ -52,6 +53,9 @@ class EngineHost(Protocol):
 
     @property
     def images(self) -> HostImages: ...
+
+    @property
+    def identity(self) -> EngineIdentity: ...
 
     async def ping(self, timeout: float = 5.0) -> bool: ...
 

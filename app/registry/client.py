@@ -149,14 +149,24 @@ class RegistryClient:
         hint = self.cache.tag(key) if self.cache else None
         head_said_absent = False
         if (probe or (hint and self.cache and self.cache.has(hint))) and self._head_manners(host) != REFUSES:
-            reply = await self.http.request(ref, "HEAD", f"manifests/{tag}")
+            # whether a 404 to HEAD can be believed is asked alongside, not after: one round trip
+            calibrating = asyncio.ensure_future(self._answers_head(ref)) if hint is None else None
+            try:
+                reply = await self.http.request(ref, "HEAD", f"manifests/{tag}")
+            except BaseException:
+                if calibrating is not None:
+                    calibrating.cancel()
+                raise
+            if reply.status == 404 and calibrating is not None:
+                # believed when the registry is known to answer HEAD and the tag had no
+                # digest before; else a GET says (some registries answer 404 to every HEAD)
+                if await calibrating == ANSWERS:
+                    return None
+            elif calibrating is not None:
+                calibrating.cancel()  # not needed (a calibration under way still finishes)
             if reply.status in HEAD_REFUSED:
                 self._learn_head(host, REFUSES)
             elif reply.status == 404:
-                # believed when the registry is known to answer HEAD and the tag had no
-                # digest before; else a GET says (some registries answer 404 to every HEAD)
-                if hint is None and await self._answers_head(ref) == ANSWERS:
-                    return None
                 head_said_absent = True
             else:
                 self._learn_head(host, ANSWERS)

@@ -95,6 +95,8 @@ def host_line(host: HostFacts) -> str:
         parts.append(f"{host.cpu_ghz:g} GHz")
     if host.docker:
         parts.append(f"at {host.docker}")
+    elif host.engine:
+        parts.append(host.engine)
     if host.error:
         parts.append(host.error)
     return f"{host.name}: " + ", ".join(parts)

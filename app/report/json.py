@@ -83,7 +83,7 @@ LAYOUTS = {
         first=("tool", "zipfian", "target", "emulated", "profile", "cpu_model", "cpus", "page_size", "image_digests"),
         optional=frozenset({"cpusets", "method"}),  # added after schema 1 was first written
     ),
-    HostFacts: Layout(finish=_served, optional=frozenset({"docker", "serves", "error"})),
+    HostFacts: Layout(finish=_served, optional=frozenset({"docker", "serves", "error", "engine", "engine_kind"})),
     RegistryStatus: Layout(
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),

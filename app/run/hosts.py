@@ -3,10 +3,8 @@ learn what each serves, and give each its own context (DockerHost, ImageStore) s
 labels, sweeps and cleanup happen per host.
 
 What a host serves: its native arch (from the engine), plus the arches it can emulate
-when `emulate = true` (the default) or when `arches` lists them. Emulators on this
-machine's kernel (the local engine, any unix:// socket) are read from binfmt_misc; on a
-tcp:// or ssh:// host a short-lived container of the arch is asked through the engine
-(app/run/survey.py), and the arch is served only when that container runs as that arch.
+when `emulate = true` (the default) or when `arches` lists them, asked of the engine
+itself, local or remote (app/run/emulation.py).
 """
 
 from __future__ import annotations
@@ -19,8 +17,9 @@ from ecoready.domain.errors import EcoreadyError
 from ecoready.domain.model import Host, HostFacts, PlatformFitness
 from ecoready.domain.text import one_line
 from ecoready.engine.docker_host import DockerHost
+from ecoready.engine.platform import Emulator
 from ecoready.probe_api.run_context import RunContext
-from ecoready.run.survey import survey
+from ecoready.run.emulation import EngineMemory, find_emulation
 
 LOCAL = Host(name="local")
 
@@ -82,55 +81,48 @@ async def learn_facts(
     engines: Sequence[Engine],
     runs: Mapping[str, RunContext],
     wanted: Sequence[str],
-    local_emulators: Callable[[], Mapping[str, str]],
+    engine_emulators: Callable[[], Mapping[str, Emulator]],
     survey_images: Callable[[str], Sequence[str]],
     kinds: Callable[[str], Iterable[str]],
+    memory: EngineMemory,
 ) -> None:
     """Set `facts` on every reachable engine: the engine's own view, what it emulates, and
-    what it serves. Remote emulators are verified by a survey container (in parallel)."""
+    what it serves. What it emulates is asked of the engine (run/emulation.py);
+    `engine_emulators` reads the binfmt table of this machine's kernel, a hint used only
+    for an engine that runs on it."""
 
     async def one(engine: Engine) -> None:
         assert engine.host is not None and engine.facts is not None
         facts = engine.facts
         spec, native = engine.spec, facts.native_arch
         candidates = emulation_wanted(spec, native, wanted)
-        emulators: dict[str, str] = {}
-        if engine.host.local_kernel:
-            found = local_emulators()
-            for arch in candidates:
-                if arch in found:
-                    emulators[arch] = found[arch]
-                elif arch in spec.arches:
-                    engine.notes.append(
-                        f"host {spec.name} lists {arch}, but no usable emulator for it is registered "
-                        "(`ecoready doctor` says why)"
-                    )
-        else:
-            others_native = {e.facts.native_arch for e in engines if e is not engine and e.facts and not e.error}
-            checks = [a for a in candidates if a in spec.arches or a not in others_native]
-            results = await asyncio.gather(
-                *(survey(runs[spec.name], a, emulated=True, images=survey_images(a), kinds=kinds(a)) for a in checks)
-            )
-            for arch, fitness in zip(checks, results, strict=True):
-                engine.surveyed[arch] = fitness
-                if not fitness.error:
-                    emulators[arch] = "checked with a container of the arch through the engine"
-                elif arch in spec.arches or "exec format error" in fitness.error:
-                    engine.notes.append(f"host {spec.name} cannot serve {arch}: {fitness.error}")
+        others_native = {e.facts.native_arch for e in engines if e is not engine and e.facts and not e.error}
+        # an arch another host runs natively need not be proven here, unless [[hosts]] lists it
+        candidates = [a for a in candidates if a in spec.arches or a not in others_native]
+        found = await find_emulation(
+            runs[spec.name],
+            candidates,
+            hint=engine_emulators() if engine.host.same_kernel else {},
+            memory=memory,
+            images={a: survey_images(a) for a in candidates},
+            kinds={a: kinds(a) for a in candidates},
+        )
+        engine.surveyed.update(found.surveyed)
+        engine.notes.extend(found.notes)
         native_served = not spec.arches or native in spec.arches
-        serves = ((native,) if native_served else ()) + tuple(emulators)
+        serves = ((native,) if native_served else ()) + tuple(found.emulators)
         engine.facts = replace(
             facts,
-            emulated_arches=tuple(emulators),
-            emulators=emulators,
+            emulated_arches=tuple(found.emulators),
+            emulators=found.emulators,
             serves=serves,
             price_per_hour=spec.price_per_hour,
             cpu_ghz=spec.cpu_ghz,
             docker=spec.docker,
         )
 
-    # the engines' own views first: a remote host need not prove it emulates an arch that
-    # another host runs natively
+    # the engines' own views first: a host need not prove it emulates an arch that another
+    # host runs natively
     await asyncio.gather(*(_engine_view(e) for e in engines if e.host is not None))
     await asyncio.gather(*(one(e) for e in engines if e.host is not None))
 

@@ -14,13 +14,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.errors import EcoreadyError, EnvironmentProblem
 from ecoready.domain.events import Event, PlatformObserved, RegistryObserved, RunNote
 from ecoready.domain.model import Component, Profile, Status
 from ecoready.domain.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.owners import this_owner
-from ecoready.engine.platform import emulators, host_arch
+from ecoready.engine.platform import emulators
 from ecoready.judge.history import default_dir as default_history_dir
 from ecoready.matrix.document import Matrix
 from ecoready.packages.client import PackageClient
@@ -31,10 +32,11 @@ from ecoready.probe_api.secrets import Secrets
 from ecoready.registry.availability import registry_notes
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.image_store import ImageStore
+from ecoready.run.emulation import EngineMemory
 from ecoready.run.fitness import hazards
 from ecoready.run.hosts import Engine, close_all, connect_all, host_specs, learn_facts, unreachable_facts
 from ecoready.run.runner import Runner, load_probe
-from ecoready.run.survey import survey
+from ecoready.run.survey import ask
 
 RESERVED_LABELS = frozenset({LABEL_RUN, LABEL_OWNER, LABEL_OWNER_START, LABEL_CELL, LABEL_CREATED, LABEL_ROLE})
 
@@ -65,26 +67,6 @@ def extra_labels(text: str | None = None) -> dict[str, str]:
     return labels
 
 
-def usable_emulators() -> dict[str, str]:
-    """arch -> description of emulators that can run containers of that arch here."""
-    out: dict[str, str] = {}
-    for arch, emulator in emulators().items():
-        if emulator.problem() is None:
-            out[arch] = emulator.version or emulator.interpreter
-    return out
-
-
-def served_here(matrix: Matrix) -> tuple[str, ...] | None:
-    """The arches the run's engine serves, known without connecting to it: only when the
-    run uses this machine's engine alone (no [[hosts]]; DOCKER_HOST unset or a unix socket),
-    whose native arch is this kernel's and whose emulators are registered here. None when
-    that cannot be known before connecting (`Session.open` checks with the engines' facts)."""
-    docker_host = os.environ.get("DOCKER_HOST", "")
-    if matrix.hosts or (docker_host and not docker_host.startswith("unix://")):
-        return None
-    return (host_arch(), *usable_emulators())
-
-
 class Session:
     """One run over every host of the matrix: each host gets its own engine connection,
     image store and concurrency limit; one run id, one registry client, one event stream."""
@@ -101,6 +83,7 @@ class Session:
         self.runner: Runner | None = None
         self.engines: list[Engine] = []
         self.runs: dict[str, RunContext] = {}
+        self.memory = EngineMemory()  # what engines answered before about the arches they run
 
     async def open(self) -> Plan:
         """Connect to every host at once (exit 3 when none answers), sweep dead runs'
@@ -137,9 +120,10 @@ class Session:
             self.engines,
             self.runs,
             wanted,
-            usable_emulators,
+            emulators,
             lambda arch: self._images_for(arch),
             lambda arch: self._kinds_for(arch),
+            self.memory,
         )
         for engine in self.engines:
             if engine.host is None and engine.spec.name in self.runs:  # lost while asked for its facts
@@ -149,7 +133,7 @@ class Session:
         first_name = next(iter(self.runs))  # the default context: the first host that answered
         first = self.runs[first_name]
         facts = [e.facts if e.facts is not None and not e.error else unreachable_facts(e) for e in self.engines]
-        refuse_unserved(self.options.arches or (), (arch for f in facts for arch in f.arches))
+        refuse_unserved(self.options.arches or (), facts)
         self.plan = make_plan(
             self.matrix, facts, only=self.options.only, arches=self.options.arches, profile=self.options.profile
         )
@@ -238,13 +222,13 @@ class Session:
         async def one(host: str, arch: str, emulated: bool) -> None:
             fitness = done.get((host, arch))
             if fitness is None or fitness.error:
-                fitness = await survey(
-                    self.runs[host],
-                    arch,
-                    emulated=emulated,
-                    images=self._images_for(arch, host),
-                    kinds=self._kinds_for(arch, host),
+                run = self.runs[host]
+                answer = await ask(
+                    run, arch, emulated=emulated, images=self._images_for(arch, host), kinds=self._kinds_for(arch, host)
                 )
+                fitness = answer.fitness
+                if answer.cause is Cause.EMULATOR:  # what the engine answered before is no longer true
+                    self.memory.forget(run.host.identity.engine_id, arch)
             else:
                 fitness = replace(fitness, hazards=hazards(fitness, self._kinds_for(arch, host)))
             self.emit(PlatformObserved(fitness))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ecoready.domain.blame import Cause
 from ecoready.domain.errors import SurveyFailed
@@ -31,6 +32,12 @@ MAX_IMAGES = 3  # images tried in turn when one is not published for the arch
 LOG_LINES = 400
 
 
+@dataclass(frozen=True)
+class Asked:
+    fitness: PlatformFitness
+    cause: Cause | None = None  # why it could not be asked; EMULATOR: the engine cannot run the arch
+
+
 async def survey(
     run: RunContext,
     arch: str,
@@ -42,6 +49,19 @@ async def survey(
 ) -> PlatformFitness:
     """Platform fitness of `arch` on `run.host`, never raising: a failure becomes the
     fitness's `error` (the emulated hazard is still named)."""
+    return (await ask(run, arch, emulated=emulated, images=images, kinds=kinds, seconds=seconds)).fitness
+
+
+async def ask(
+    run: RunContext,
+    arch: str,
+    *,
+    emulated: bool,
+    images: Sequence[str],
+    kinds: Iterable[str] = (),
+    seconds: float = SURVEY_SECONDS,
+) -> Asked:
+    """`survey`, with the cause of a failure as data."""
     host = run.host.name
     tried: list[str] = []
     for reference in list(dict.fromkeys(images))[:MAX_IMAGES]:
@@ -57,11 +77,14 @@ async def survey(
             text = await _run_script(run, info.image_id, arch, limit, emulated=emulated)
         except asyncio.CancelledError:
             raise
+        except SurveyFailed as exc:
+            return Asked(failed(host, arch, emulated, one_line(exc.detail), reference), exc.cause or Cause.TOOL)
         except Exception as exc:
-            return failed(host, arch, emulated, one_line(str(exc)) or type(exc).__name__, reference)
-        return fitness_from_survey(text, host=host, arch=arch, emulated=emulated, image=reference, kinds=kinds)
+            return Asked(failed(host, arch, emulated, one_line(str(exc)) or type(exc).__name__, reference), Cause.TOOL)
+        fitness = fitness_from_survey(text, host=host, arch=arch, emulated=emulated, image=reference, kinds=kinds)
+        return Asked(fitness)
     why = "; ".join(tried) if tried else "no image of the matrix to run"
-    return failed(host, arch, emulated, f"no image to ask with ({why})")
+    return Asked(failed(host, arch, emulated, f"no image to ask with ({why})"), Cause.TOOL_IMAGE)
 
 
 async def _run_script(run: RunContext, image_id: str, arch: str, limit: float, *, emulated: bool) -> str:
@@ -98,7 +121,10 @@ async def _run_script(run: RunContext, image_id: str, arch: str, limit: float, *
         text = "\n".join(lines)
         if state.exit_code not in (0, None) and "==end" not in text:
             if exit_cause(state, lines) is Cause.NOT_FOR_THIS_CPU:
-                raise SurveyFailed(f"cannot run {arch} containers here: exec format error (no emulator for {arch})")
+                raise SurveyFailed(
+                    f"cannot run {arch} containers here: exec format error (no emulator for {arch})",
+                    cause=Cause.EMULATOR,
+                )
             raise SurveyFailed(f"the survey exited with {state.exit_code}: {one_line(text or state.error)}")
         return text
     finally:

@@ -20,9 +20,9 @@ if TYPE_CHECKING:  # only for annotations: the verbs import what they use
 DEFAULT_MATRIX = "matrix.toml"
 
 NO_MATRIX = (
-    f"no {DEFAULT_MATRIX} here (nor --matrix): try the offline lab (`ecoready run --matrix containers/lab.toml` "
-    "in the ecoready checkout, after `make lab`), write one for your stack with `ecoready init --from "
-    "compose.yml` (or --from-host, --images), or see docs/matrix.md"
+    f"no {DEFAULT_MATRIX} here (nor --matrix): write one for your stack with `ecoready init --from "
+    "compose.yml` (or --from-host, --images), or see docs/matrix.md; in a checkout of ecoready, the "
+    "offline lab is `ecoready lab build`, then `ecoready run --matrix containers/lab.toml`"
 )
 
 
@@ -79,18 +79,15 @@ def arches_covered(arches: Sequence[str] | None, only: Sequence[str] | None, mat
 
 
 def run_options(args: argparse.Namespace, matrix: Matrix) -> RunOptions:
-    """The run's options, checked against the matrix and, when it is this machine's alone,
-    the engine: the same for the TUI (before its screen opens) and headless."""
+    """The run's options, checked against the matrix: the same for the TUI (before its
+    screen opens) and headless. What the engines serve is known once they are asked
+    (`Session.open`)."""
     from ecoready.domain.model import Profile
-    from ecoready.plan.cells import refuse_unserved
-    from ecoready.run.session import RunOptions, served_here
+    from ecoready.run.session import RunOptions
 
     only = getattr(args, "only", None)
     only_known(only, matrix)
     arches = getattr(args, "arch", None)
-    served = served_here(matrix)
-    if served is not None:  # what would serve the arch first: the matrix may list it next
-        refuse_unserved(arches or (), served)
     arches_covered(arches, only, matrix)
     history = getattr(args, "history", None)
     return RunOptions(

@@ -27,7 +27,7 @@ from ecoready.report.files import write_output
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.console import eprint
 from ecoready.ui.progress import make_progress
-from ecoready.ui.signals import catch_stop_signals, release_stop_signals
+from ecoready.ui.signals import STOP_SIGNALS, catch_stop_signals, release_stop_signals
 
 if TYPE_CHECKING:
     from ecoready.matrix.document import Matrix
@@ -229,8 +229,9 @@ def watch(every: float, runs: int | None, check: Callable[[], int]) -> int:
     def between_checks() -> None:
         # a run installs its own handlers and resets them when it ends: between checks,
         # SIGTERM/SIGHUP just end the watch (SIGINT is KeyboardInterrupt already)
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, stop)
+        for sig in STOP_SIGNALS:
+            if sig is not signal.SIGINT:
+                signal.signal(sig, stop)
 
     def check_once_then_reset() -> int:
         try:

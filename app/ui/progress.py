@@ -44,6 +44,9 @@ class PlainProgress:
             for h in report.hosts
         )
         self._print(f"ecoready: run {report.run_id[:8]}: {plural(len(report.cells), 'cell')} on {hosts or 'local'}")
+        for host in report.hosts:  # which engine answered, and how it was found
+            if host.engine:
+                self._print(f"ecoready: engine of {host.name}: {host.engine}")
 
     def update(self, event: Event, report: Report) -> None:
         if isinstance(event, RunStarted):

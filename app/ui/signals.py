@@ -8,8 +8,11 @@ import asyncio
 import signal
 from collections.abc import Callable
 
-# SIGINT too in the TUI: on a terminal Ctrl-C is a key, but `kill -INT` (or `timeout`) is not
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# SIGINT too in the TUI: on a terminal Ctrl-C is a key, but `kill -INT` (or `timeout`) is not.
+# Those this system has: Windows' Python has no SIGHUP.
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 def catch_stop_signals(loop: asyncio.AbstractEventLoop, handler: Callable[[int], None]) -> None:

@@ -26,6 +26,9 @@ from ecoready.domain.errors import ImageUnavailable
 from ecoready.domain.events import Event
 from ecoready.domain.model import Category, Component, ImageInfo, Profile
 from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, ImageFile, SweepResult
+from ecoready.engine.discovery import EngineAddress
+from ecoready.engine.identity import EngineIdentity
+from ecoready.engine.kinds import DOCKER_ENGINE
 from ecoready.engine.owners import OwnerInfo
 from ecoready.matrix.document import Matrix
 from ecoready.plan.cells import CellPlan, Plan, budgets_for
@@ -122,6 +125,14 @@ class FakeHost:
 
     def __init__(self) -> None:
         self.name = "fake"
+        # an engine on another kernel: nothing of this machine's is read for it
+        self.identity = EngineIdentity(
+            address=EngineAddress("unix:///fake.sock", "a test's fake", DOCKER_ENGINE),
+            kind=DOCKER_ENGINE,
+            product="a fake engine",
+            same_kernel=False,
+            engine_id="fake",
+        )
         self.containers: dict[str, FakeContainer] = {}
         self.started: list[FakeContainer] = []  # in start order, removed ones included
         self.execs: list[tuple[str, list[str]]] = []  # (role, argv)

@@ -43,7 +43,8 @@ START_TIMEOUT = 60.0
 class PodmanEngine:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.socket = root / "podman.sock"
+        # a path that does not look like podman's: ecoready must learn it from /version
+        self.socket = root / "api.sock"
         self.conf = root / "containers.conf"
         self.log = root / "service.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -174,7 +175,7 @@ def podman_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanEn
     if not REGISTRIES_DROP_IN.exists():
         pytest.fail(f"{REGISTRIES_DROP_IN} is missing (the lab registry is insecure for podman): run `make test-host`")
     # a short path: unix socket paths are limited to 107 bytes
-    engine = PodmanEngine(Path(tmp_path_factory.mktemp("podman")))
+    engine = PodmanEngine(Path(tmp_path_factory.mktemp("engine-p")))
     try:
         engine.ensure_running()
         yield engine

@@ -43,7 +43,16 @@ def test_no_host_for_an_arch_says_how_to_fix_it() -> None:
     assert arm_cell.unrunnable is not None
     assert arm_cell.unrunnable.detail.startswith("no host for arm64")
     assert arm_cell.unrunnable.blame == Blame(Cause.NO_HOST, "arm64", arm_cell.unrunnable.blame.fix)
-    assert "register an emulator" in arm_cell.unrunnable.blame.fix
+    fix = arm_cell.unrunnable.blame.fix
+    assert "tonistiigi/binfmt --install arm64" in fix and "add a native arm64 host under [[hosts]]" in fix
+    assert "make" not in fix.split()  # nothing only a checkout of ecoready can follow
+    # the remedy is the user's engine's: Docker Desktop's settings, Podman's packages
+    desktop = make_plan(MATRIX, [HostFacts("local", "arm64", engine_kind="docker-desktop")], arches=["amd64"])
+    fix = desktop.cells[0].unrunnable.blame.fix if desktop.cells[0].unrunnable else ""
+    assert "Rosetta" in fix and "Docker Desktop" in fix
+    podman = make_plan(MATRIX, [HostFacts("local", "amd64", engine_kind="podman")], arches=["arm64"])
+    fix = podman.cells[0].unrunnable.blame.fix if podman.cells[0].unrunnable else ""
+    assert "qemu-user-static" in fix and "Podman" in fix
 
 
 def test_only_and_arch_filters() -> None:

@@ -1,5 +1,5 @@
-"""Podman told apart by its /version answer, the limits its containers ask for, and when
-ecoready runs a container's healthcheck itself (app/engine/podman.py). The real engine:
+"""The limits containers ask for on Podman, and when ecoready runs a container's
+healthcheck itself there (app/engine/podman.py). The real engine:
 tests/integration/test_podman.py."""
 
 from __future__ import annotations
@@ -11,42 +11,6 @@ import pytest
 from docker.types import HostConfig
 
 from ecoready.engine import podman
-
-# /version answers as the engines gave them (trimmed): podman 4.3.1 here, dockerd 20.10 here
-PODMAN_VERSION: dict[str, Any] = {
-    "Platform": {"Name": "linux/amd64/debian-12"},
-    "Components": [
-        {"Name": "Podman Engine", "Version": "4.3.1", "Details": {"APIVersion": "4.3.1"}},
-        {"Name": "Conmon", "Version": "conmon version 2.1.6, commit: unknown"},
-        {"Name": "OCI Runtime (runc)", "Version": "runc version 1.1.5+ds1"},
-    ],
-    "Version": "4.3.1",
-    "ApiVersion": "1.41",
-}
-DOCKER_VERSION: dict[str, Any] = {
-    "Platform": {"Name": ""},
-    "Components": [
-        {"Name": "Engine", "Version": "20.10.24+dfsg1", "Details": {"ApiVersion": "1.41"}},
-        {"Name": "containerd", "Version": "1.6.20~ds1"},
-        {"Name": "runc", "Version": "1.1.5+ds1"},
-    ],
-    "Version": "20.10.24+dfsg1",
-    "ApiVersion": "1.41",
-}
-
-
-@pytest.mark.parametrize(
-    ("version", "expected"),
-    [
-        (PODMAN_VERSION, True),
-        (DOCKER_VERSION, False),
-        ({"Version": "4.3.1"}, False),  # no components (a proxy that trims them): Docker's ways
-        ({"Components": None}, False),
-        ({"Components": ["Podman Engine"]}, False),  # not the shape of a component
-    ],
-)
-def test_podman_is_told_by_its_version_components(version: dict[str, Any], expected: bool) -> None:
-    assert podman.is_podman(version) is expected
 
 
 def test_the_limits_fit_the_create_call() -> None:

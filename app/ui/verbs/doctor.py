@@ -13,23 +13,25 @@ from ecoready.ui.console import say
 from ecoready.ui.verbs import options
 
 if TYPE_CHECKING:  # only for annotations: the verb imports what it uses
+    from ecoready.engine.identity import EngineIdentity
     from ecoready.matrix.document import Matrix
 
 
 def add(verbs: options.Verbs) -> None:
     parser = verbs.add_parser(
         "doctor",
-        help="is the engine reachable, which emulators, which CPU",
-        description="Check the environment ecoready runs in, and whether each registry of the matrix "
-        "answers. Results on stdout.",
+        help="which engine, how it was found, what it runs, which CPU",
+        description="Check the environment ecoready runs in: which engine it finds and how, the engine's "
+        "CPU, memory and disk, which arches it can emulate, and whether each registry of the matrix answers. "
+        "Results on stdout.",
     )
     options.matrix(parser, help=f"the matrix whose registries to ask (default: {DEFAULT_MATRIX} if present)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """3 when docker is unreachable, 1 when an emulator has a problem (a registry that does
-    not answer is said, and changes no code)."""
+    """3 when the engine is unreachable, 1 when an emulator has a problem (a registry that
+    does not answer is said, and changes no code)."""
     import asyncio
     import os
     import sys
@@ -40,41 +42,86 @@ def run(args: argparse.Namespace) -> int:
 
     async def work() -> int:
         from ecoready.engine.docker_host import DockerHost
-        from ecoready.engine.platform import cpu_model, emulators, host_arch, page_size
+        from ecoready.engine.platform import cpu_model, host_arch, page_size
 
-        problems = 0
         say(f"ecoready {__version__}, python {sys.version.split()[0]}")
-        say(f"host: {host_arch()} ({cpu_model() or 'unknown CPU'}), {os.cpu_count()} CPUs, page size {page_size()}")
-        found = emulators()
-        for arch, emulator in sorted(found.items()):
-            problem = emulator.problem()
-            state = "ok" if problem is None else f"PROBLEM: {problem}"
-            say(f"emulator {arch}: {emulator.version or emulator.interpreter} flags {emulator.flags or '-'}: {state}")
-            problems += problem is not None
-        if not found:
-            say("emulators: none registered (only the native arch can run; `make setup` registers qemu-aarch64)")
+        say(
+            f"client (where ecoready runs): {host_arch()} ({cpu_model() or 'unknown CPU'}), "
+            f"{os.cpu_count()} CPUs, page size {page_size()}"
+        )
         if matrix is not None:
             for line in await registry_answers(matrix):
                 say(line)
         try:
             host = await DockerHost.connect()
         except EcoreadyError as exc:
-            say(f"docker: {exc}")
+            say(f"engine: {exc}")
             return 3
         try:
             facts = await host.facts({})
-            say(
-                f"docker: engine {facts.docker_version}{' (Podman)' if host.podman else ''}, "
-                f"API {facts.api_version}, native {facts.native_arch}, "
-                f"{facts.cpus} CPUs, {facts.memory_bytes / 2**30:.1f} GiB"
-            )
         finally:
             await host.close()
-        usage = os.statvfs("/var/lib/docker" if Path("/var/lib/docker").exists() else "/")
-        say(f"disk: {usage.f_bavail * usage.f_frsize / 2**30:.1f} GiB free for docker")
+        identity = host.identity
+        say(f"engine: {identity.said()}")
+        where = "this machine's kernel" if identity.same_kernel else "another kernel (a VM or another machine)"
+        say(
+            f"engine: native {facts.native_arch}, {facts.cpus} CPUs, {facts.memory_bytes / 2**30:.1f} GiB, "
+            f"kernel {facts.kernel or 'unknown'} ({where}), API {facts.api_version}"
+        )
+        say(engine_disk(identity.root_dir, same_kernel=identity.same_kernel))
+        problems = 0
+        for line, problem in emulation_lines(identity, facts.native_arch):
+            say(line)
+            problems += problem
         return 1 if problems else 0
 
     return asyncio.run(work())
+
+
+def engine_disk(root: str, *, same_kernel: bool) -> str:
+    """The free space where the engine keeps images and containers, when it can be read here."""
+    import os
+
+    if same_kernel and root and hasattr(os, "statvfs"):
+        try:
+            usage = os.statvfs(root)
+        except OSError:
+            pass
+        else:
+            return f"engine disk: {usage.f_bavail * usage.f_frsize / 2**30:.1f} GiB free in {root}"
+    return "engine disk: not readable from here (the engine's disk is in its VM or on its machine: see its settings)"
+
+
+def emulation_lines(identity: EngineIdentity, native: str) -> list[tuple[str, bool]]:
+    """One line per foreign arch: the binfmt table of the engine's kernel when it is this
+    one, else what the engine answered before (run/emulation.py); True marks a problem."""
+    from ecoready.engine.platform import emulators
+    from ecoready.run.emulation import EngineMemory, remedy
+
+    table = emulators() if identity.same_kernel else {}
+    memory = EngineMemory()
+    lines: list[tuple[str, bool]] = []
+    for arch in (a for a in dict.fromkeys(("amd64", "arm64", *table)) if a != native):
+        emulator = table.get(arch)
+        remembered = memory.known(identity.engine_id, arch)
+        if emulator is not None:
+            problem = emulator.problem()
+            said = f"{emulator.version or emulator.interpreter}, flags {emulator.flags or '-'}"
+            if problem is None:
+                lines.append((f"emulation {arch}: {said}: ok", False))
+            else:
+                lines.append((f"emulation {arch}: {said}: PROBLEM: {problem}; {remedy(identity.kind, arch)}", True))
+        elif remembered is not None:
+            lines.append((f"emulation {arch}: the engine ran a container of {arch} in an earlier run: ok", False))
+        else:
+            lines.append(
+                (
+                    f"emulation {arch}: not known yet (a run asks the engine with a container of {arch}); "
+                    f"to run {arch}: {remedy(identity.kind, arch)}",
+                    False,
+                )
+            )
+    return lines
 
 
 async def registry_answers(matrix: Matrix) -> list[str]:

@@ -1,0 +1,123 @@
+"""Connections kept alive: a real docker-registry holding tiny images, behind a TCP front of
+ours that counts the connections it accepts and forwards bytes untouched. A warm lookup of
+several references (HEADs answered from the disk cache) goes over one connection per
+registry when asked in turn, and over no more connections than the client's limit when asked
+all at once, each carrying several requests; before the fix, every HEAD cost a connection."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ecoready.domain.model import Verdict
+from ecoready.lab.oci_writer import RegistryWriter
+from ecoready.registry.cache import DiskCache
+from ecoready.registry.client import RegistryClient
+from ecoready.registry.transport import PER_REGISTRY
+from tests.support.registry_servers import Registry, push_tiny_index, start_registry
+
+REPOS = ("conn/one", "conn/two", "conn/three", "conn/four", "conn/five")
+PAIRS = [(repo, arch) for repo in REPOS for arch in ("amd64", "arm64")]
+SAFETY = 60  # seconds: a lookup that takes longer is stuck
+
+
+class CountingFront:
+    """Accepts on a free loopback port, counts connections, pipes each to the registry."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.accepted = 0
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.host = f"127.0.0.1:{self._server.getsockname()[1]}"
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            self._open += [client, upstream]
+            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._server.close()
+        for sock in self._open:
+            sock.close()
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    work = tmp_path_factory.mktemp("connections")
+    storage = work / "storage"
+    storage.mkdir()
+    registry = start_registry(work, storage)
+    writer = RegistryWriter(registry.url)
+    try:
+        for repo in REPOS:
+            push_tiny_index(writer, repo, "1")
+    finally:
+        writer.close()
+    yield registry
+    registry.stop()
+
+
+@pytest.fixture
+def front(registry: Registry) -> Iterator[CountingFront]:
+    counting = CountingFront(int(registry.host.rsplit(":", 1)[1]))
+    yield counting
+    counting.close()
+
+
+async def lookups(front: CountingFront, cache: Path, *, at_once: bool) -> tuple[int, int]:
+    """(requests the client made, connections the front accepted) for every pair."""
+    before = front.accepted
+    async with RegistryClient(cache=DiskCache(cache)) as client:
+
+        async def one(repo: str, arch: str) -> None:
+            found = await client.resolve(f"{front.host}/{repo}:1", arch)
+            assert found.verdict is Verdict.AVAILABLE, found
+
+        if at_once:
+            await asyncio.wait_for(asyncio.gather(*(one(r, a) for r, a in PAIRS)), SAFETY)
+        else:
+            for repo, arch in PAIRS:
+                await asyncio.wait_for(one(repo, arch), SAFETY)
+        return client.http.requests, front.accepted - before
+
+
+async def test_a_warm_lookup_in_turn_reuses_one_connection(front: CountingFront, tmp_path: Path) -> None:
+    await lookups(front, tmp_path, at_once=True)  # cold: fills the disk cache
+    requests, connections = await lookups(front, tmp_path, at_once=False)
+    assert requests == len(REPOS)  # one HEAD per tag, everything else from the disk cache
+    assert connections == 1
+
+
+async def test_a_warm_lookup_at_once_keeps_its_connections(front: CountingFront, tmp_path: Path) -> None:
+    await lookups(front, tmp_path, at_once=True)
+    requests, connections = await lookups(front, tmp_path, at_once=True)
+    assert requests == len(REPOS)
+    assert 1 <= connections <= min(PER_REGISTRY, len(REPOS))
+    # and a cold lookup at once: many requests, no more connections than the limit
+    requests, connections = await lookups(front, tmp_path / "cold", at_once=True)
+    assert requests > len(REPOS)  # tags, then each arch's manifest and config
+    assert connections <= PER_REGISTRY
+    assert connections < requests
