@@ -127,6 +127,9 @@ def test_the_subset_is_ready_on_podman(podman_run: dict[str, Any], podman_engine
     components: list[dict[str, Any]] = server["Components"]  # type: ignore[assignment]
     assert "Podman Engine" in {c["Name"] for c in components}
     assert host["error"] == "" and host["emulated_arches"] == ["arm64"]
+    # told by its /version: the socket's path (api.sock) does not say podman
+    assert host["engine_kind"] == "podman" and host["engine"].startswith("Podman Engine ")
+    assert f"{podman_engine.unix_url} (DOCKER_HOST)" in host["engine"]
     # nothing of the run is left on podman, and nothing of it ever went to dockerd
     assert podman_engine.labelled(f"ecoready.run={podman_run['run_id']}") == EMPTY
     assert docker_labelled(f"ecoready.run={podman_run['run_id']}") == EMPTY
