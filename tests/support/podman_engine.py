@@ -36,7 +36,12 @@ import pytest
 
 ADDRESS_POOL = "10.214.0.0/16"
 REGISTRIES_DROP_IN = Path("/etc/containers/registries.conf.d/ecoready-lab.conf")
-CONTAINERS_CONF = f'[network]\ndefault_subnet_pools = [{{"base" = "{ADDRESS_POOL}", "size" = 24}}]\n'
+# netavark named: with a CNI config lying around, podman would otherwise pick its backend
+# by what it finds on first use (aardvark-dns gives netavark's networks container DNS)
+CONTAINERS_CONF = (
+    '[network]\nnetwork_backend = "netavark"\n'
+    f'default_subnet_pools = [{{"base" = "{ADDRESS_POOL}", "size" = 24}}]\n'
+)
 START_TIMEOUT = 60.0
 
 
