@@ -39,8 +39,7 @@ REGISTRIES_DROP_IN = Path("/etc/containers/registries.conf.d/ecoready-lab.conf")
 # netavark named: with a CNI config lying around, podman would otherwise pick its backend
 # by what it finds on first use (aardvark-dns gives netavark's networks container DNS)
 CONTAINERS_CONF = (
-    '[network]\nnetwork_backend = "netavark"\n'
-    f'default_subnet_pools = [{{"base" = "{ADDRESS_POOL}", "size" = 24}}]\n'
+    f'[network]\nnetwork_backend = "netavark"\ndefault_subnet_pools = [{{"base" = "{ADDRESS_POOL}", "size" = 24}}]\n'
 )
 START_TIMEOUT = 60.0
 
