@@ -66,6 +66,7 @@ class DockerHost:
         self.drop = drop
         self._dropped: dict[str, tuple[str, str]] = {}  # container id -> (name, files_dir)
         self._health_runs: dict[str, float] = {}  # Podman: container id -> when we last ran its check
+        self._health_checks: set[asyncio.Future[None]] = set()  # Podman: those running
 
     @property
     def same_kernel(self) -> bool:
@@ -255,12 +256,9 @@ class DockerHost:
     async def state(self, container_id: str) -> ContainerState:
         local = self.same_kernel
 
-        def read() -> ContainerState:
-            api = self._sdk.control.api
-            attrs = api.inspect_container(container_id)
-            # Podman's healthchecks may never run by themselves (engine/podman.py)
-            if self.podman and podman.run_due_healthcheck(api, container_id, attrs, self._health_runs):
-                attrs = api.inspect_container(container_id)
+        def read() -> tuple[ContainerState, bool]:
+            attrs = self._sdk.control.api.inspect_container(container_id)
+            due = self.podman and podman.healthcheck_due(container_id, attrs, self._health_runs)
             st = attrs["State"]
             return ContainerState(
                 running=bool(st.get("Running")),
@@ -272,9 +270,27 @@ class DockerHost:
                 pid=int(st.get("Pid") or 0) if local else 0,
                 health=str((st.get("Health") or {}).get("Status") or ""),
                 created=str(attrs.get("Created") or ""),
-            )
+            ), due
 
-        return await self._sdk.call(read)
+        state, due = await self._sdk.call(read)
+        if due:
+            self._start_healthcheck(container_id)
+        return state
+
+    def _start_healthcheck(self, container_id: str) -> None:
+        """Podman's healthchecks may never run by themselves (engine/podman.py): run one on
+        the pool without waiting for it (a check may take as long as its timeout); a later
+        `state` shows its result. One that fails (the container went) changes nothing."""
+        api = self._sdk.control.api
+        future = self._sdk.submit(lambda: podman.run_healthcheck(api, container_id))
+        self._health_checks.add(future)
+
+        def done(finished: asyncio.Future[None]) -> None:
+            self._health_checks.discard(finished)
+            if not finished.cancelled():
+                finished.exception()  # retrieved: it is of no consequence
+
+        future.add_done_callback(done)
 
     async def running(self) -> list[RunningContainer]:
         """The containers running on this engine, ecoready's own left out (`ecoready init

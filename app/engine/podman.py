@@ -17,9 +17,11 @@ Debian's podman 4.3:
 - Healthchecks. Podman runs a container's healthcheck from a systemd timer; with no
   systemd (a container, WSL, a minimal host) it logs "unable to get systemd connection to
   add healthchecks" and the health stays `starting` for ever, which would fail a service
-  whose check passes. So `DockerHost.state` runs a due healthcheck itself on Podman,
+  whose check passes. So on Podman `DockerHost.state` starts a due healthcheck itself,
   through libpod's endpoint on the same socket (what `podman healthcheck run` does), at
-  most once per the container's interval. Where systemd runs them too, it only adds runs.
+  most once per the container's interval, in the background: the state is read without
+  waiting for the check, and a later read shows its result. Where systemd runs them too,
+  this only adds runs.
 - File drops (`filedrop.py`) need the peer to be a `dockerd`: on Podman the container
   files go through the archive API (`put_archive`), as for a remote engine.
 """
@@ -30,7 +32,6 @@ import time
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-import docker.errors
 from docker.types import Ulimit
 
 DEFAULT_HEALTH_INTERVAL = 30.0  # seconds: Docker's and Podman's when the check names none
@@ -44,19 +45,12 @@ def ulimits() -> list[Ulimit]:
     return [Ulimit(name=name, soft=soft, hard=hard) for name, soft, hard in ULIMITS]
 
 
-def run_due_healthcheck(
-    api: Any,
-    container_id: str,
-    attrs: Mapping[str, Any],
-    last_runs: MutableMapping[str, float],
-    now: float | None = None,
+def healthcheck_due(
+    container_id: str, attrs: Mapping[str, Any], last_runs: MutableMapping[str, float], now: float | None = None
 ) -> bool:
-    """Run the healthcheck of a running container once when its interval has passed since
-    this process last ran it (at once the first time; `now`: time.monotonic()); whether it ran. The engine then
-    counts the result as its own runs' (failing streak, retries): inspect the container
-    again for its health (libpod's answer is this one run's result, not the health).
-    `api` is docker-py's APIClient, whose private request helpers reach libpod's endpoint
-    (types-docker does not declare them). A refusal (no longer running) counts as not run."""
+    """Whether to run the healthcheck of a container (its inspect `attrs`) now: it has one,
+    it runs, and its interval has passed since this process last ran it (due at once the
+    first time). A due run is recorded in `last_runs` (`now`: time.monotonic())."""
     check = (attrs.get("Config") or {}).get("Healthcheck") or {}
     test = check.get("Test") or []
     if not test or test[:1] == ["NONE"] or not (attrs.get("State") or {}).get("Running"):
@@ -67,8 +61,12 @@ def run_due_healthcheck(
     if last is not None and now - last < interval:
         return False
     last_runs[container_id] = now
-    try:
-        api._raise_for_status(api._get(api._url("/libpod/containers/{0}/healthcheck", container_id)))
-    except docker.errors.APIError:
-        return False
     return True
+
+
+def run_healthcheck(api: Any, container_id: str) -> None:
+    """Run a container's healthcheck once, through libpod's endpoint on the same socket;
+    the engine counts the result as it counts its own runs (failing streak, retries), and
+    the container's inspect shows the health. `api` is docker-py's APIClient, whose private
+    request helpers reach that endpoint (types-docker does not declare them)."""
+    api._raise_for_status(api._get(api._url("/libpod/containers/{0}/healthcheck", container_id)))

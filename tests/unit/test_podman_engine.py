@@ -23,7 +23,7 @@ def test_the_limits_fit_the_create_call() -> None:
 
 
 class FakeApi:
-    """docker-py's APIClient as far as `run_due_healthcheck` uses it."""
+    """docker-py's APIClient as far as `run_healthcheck` uses it."""
 
     def __init__(self, status: int = 200) -> None:
         self.status = status
@@ -46,23 +46,22 @@ def attrs(*, test: list[str] | None, interval_s: float = 0, running: bool = True
     return {"Config": {"Healthcheck": check}, "State": {"Running": running}}
 
 
-def test_a_due_healthcheck_runs_through_libpods_endpoint_once_per_interval() -> None:
-    api, runs = FakeApi(), dict[str, float]()
+def test_a_healthcheck_is_due_at_once_then_once_per_interval() -> None:
+    runs = dict[str, float]()
     a = attrs(test=["CMD-SHELL", "true"], interval_s=2)
-    assert podman.run_due_healthcheck(api, "c1", a, runs, now=100.0) is True  # at once the first time
-    assert api.urls == ["/v1.41/libpod/containers/c1/healthcheck"]
-    assert podman.run_due_healthcheck(api, "c1", a, runs, now=101.5) is False  # not due yet
-    assert podman.run_due_healthcheck(api, "c1", a, runs, now=102.0) is True
-    assert len(api.urls) == 2
-    assert podman.run_due_healthcheck(api, "c2", a, runs, now=102.0) is True  # each container its own
+    assert podman.healthcheck_due("c1", a, runs, now=100.0) is True  # at once the first time
+    assert podman.healthcheck_due("c1", a, runs, now=101.5) is False  # not due yet
+    assert podman.healthcheck_due("c1", a, runs, now=102.0) is True
+    assert podman.healthcheck_due("c2", a, runs, now=102.0) is True  # each container its own
+    assert runs == {"c1": 102.0, "c2": 102.0}
 
 
 def test_no_interval_means_the_engines_default() -> None:
-    api, runs = FakeApi(), dict[str, float]()
+    runs = dict[str, float]()
     a = attrs(test=["CMD", "true"])
-    assert podman.run_due_healthcheck(api, "c", a, runs, now=0.0)
-    assert not podman.run_due_healthcheck(api, "c", a, runs, now=podman.DEFAULT_HEALTH_INTERVAL - 1)
-    assert podman.run_due_healthcheck(api, "c", a, runs, now=podman.DEFAULT_HEALTH_INTERVAL)
+    assert podman.healthcheck_due("c", a, runs, now=0.0)
+    assert not podman.healthcheck_due("c", a, runs, now=podman.DEFAULT_HEALTH_INTERVAL - 1)
+    assert podman.healthcheck_due("c", a, runs, now=podman.DEFAULT_HEALTH_INTERVAL)
 
 
 @pytest.mark.parametrize(
@@ -70,13 +69,15 @@ def test_no_interval_means_the_engines_default() -> None:
     [attrs(test=None), attrs(test=[]), attrs(test=["NONE"]), attrs(test=["CMD", "true"], running=False)],
     ids=["no-healthcheck", "empty-test", "disabled", "not-running"],
 )
-def test_nothing_runs_without_a_healthcheck_or_a_running_container(container: dict[str, Any]) -> None:
+def test_nothing_is_due_without_a_healthcheck_or_a_running_container(container: dict[str, Any]) -> None:
+    runs = dict[str, float]()
+    assert podman.healthcheck_due("c", container, runs, now=0.0) is False
+    assert runs == {}
+
+
+def test_a_run_goes_to_libpods_endpoint_and_a_refusal_is_raised() -> None:
     api = FakeApi()
-    assert podman.run_due_healthcheck(api, "c", container, {}) is False
-    assert api.urls == []
-
-
-def test_a_refused_run_counts_as_not_run() -> None:
-    """The container stopped between the inspect and the run: the engine's health stands."""
-    api = FakeApi(status=409)
-    assert podman.run_due_healthcheck(api, "c", attrs(test=["CMD", "true"]), {}) is False
+    podman.run_healthcheck(api, "c1")
+    assert api.urls == ["/v1.41/libpod/containers/c1/healthcheck"]
+    with pytest.raises(docker.errors.APIError):
+        podman.run_healthcheck(FakeApi(status=409), "c1")
