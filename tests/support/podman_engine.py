@@ -12,7 +12,8 @@ end of the test session. The machine's dockerd is never touched.
   accepts the traffic of the networks it NATs, but not of `internal` ones, so containers
   on an internal network could resolve each other's names and not connect. One ACCEPT
   rule for the pool, with a comment naming this session's pid, is inserted while the
-  service runs and removed after. A host with Podman alone has no DROP policy to meet.
+  service runs and removed after (and those of sessions that were killed, at the next
+  start). A host with Podman alone has no DROP policy to meet.
 - The service runs with podman's default container limits: ecoready's own limits
   (app/engine/podman.py) are what lets its containers start here.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -52,8 +54,7 @@ class PodmanEngine:
         self.conf = root / "containers.conf"
         self.log = root / "service.log"
         self.proc: subprocess.Popen[bytes] | None = None
-        self._rule = ["-s", ADDRESS_POOL, "-d", ADDRESS_POOL, "-m", "comment", "--comment"]
-        self._rule += [f"ecoready-test-podman-{os.getpid()}", "-j", "ACCEPT"]
+        self._rule = _forward_rule(os.getpid())
         self._rule_in = False
 
     @property
@@ -79,7 +80,10 @@ class PodmanEngine:
         self.conf.write_text(CONTAINERS_CONF)
         self.socket.unlink(missing_ok=True)
         if not self._rule_in:
-            subprocess.run(["iptables", "-I", "FORWARD", *self._rule], check=True, capture_output=True, timeout=30)
+            _drop_rules_of_dead_sessions()
+            subprocess.run(
+                ["iptables", "-w", "-I", "FORWARD", *self._rule], check=True, capture_output=True, timeout=30
+            )
             self._rule_in = True
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
@@ -120,7 +124,7 @@ class PodmanEngine:
         if left:
             self.podman("rm", "-f", "-t", "0", *left, check=False)
         if self._rule_in:
-            subprocess.run(["iptables", "-D", "FORWARD", *self._rule], capture_output=True, timeout=30)
+            subprocess.run(["iptables", "-w", "-D", "FORWARD", *self._rule], capture_output=True, timeout=30)
             self._rule_in = False
 
     def _tail(self) -> str:
@@ -168,6 +172,34 @@ class PodmanEngine:
         ):
             out[kind] = self.podman(*cmd, "--filter", f"label={label}").stdout.split()
         return out
+
+
+RULE_COMMENT = "ecoready-test-podman-"
+
+
+def _forward_rule(pid: int) -> list[str]:
+    """The FORWARD rule of the test session `pid` (without -I/-D)."""
+    return [
+        "-s",
+        ADDRESS_POOL,
+        "-d",
+        ADDRESS_POOL,
+        "-m",
+        "comment",
+        "--comment",
+        f"{RULE_COMMENT}{pid}",
+        "-j",
+        "ACCEPT",
+    ]
+
+
+def _drop_rules_of_dead_sessions() -> None:
+    """The FORWARD rules a killed test session left (its pid is in their comment)."""
+    listed = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True, timeout=30)
+    pids = {int(m) for m in re.findall(rf"{RULE_COMMENT}(\d+)", listed.stdout)}
+    for pid in pids:
+        if not Path(f"/proc/{pid}").exists():
+            subprocess.run(["iptables", "-w", "-D", "FORWARD", *_forward_rule(pid)], capture_output=True, timeout=30)
 
 
 @pytest.fixture(scope="session")
