@@ -14,6 +14,7 @@ from ecoready.domain.model import (
     BenchRun,
     BenchSeries,
     CellResult,
+    ComponentOrigin,
     Check,
     HostFacts,
     RegistryStatus,
@@ -88,6 +89,7 @@ LAYOUTS = {
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
     Report: Layout(optional=frozenset({"platforms", "migration", "title"})),
+    ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
 }
 
 

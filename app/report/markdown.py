@@ -235,7 +235,7 @@ def migration(report: Report) -> list[str]:
     lines.append("")
     pins = plan_pins(report, steps)
     if pins:
-        lines.extend(["### `platform:` pins of the compose file", ""])
+        lines.extend(["### Arch pins (compose `platform:`, Kubernetes node selectors)", ""])
         lines.extend(table(list(PIN_HEADER), [[md(v) for v in pin_row(p)] for p in pins]))
         lines.append("")
     return lines
