@@ -365,7 +365,7 @@ def drivers(report: Report) -> str:
 
 
 def migration(report: Report) -> str:
-    """The migration plan and the `platform:` pins that can go (report/migration.py)."""
+    """The migration plan and the arch pins that can go (report/migration.py)."""
     steps = plan_steps(report)
     parts = [
         "<h2>Migration plan</h2>",

@@ -227,7 +227,7 @@ def drivers(report: Report) -> list[str]:
 
 
 def migration(report: Report) -> list[str]:
-    """The migration plan: per component and arch what to do, and which `platform:` pins can
+    """The migration plan: per component and arch what to do, and which arch pins can
     go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone)."""
     steps = plan_steps(report)
     lines = ["## Migration plan", ""]

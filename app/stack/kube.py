@@ -322,7 +322,7 @@ def _container(raw: object, path: str, workload: str, single: bool, where: str, 
         "command": _words(raw.get("args"), f"{path}.args", notes),
         "healthcheck": health,
         "ports": tuple(dict.fromkeys(ports)),
-        "notes": tuple(f"{where}: {n}" for n in notes),
+        "notes": tuple(f"{where}: {n}" for n in dict.fromkeys(notes)),
     }
 
 
