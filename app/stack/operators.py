@@ -243,11 +243,13 @@ def read_operator(obj: Mapping[str, object], where: str) -> tuple[list[Service],
     """(services, lines) of an operator's resource; None when it is no resource of the
     operators above."""
     kind, api = obj.get("kind"), obj.get("apiVersion")
-    operator = OPERATORS.get(kind) if isinstance(kind, str) else None
-    if operator is None or not isinstance(api, str) or api.split("/", 1)[0] != operator.group:
+    if not isinstance(kind, str) or not isinstance(api, str):
         return None
-    name = _at(obj, ("metadata", "name"))
-    name = name if isinstance(name, str) and name else kind.lower()  # type: ignore[union-attr]
+    operator = OPERATORS.get(kind)
+    if operator is None or api.split("/", 1)[0] != operator.group:
+        return None
+    found = _at(obj, ("metadata", "name"))
+    name = found if isinstance(found, str) and found else kind.lower()
     values = {"name": name}
     for var, (paths, default) in operator.variables.items():
         found = next((v for p in paths if isinstance(v := _at(obj, p), str) and v), default)

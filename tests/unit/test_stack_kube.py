@@ -128,11 +128,15 @@ def test_hand_written_pins_are_read_with_their_yaml_paths(tmp_path: Path) -> Non
     f = "hand-written-pins.yaml"
     assert rows["db"].pinned_at == (f'{f} StatefulSet/db: spec.template.spec.nodeSelector["kubernetes.io/arch"]',)
     affinity = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
-    assert rows["proxysql"].pinned_at == (f"{f} Deployment/proxysql: spec.template.spec.{affinity}.matchExpressions[1]",)
+    assert rows["proxysql"].pinned_at == (
+        f"{f} Deployment/proxysql: spec.template.spec.{affinity}.matchExpressions[1]",
+    )
     assert rows["backup"].pinned_at == (
         f"{f} CronJob/backup: spec.jobTemplate.spec.template.spec.{affinity}.matchExpressions[0]",
     )
-    preferred = "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0]"
+    preferred = (
+        "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0]"
+    )
     assert rows["app-web"].pinned_at == (
         f"{f} Deployment/app: spec.template.spec.{preferred}",
         f"{f} Deployment/app: spec.template.spec.tolerations[0]",
@@ -148,7 +152,9 @@ def test_hand_written_pins_are_read_with_their_yaml_paths(tmp_path: Path) -> Non
     assert "`DB_PASSWORD` comes from Secret shop-db, key password: not read" in stderr
     assert "`GREETING` uses $(VAR) expansion" in stderr and "`POD_IP` is set by Kubernetes" in stderr
     assert "Pod/tools: `spec.tolerations[0]` tolerates the arm64 nodes' taint" in stderr
-    assert "PostgresCluster/reports (postgres-operator.crunchydata.com/v1beta1): a kind ecoready does not read" in stderr
+    assert (
+        "PostgresCluster/reports (postgres-operator.crunchydata.com/v1beta1): a kind ecoready does not read" in stderr
+    )
 
 
 def test_the_plan_lists_which_pins_can_go_with_their_yaml_paths(tmp_path: Path) -> None:
@@ -157,7 +163,9 @@ def test_the_plan_lists_which_pins_can_go_with_their_yaml_paths(tmp_path: Path) 
     out, _ = init(tmp_path, HAND)
     components = {c.id: c for c in load(out).components}
     origins = [
-        ComponentOrigin(c.id, c.image, c.service, c.platform, c.pinned_at) for c in components.values() if c.id in ("db", "backup")
+        ComponentOrigin(c.id, c.image, c.service, c.platform, c.pinned_at)
+        for c in components.values()
+        if c.id in ("db", "backup")
     ]
     cells = [
         cell("db", "amd64", Status.READY),
@@ -178,7 +186,10 @@ def test_the_plan_lists_which_pins_can_go_with_their_yaml_paths(tmp_path: Path) 
     plan = ecoready("plan", str(saved))
     assert plan.returncode == 0, plan.stderr
     assert "| db | db | linux/amd64 | drop | ready on arm64 | hand-written-pins.yaml StatefulSet/db:" in plan.stdout
-    assert "| backup | backup | linux/amd64 | keep | arm64: blocked | hand-written-pins.yaml CronJob/backup:" in plan.stdout
+    assert (
+        "| backup | backup | linux/amd64 | keep | arm64: blocked | hand-written-pins.yaml CronJob/backup:"
+        in plan.stdout
+    )
 
 
 # -- the pins themselves --------------------------------------------------------------------
@@ -196,8 +207,16 @@ def test_the_plan_lists_which_pins_can_go_with_their_yaml_paths(tmp_path: Path) 
                     "nodeAffinity": {
                         "requiredDuringSchedulingIgnoredDuringExecution": {
                             "nodeSelectorTerms": [
-                                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]},
-                                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]},
+                                {
+                                    "matchExpressions": [
+                                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}
+                                    ]
+                                },
+                                {
+                                    "matchExpressions": [
+                                        {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}
+                                    ]
+                                },
                             ]
                         }
                     }
@@ -208,7 +227,9 @@ def test_the_plan_lists_which_pins_can_go_with_their_yaml_paths(tmp_path: Path) 
         ),
     ],
 )
-def test_pins_read_as_the_scheduler_reads_them(pod: dict[str, object], arches: tuple[str, ...], by: tuple[str, ...]) -> None:
+def test_pins_read_as_the_scheduler_reads_them(
+    pod: dict[str, object], arches: tuple[str, ...], by: tuple[str, ...]
+) -> None:
     pins = read_pins(pod, "spec")
     assert (pins.arches, pins.by) == (arches, by)
     assert pins.platform == (f"linux/{arches[0]}" if len(arches) == 1 and by else "")
@@ -238,7 +259,7 @@ def test_aliases_that_grow_a_huge_tree_cost_bounded_time() -> None:
         """
     )
     start = time.monotonic()
-    services, notes = parse_kubernetes([("bomb.yaml", text)])
+    services, _ = parse_kubernetes([("bomb.yaml", text)])
     assert time.monotonic() - start < 5
     assert [s.image for s in services] == ["x/c:1"]
     assert services[0].environment == {} and services[0].command == () and services[0].platform == ""
@@ -247,7 +268,11 @@ def test_aliases_that_grow_a_huge_tree_cost_bounded_time() -> None:
 
 def test_an_alias_of_a_huge_list_is_walked_only_so_far() -> None:
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {x: 1}}\nspec:\n  containers:\n"
-    text += "    - name: c\n      image: x/c:1\n      env: &e [" + ", ".join(f"{{name: A{i}, value: b}}" for i in range(5000)) + "]\n"
+    text += (
+        "    - name: c\n      image: x/c:1\n      env: &e ["
+        + ", ".join(f"{{name: A{i}, value: b}}" for i in range(5000))
+        + "]\n"
+    )
     text += "    - name: d\n      image: x/d:1\n      env: *e\n"
     services, _ = parse_kubernetes([("big.yaml", text)])
     assert [len(s.environment) for s in services] == [256, 256]
@@ -296,7 +321,13 @@ def test_files_that_cannot_be_read(tmp_path: Path) -> None:
     deep = tmp_path / "deep.yaml"
     deep.write_text("apiVersion: v1\nkind: Pod\nspec: " + "[" * 20000 + "]" * 20000 + "\n")
     secret = DATA / "mysql-operator-sample-secret.yaml"
-    cases = ((big, "larger than"), (many, "more than"), (broken, "broken.yaml"), (deep, "YAML"), (secret, "no workload"))
+    cases = (
+        (big, "larger than"),
+        (many, "more than"),
+        (broken, "broken.yaml"),
+        (deep, "YAML"),
+        (secret, "no workload"),
+    )
     for path, words in cases:
         with pytest.raises(ConfigError, match=words):
             read_kubernetes(path)

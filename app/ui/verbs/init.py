@@ -1,7 +1,8 @@
 """`ecoready init`: a matrix for the user's own stack, from a compose file, Kubernetes
-manifests (a file or a folder), the containers running on the engine, or a list of images. It writes a matrix that validates (checked
-before it is written), with a comment per row saying why it was mapped so, and prints
-what it could not decide. The mapping is app/stack/; this only reads, writes and says."""
+manifests (a file or a folder), the containers running on the engine, or a list of
+images. It writes a matrix that validates (checked before it is written), with a comment
+per row saying why it was mapped so, and prints what it could not decide. The mapping is
+app/stack/; this only reads, writes and says."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ DEFAULT_ARCHES = ("amd64", "arm64")
 def add(verbs: options.Verbs) -> None:
     parser = verbs.add_parser(
         "init",
-        help="write a matrix for your own stack: a compose file, Kubernetes manifests, the running containers, or images",
+        help="write a matrix for your own stack: a compose file, Kubernetes manifests, running containers, or images",
         description="Map a stack onto matrix rows: known images onto their probes, backends from depends_on and "
         "the environment (Kubernetes: Service names), every other service onto the generic `command` probe; arch pins "
         "(compose `platform:`, Kubernetes nodeSelector, node affinity, arch tolerations) kept for the migration plan. "
