@@ -159,6 +159,15 @@ def _name(obj: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) and name else "(no name)"
 
 
+def _owners(obj: Mapping[str, Any]) -> list[tuple[object, object]]:
+    """(kind, name) of each of its ownerReferences (what `kubectl get -o yaml` shows)."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+    if not isinstance(refs, list):
+        return []
+    return [(r.get("kind"), r.get("name")) for r in refs[:MAX_ITEMS] if isinstance(r, dict)]
+
+
 def _namespace(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
@@ -177,10 +186,15 @@ def parse_kubernetes(texts: list[tuple[str, str]]) -> tuple[list[Service], list[
     seen = _Seen()
     for file, obj in objects:
         _first_pass(file, obj, seen)
+    present = {(obj.get("kind"), _name(obj)) for _file, obj in objects}
+    owned: dict[str, int] = {}
     services: list[Service] = []
     for file, obj in objects:
         kind = obj.get("kind")
         if not isinstance(kind, str) or kind in QUIET or kind in ("Service", "Secret"):
+            continue
+        if any(owner in present for owner in _owners(obj)):  # `kubectl get all`: a Deployment's ReplicaSet, Pods
+            owned[kind] = owned.get(kind, 0) + 1
             continue
         where = f"{Path(file).name} {kind}/{_name(obj)}"
         if kind in WORKLOADS:
@@ -195,6 +209,9 @@ def parse_kubernetes(texts: list[tuple[str, str]]) -> tuple[list[Service], list[
             seen.notes.append(
                 f"{where} ({api if isinstance(api, str) else 'no apiVersion'}): a kind ecoready does not read: left out"
             )
+    if owned:
+        made = ", ".join(f"{n} {kind}" for kind, n in sorted(owned.items()))
+        seen.notes.append(f"made by another object among the manifests, read once through it: {made}")
     if seen.quiet:
         counted = ", ".join(f"{n} {kind}" for kind, n in sorted(seen.quiet.items()))
         seen.notes.append(f"nothing runs from these, not checked: {counted}")

@@ -340,3 +340,70 @@ def test_kubernetes_is_told_from_compose(tmp_path: Path) -> None:
     listed.write_text('{"apiVersion": "v1", "kind": "List", "items": []}')
     assert not is_kubernetes(compose)
     assert is_kubernetes(HAND) and is_kubernetes(DATA) and is_kubernetes(listed)
+
+
+def test_kubectl_get_all_reads_a_workload_once_through_its_owner() -> None:
+    text = textwrap.dedent(
+        """\
+        apiVersion: v1
+        kind: List
+        items:
+          - apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: web}
+            spec: {template: {spec: {containers: [{name: web, image: x/web:1}]}}}
+          - apiVersion: apps/v1
+            kind: ReplicaSet
+            metadata: {name: web-5d4f, ownerReferences: [{kind: Deployment, name: web}]}
+            spec: {template: {spec: {containers: [{name: web, image: x/web:1}]}}}
+          - apiVersion: v1
+            kind: Pod
+            metadata: {name: web-5d4f-abcde, ownerReferences: [{kind: ReplicaSet, name: web-5d4f}]}
+            spec: {containers: [{name: web, image: x/web:1}]}
+          - apiVersion: v1
+            kind: Pod
+            metadata: {name: orphan, ownerReferences: [{kind: ReplicaSet, name: gone}]}
+            spec: {containers: [{name: c, image: x/orphan:1}]}
+        """
+    )
+    services, notes = parse_kubernetes([("all.yaml", text)])
+    assert [s.name for s in services] == ["web", "orphan"]
+    assert "made by another object among the manifests, read once through it: 1 Pod, 1 ReplicaSet" in notes
+
+
+def test_an_app_naming_an_operators_service_gets_its_cluster_as_backend(tmp_path: Path) -> None:
+    folder = tmp_path / "pxc"
+    folder.mkdir()
+    (folder / "cr.yaml").write_text((DATA / "percona-xtradb-cluster-operator-cr.yaml").read_text())
+    (folder / "app.yaml").write_text(
+        textwrap.dedent(
+            """\
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata: {name: shop, namespace: db}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: shop
+                      image: ghcr.io/acme/shop:1.4
+                      ports: [{containerPort: 8080}]
+                      env:
+                        - {name: MYSQL_HOST, value: cluster1-haproxy}
+                        - {name: DATABASE_URL, value: "jdbc:mysql://cluster1-haproxy:3306/shop"}
+            """
+        )
+    )
+    out, _ = init(tmp_path, folder)
+    rows = {c.id: c for c in load(out).components}
+    assert (rows["shop"].backend, rows["cluster1-haproxy"].backend) == ("cluster1-pxc", "cluster1-pxc")
+    assert rows["shop"].options["env"]["MYSQL_HOST"] == "{host}"
+    assert rows["shop"].options["env"]["DATABASE_URL"] == "jdbc:mysql://{host}:{port}/shop"
+
+
+def test_an_empty_image_where_the_operator_has_no_default_is_left_out_and_said() -> None:
+    text = (DATA / "percona-xtradb-cluster-operator-cr.yaml").read_text()
+    text = text.replace("image: perconalab/percona-xtradb-cluster-operator:main-pxc8.4\n", 'image: ""\n', 1)
+    services, notes = parse_kubernetes([("cr.yaml", text)])
+    assert "cluster1-pxc" not in [s.name for s in services]
+    assert any("`spec.pxc.image` is empty and the operator has no default" in n for n in notes)
