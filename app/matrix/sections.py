@@ -357,7 +357,7 @@ def _strings_check(items: list[Any]) -> str | None:
 def _platform_check(text: str) -> str | None:
     found = _PLATFORM.match(text)
     if found is None or normalize_arch(found.group(1)) is None:
-        return "must be a platform like linux/amd64 or linux/arm64/v8 (the compose file's pin)"
+        return "must be a platform like linux/amd64 or linux/arm64/v8 (the stack's arch pin)"
     return None
 
 

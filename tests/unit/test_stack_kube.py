@@ -407,3 +407,36 @@ def test_an_empty_image_where_the_operator_has_no_default_is_left_out_and_said()
     services, notes = parse_kubernetes([("cr.yaml", text)])
     assert "cluster1-pxc" not in [s.name for s in services]
     assert any("`spec.pxc.image` is empty and the operator has no default" in n for n in notes)
+
+
+def test_operators_scheduling_fields_are_pins_too() -> None:
+    """The real CRs with their commented-out scheduling examples switched on, on arch."""
+    pxc = (DATA / "percona-xtradb-cluster-operator-cr.yaml").read_text()
+    pxc = pxc.replace(
+        "#    nodeSelector:\n#      disktype: ssd\n", "    nodeSelector:\n      kubernetes.io/arch: amd64\n", 1
+    )
+    ps = (DATA / "percona-server-mysql-operator-cr.yaml").read_text()
+    advanced = """\
+      advanced:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - {key: kubernetes.io/arch, operator: In, values: [arm64]}
+"""
+    ps = ps.replace("    affinity:\n#      advanced:\n", "    affinity:\n" + advanced + "#      advanced:\n", 1)
+    services, _ = parse_kubernetes([("pxc.yaml", pxc), ("ps.yaml", ps)])
+    pinned = {s.name: (s.platform, s.pinned_at) for s in services if s.platform}
+    assert pinned == {
+        "cluster1-pxc": (
+            "linux/amd64",
+            ('pxc.yaml PerconaXtraDBCluster/cluster1: spec.pxc.nodeSelector["kubernetes.io/arch"]',),
+        ),
+        "ps-cluster1-mysql": (
+            "linux/arm64",
+            (
+                "ps.yaml PerconaServerMySQL/ps-cluster1: spec.mysql.affinity.advanced.nodeAffinity."
+                "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
+            ),
+        ),
+    }
