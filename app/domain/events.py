@@ -45,7 +45,7 @@ class RunStarted:
     arches: tuple[str, ...]
     cells: tuple[CellPlanned, ...]
     hosts: tuple[HostFacts, ...] = ()
-    origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and compose pin)
+    origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and arch pin, with where it is written)
     title: str = ""  # the matrix's `title`
 
 

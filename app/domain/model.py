@@ -99,6 +99,7 @@ class Component:
     options: Mapping[str, Any] = field(default_factory=dict)
     service: str = ""  # the compose service (or container) `ecoready init` made it from
     platform: str = ""  # that service's `platform:` pin ("linux/amd64"); the plan says if it can go
+    pinned_at: tuple[str, ...] = ()  # where that pin is written (Kubernetes: file, object, YAML path)
 
 
 @dataclass(frozen=True)
@@ -417,12 +418,14 @@ class PlatformFitness:
 @dataclass(frozen=True)
 class ComponentOrigin:
     """A component as the matrix pinned it: its image reference and, when `ecoready init`
-    wrote the row, the compose service and its `platform:` pin. Input of the migration plan."""
+    wrote the row, the compose service (or Kubernetes workload) and its arch pin, with where
+    the pin is written. Input of the migration plan."""
 
     component: str
     image: str
     service: str = ""
     platform: str = ""
+    pinned_at: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ _ENGINE_URL = re.compile(r"^(unix|npipe)://\S+\Z|^tcp://[^/\s]+\Z|^ssh://([^@/\s
 
 COMPONENT_KEYS = (
     *("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options"),
-    *("service", "platform"),  # where `ecoready init` found the row: a compose service, its pin
+    *("service", "platform", "pinned_at"),  # where `ecoready init` found the row, its arch pin and where that is
 )
 
 
@@ -307,6 +307,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
         options = c.typed(item, path, "options", dict) or {}
         service = c.typed(item, path, "service", str) or ""
         platform = c.typed(item, path, "platform", str, check=_platform_check) or ""
+        pinned_at = c.typed(item, path, "pinned_at", list, check=_strings_check) or []
         if probe in KINDS:
             kind = KINDS[probe]
             _options(options, (*path, "options"), kind, c)
@@ -334,6 +335,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
                 options=options,
                 service=service,
                 platform=platform,
+                pinned_at=tuple(pinned_at),
             )
         )
     _backends(raw or [], components, c)
@@ -348,10 +350,14 @@ def _image_check(ref: str) -> str | None:
     return None
 
 
+def _strings_check(items: list[Any]) -> str | None:
+    return None if all(isinstance(i, str) for i in items) else "must be a list of strings (where the pin is written)"
+
+
 def _platform_check(text: str) -> str | None:
     found = _PLATFORM.match(text)
     if found is None or normalize_arch(found.group(1)) is None:
-        return "must be a platform like linux/amd64 or linux/arm64/v8 (the compose file's pin)"
+        return "must be a platform like linux/amd64 or linux/arm64/v8 (the stack's arch pin)"
     return None
 
 

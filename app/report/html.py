@@ -365,7 +365,7 @@ def drivers(report: Report) -> str:
 
 
 def migration(report: Report) -> str:
-    """The migration plan and the `platform:` pins that can go (report/migration.py)."""
+    """The migration plan and the arch pins that can go (report/migration.py)."""
     steps = plan_steps(report)
     parts = [
         "<h2>Migration plan</h2>",
@@ -373,7 +373,7 @@ def migration(report: Report) -> str:
     ]
     pins = plan_pins(report, steps)
     if pins:
-        parts.append("<h3><code>platform:</code> pins of the compose file</h3>")
+        parts.append("<h3>Arch pins (compose <code>platform:</code>, Kubernetes node selectors)</h3>")
         parts.append(table([esc(h) for h in PIN_HEADER], [[esc(v) for v in pin_row(p)] for p in pins]))
     return "".join(parts)
 

@@ -15,6 +15,7 @@ from ecoready.domain.model import (
     BenchSeries,
     CellResult,
     Check,
+    ComponentOrigin,
     HostFacts,
     RegistryStatus,
     Report,
@@ -88,6 +89,7 @@ LAYOUTS = {
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
     Report: Layout(optional=frozenset({"platforms", "migration", "title"})),
+    ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
 }
 
 

@@ -227,7 +227,7 @@ def drivers(report: Report) -> list[str]:
 
 
 def migration(report: Report) -> list[str]:
-    """The migration plan: per component and arch what to do, and which `platform:` pins can
+    """The migration plan: per component and arch what to do, and which arch pins can
     go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone)."""
     steps = plan_steps(report)
     lines = ["## Migration plan", ""]
@@ -235,7 +235,7 @@ def migration(report: Report) -> list[str]:
     lines.append("")
     pins = plan_pins(report, steps)
     if pins:
-        lines.extend(["### `platform:` pins of the compose file", ""])
+        lines.extend(["### Arch pins (compose `platform:`, Kubernetes node selectors)", ""])
         lines.extend(table(list(PIN_HEADER), [[md(v) for v in pin_row(p)] for p in pins]))
         lines.append("")
     return lines

@@ -1,5 +1,6 @@
 """The migration plan (pure): per component and target arch what it takes to run it there,
-and which `platform:` pins of the compose file can go. Every exporter and `ecoready plan`
+and which arch pins can go: a compose file's `platform:`, a Kubernetes workload's
+`nodeSelector`, node affinity or arch toleration (each listed with its YAML path). Every exporter and `ecoready plan`
 word it from here; it reads the report alone (cells, and the tag searches the run made).
 
 - `ready`: the cell is ready with the image as pinned;
@@ -47,13 +48,14 @@ class Step:
 
 @dataclass(frozen=True)
 class Pin:
-    """One `platform:` pin of the compose file and whether it can go."""
+    """One arch pin (compose `platform:`, Kubernetes selectors) and whether it can go."""
 
     component: str
     service: str
     platform: str
     verdict: str  # "drop", "drop after the steps", "keep", "unknown"
     why: str
+    pinned_at: tuple[str, ...] = ()  # where it is written: the places to edit (Kubernetes)
 
 
 def plan_steps(report: Report) -> list[Step]:
@@ -124,8 +126,8 @@ def emulation_slowdown(report: Report) -> float | None:
 
 
 def plan_pins(report: Report, steps: Sequence[Step]) -> list[Pin]:
-    """Each component with a `platform:` pin: can it go? Yes when every other arch is
-    ready; after the steps when they are `use`/`upgrade`; else it stays."""
+    """Each component with an arch pin: can it go? Yes when every other arch is ready;
+    after the steps when they are `use`/`upgrade`; else it stays."""
     pins = []
     for origin in report.migration.origins:
         if not origin.platform:
@@ -143,7 +145,7 @@ def plan_pins(report: Report, steps: Sequence[Step]) -> list[Pin]:
             )
         else:
             verdict, why = "keep", "; ".join(f"{s.arch}: {s.text}" for s in others if s.action not in _CAN_GO)
-        pins.append(Pin(origin.component, origin.service, origin.platform, verdict, why))
+        pins.append(Pin(origin.component, origin.service, origin.platform, verdict, why, origin.pinned_at))
     return pins
 
 
@@ -151,7 +153,7 @@ _CAN_GO = (Action.READY, Action.USE, Action.UPGRADE)
 
 
 PLAN_HEADER = ("component", "image", "arch", "plan", "why")
-PIN_HEADER = ("service", "component", "pin", "can it go?", "why")
+PIN_HEADER = ("service", "component", "pin", "can it go?", "why", "written at")
 
 
 def step_row(step: Step) -> list[str]:
@@ -159,4 +161,4 @@ def step_row(step: Step) -> list[str]:
 
 
 def pin_row(pin: Pin) -> list[str]:
-    return [pin.service or "-", pin.component, pin.platform, pin.verdict, pin.why]
+    return [pin.service or "-", pin.component, pin.platform, pin.verdict, pin.why, "; ".join(pin.pinned_at) or "-"]

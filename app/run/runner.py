@@ -153,7 +153,11 @@ class Runner:
             origins=tuple(
                 {
                     c.component.id: ComponentOrigin(
-                        c.component.id, c.component.image, c.component.service, c.component.platform
+                        c.component.id,
+                        c.component.image,
+                        c.component.service,
+                        c.component.platform,
+                        c.component.pinned_at,
                     )
                     for c in self.plan.cells
                 }.values()

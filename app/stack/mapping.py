@@ -21,7 +21,7 @@ from ecoready.domain.model import Category
 from ecoready.domain.text import acting_character, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.kinds import KINDS
-from ecoready.stack.known import Known, known
+from ecoready.stack.known import KNOWN, Known, known
 from ecoready.stack.services import Service
 
 _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
@@ -52,6 +52,7 @@ class Row:
     image: str
     service: str
     platform: str = ""
+    pinned_at: tuple[str, ...] = ()  # where the pin is written (Kubernetes: YAML paths)
     backend: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
     why: tuple[str, ...] = ()  # the row's comment, a line each
@@ -107,7 +108,7 @@ def map_services(services: Sequence[Service]) -> Mapped:
         usable.append(service)
     taken: set[str] = set()
     ids = {s.name: row_id(s.name, taken) for s in usable}
-    kinds = {s.name: known(s.image) for s in usable}
+    kinds = {s.name: KNOWN.get(s.role) if s.role else known(s.image) for s in usable}
     servers = {s.name for s in usable if (k := kinds[s.name]) is not None and KINDS[k.probe].serves_sql}
     by_name = {s.name: s for s in usable}
     fronts: dict[str, str] = {}  # proxy service -> the server it fronts
@@ -143,14 +144,17 @@ def _is_proxy(kind: Known | None) -> bool:
     return kind is not None and kind.category is Category.LOAD_BALANCER
 
 
-def _hosts_named(service: Service, names: Sequence[str]) -> list[str]:
-    """Services whose name stands as a host in the environment's values (`db`, `db:3306`,
-    `mysql://app@db/shop`)."""
+def _hosts_named(service: Service, names: Sequence[str], by_name: Mapping[str, Service] | None = None) -> list[str]:
+    """Services whose name (or another host name of theirs: a Kubernetes Service's) stands
+    as a host in the environment's values (`db`, `db:3306`, `mysql://app@db/shop`)."""
     found = []
     for name in names:
-        token = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])")
-        if any(token.search(value) for value in service.environment.values()):
-            found.append(name)
+        other = by_name.get(name) if by_name is not None else None
+        for host in (name, *(other.aliases if other is not None else ())):
+            token = re.compile(rf"(?<![\w.-]){re.escape(host)}(?![\w-])")
+            if any(token.search(value) for value in service.environment.values()):
+                found.append(name)
+                break
     return found
 
 
@@ -162,7 +166,7 @@ def _backend(
 ) -> tuple[str | None, str]:
     """The MySQL server a service works with, and why it is that one."""
     others = [n for n in by_name if n != service.name]
-    named = _hosts_named(service, others)
+    named = _hosts_named(service, others, by_name)
     for candidates, how in ((service.depends_on, "depends_on"), (named, "its environment names")):
         for name in candidates:
             if name in servers and name != service.name:
@@ -180,7 +184,7 @@ def _known_row(
     if kind.probe == "server" and service.command:
         if all(arg.startswith("--") for arg in service.command):
             options["args"] = list(service.command)
-            why.append("its server options (compose `command:`) are kept as args")
+            why.append("its server options (compose `command:`, Kubernetes `args`) are kept as args")
         else:
             undecided.append(f"{service.name}: its `command:` is not server options: not taken over")
     if backend is not None:
@@ -221,6 +225,7 @@ def _generic_row(
         options["healthcheck"] = list(service.healthcheck)
     server = by_name[backend] if backend is not None else None
     hosts = (backend, *(proxy for proxy, target in fronts.items() if target == backend)) if backend else ()
+    hosts = (*hosts, *(alias for host in hosts for alias in by_name[host].aliases))
     env, database = _environment(service, server, hosts, undecided)
     if env:
         options["env"] = env
@@ -228,7 +233,7 @@ def _generic_row(
         options["database"] = database
     if backend is not None:
         why.append(f"backend {backend}: {reason}; its details reach the app as DB_* and the env below")
-    proxies = _hosts_named(service, hosts[1:])
+    proxies = _hosts_named(service, [p for p in fronts if fronts[p] == backend], by_name)
     if proxies:
         why.append(f"it talks to {', '.join(proxies)} in front of {backend}: checked against {backend} directly")
     return _row(service, ids, Category.APP, "command", backend, options, why)
@@ -253,6 +258,7 @@ def _row(
         image=service.image,
         service=service.name,
         platform=service.platform,
+        pinned_at=service.pinned_at if service.platform else (),
         backend=ids[backend] if backend is not None else "",
         options=options,
         why=tuple(why),
@@ -332,8 +338,8 @@ def _backend_value(key: str, value: str, hosts: Sequence[str], user: str, databa
     return f"{url.group('scheme')}://{login}{{host}}{port}{path}{url.group('rest') or ''}", named
 
 
-# scheme://[user@]host[:port][/path][?query]; a password in it was left out before
+# [jdbc:]scheme://[user@]host[:port][/path][?query]; a password in it was left out before
 _URL = re.compile(
-    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<user>[^:@/]+)@)?(?P<host>[A-Za-z0-9_.-]+)"
+    r"^(?P<scheme>(?:jdbc:)?[A-Za-z][A-Za-z0-9+.-]*)://(?:(?P<user>[^:@/]+)@)?(?P<host>[A-Za-z0-9_.-]+)"
     r"(?P<port>:[0-9]+)?(?P<path>/[^?#]*)?(?P<rest>[?#].*)?$"
 )

@@ -1,5 +1,6 @@
 """A user's stack as a list of services, whatever it was read from: a compose file
-(`compose.py`), the containers running on an engine, or a list of images. The mapping onto
+(`compose.py`), Kubernetes manifests (`kube.py`, `operators.py`), the containers running
+on an engine, or a list of images. The mapping onto
 matrix rows (`mapping.py`) reads only this."""
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class Service:
     healthcheck: tuple[str, ...] = ()  # Docker's test form: ("CMD", ...) or ("CMD-SHELL", "...")
     ports: tuple[int, ...] = ()  # TCP ports inside the container (ports:, expose:)
     built: bool = False  # the compose file builds it (`build:`)
+    role: str = ""  # a `known.py` name when the source says what it is (an operator's part)
+    aliases: tuple[str, ...] = ()  # other host names it is reached by (Kubernetes Services)
+    pinned_at: tuple[str, ...] = ()  # where its arch pin is written (Kubernetes: YAML paths)
     # what the reader could not take over, one line each (env_file, volumes, ...)
     notes: tuple[str, ...] = ()
 

@@ -75,6 +75,8 @@ def matrix_text(title: str, arches: Sequence[str], rows: Sequence[Row], header: 
             ("service", row.service),
         ]
         fields += [(key, value) for key, value in (("platform", row.platform), ("backend", row.backend)) if value]
+        if row.pinned_at:
+            fields.append(("pinned_at", list(row.pinned_at)))
         lines.extend(f"{key} = {toml_value(value)}" for key, value in fields)
         if row.options:
             lines.append("")

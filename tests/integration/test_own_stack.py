@@ -203,7 +203,7 @@ def test_the_migration_plan(stack: dict[str, Any]) -> None:
 
 def test_the_reports_and_the_plan_verb_show_the_tables(stack: dict[str, Any]) -> None:
     md = stack["markdown"]
-    assert "## Migration plan" in md and "### `platform:` pins of the compose file" in md
+    assert "## Migration plan" in md and "### Arch pins (compose `platform:`, Kubernetes node selectors)" in md
     assert "| db | db | linux/amd64 | drop | ready on arm64 |" in md
     plan = stack["plan"]
     assert plan.returncode == 0, plan.stderr

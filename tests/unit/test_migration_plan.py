@@ -208,7 +208,7 @@ def test_markdown_and_html_show_the_plan_inert() -> None:
     hostile = ComponentOrigin("db", "evil<script>|`x`\x1b[31m", "db", "linux/amd64")
     r = replace(r, migration=replace(r.migration, origins=(hostile, *r.migration.origins[1:])))
     md = markdown.render(r)
-    assert "## Migration plan" in md and "### `platform:` pins of the compose file" in md
+    assert "## Migration plan" in md and "### Arch pins (compose `platform:`, Kubernetes node selectors)" in md
     assert "| upgrade | 127.0.0.1:5000/lab/upgrade:1 | arm64 | upgrade to &gt;= 2 |" in md
     assert "<script>" not in md and "\x1b" not in md and "\\|" in md
     page = html.render(r)

@@ -1,7 +1,8 @@
-"""`ecoready init`: a matrix for the user's own stack, from a compose file, the containers
-running on the engine, or a list of images. It writes a matrix that validates (checked
-before it is written), with a comment per row saying why it was mapped so, and prints
-what it could not decide. The mapping is app/stack/; this only reads, writes and says."""
+"""`ecoready init`: a matrix for the user's own stack, from a compose file, Kubernetes
+manifests (a file or a folder), the containers running on the engine, or a list of
+images. It writes a matrix that validates (checked before it is written), with a comment
+per row saying why it was mapped so, and prints what it could not decide. The mapping is
+app/stack/; this only reads, writes and says."""
 
 from __future__ import annotations
 
@@ -27,13 +28,20 @@ DEFAULT_ARCHES = ("amd64", "arm64")
 def add(verbs: options.Verbs) -> None:
     parser = verbs.add_parser(
         "init",
-        help="write a matrix for your own stack: a compose file, the running containers, or images",
+        help="write a matrix for your own stack: a compose file, Kubernetes manifests, running containers, or images",
         description="Map a stack onto matrix rows: known images onto their probes, backends from depends_on and "
-        "the environment, every other service onto the generic `command` probe. The matrix validates; each row "
-        "says why it was mapped so; what could not be decided is printed (docs/own-stack.md).",
+        "the environment (Kubernetes: Service names), every other service onto the generic `command` probe; arch pins "
+        "(compose `platform:`, Kubernetes nodeSelector, node affinity, arch tolerations) kept for the migration plan. "
+        "The matrix validates; each row says why it was mapped so; what could not be decided is printed "
+        "(docs/own-stack.md). No cluster is contacted: feed it `kubectl get -o yaml` or `helm template` output.",
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--from", dest="compose", metavar="COMPOSE.yml", help="a docker compose file")
+    source.add_argument(
+        "--from",
+        dest="compose",
+        metavar="FILE_OR_FOLDER",
+        help="a docker compose file, or Kubernetes manifests: a file (multi-document, List) or a folder of them",
+    )
     source.add_argument("--from-host", action="store_true", help="the containers running on the engine")
     source.add_argument("--images", type=options.comma_list, metavar="IMAGE,...", help="a list of image references")
     parser.add_argument(
@@ -57,7 +65,13 @@ def run(args: argparse.Namespace) -> int:
     output, images = args.output, args.images
     if output != "-" and Path(output).exists() and not args.force:
         raise UsageError(f"{output} exists: add --force to replace it, or write elsewhere with -o")
-    if args.compose:
+    read_notes: list[str] = []
+    if args.compose and _is_kubernetes(Path(args.compose)):
+        from ecoready.stack.kube import read_kubernetes
+
+        project, services, read_notes = read_kubernetes(Path(args.compose))
+        title, how = f"{project} (Kubernetes manifests {Path(args.compose).name})", f"--from {args.compose}"
+    elif args.compose:
         from ecoready.stack.compose import read_compose
 
         project, services = read_compose(Path(args.compose))
@@ -68,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         services, title, how = from_images(images or ()), "images", "--images " + ",".join(images or ())
     mapped = map_services(services)
+    undecided = (*read_notes, *mapped.undecided)
     if not mapped.rows:
-        for line in mapped.undecided:
+        for line in undecided:
             eprint(f"ecoready: {inert(line, 300)}")
         raise UsageError("nothing to write: no service has an image reference")
     header = (
@@ -77,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
         "Review it, then `ecoready validate` and `ecoready run` (docs/own-stack.md).",
     )
     text = matrix_text(title, args.arch or DEFAULT_ARCHES, mapped.rows, header)
-    if mapped.undecided:
-        text += "\n" + "\n".join(comment(line) for line in ("Not decided (also printed):", *mapped.undecided)) + "\n"
+    if undecided:
+        text += "\n" + "\n".join(comment(line) for line in ("Not decided (also printed):", *undecided)) + "\n"
     matrix = parse(text, output if output != "-" else "<stdout>")  # what init writes validates
     if output == "-":
         sys.stdout.write(text)
@@ -90,9 +105,15 @@ def run(args: argparse.Namespace) -> int:
     where = "stdout" if output == "-" else output
     count = len(matrix.components)
     eprint(f"ecoready: wrote {where}: {count} component{'s' if count != 1 else ''} ({_counts(mapped.rows)})")
-    for line in mapped.undecided:
+    for line in undecided:
         eprint(f"ecoready: not decided: {inert(line, 300)}")
     return 0
+
+
+def _is_kubernetes(path: Path) -> bool:
+    from ecoready.stack.kube import is_kubernetes
+
+    return is_kubernetes(path)
 
 
 def _counts(rows: Sequence[Row]) -> str:

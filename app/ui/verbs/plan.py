@@ -14,7 +14,8 @@ def add(verbs: options.Verbs) -> None:
         "plan",
         help="the migration plan of a saved report, as tables to paste into a ticket",
         description="Per component and arch: ready, use TAG, upgrade to >= VERSION, emulate, or blocked; and which "
-        "platform: pins of the compose file can go. Read from the report alone (Markdown on stdout).",
+        "arch pin can go (compose platform:, Kubernetes nodeSelector/affinity, "
+        "with where each is written). Read from the report alone (Markdown on stdout).",
     )
     parser.add_argument("report", metavar="REPORT.json", help="a saved report ('-' = stdin)")
     parser.set_defaults(func=run)
