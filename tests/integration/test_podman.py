@@ -251,13 +251,14 @@ def test_kill_9_leftovers_are_swept_by_cleanup_on_podman(
     matrix = tmp_path / "m.toml"
     matrix.write_text(SLEEPER)
     exe = Path(sys.executable).with_name("ecoready")
-    proc = subprocess.Popen(
-        [str(exe), "run", "--headless", "--matrix", str(matrix), "--json", os.devnull],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, **podman_engine.env()},
-    )
+    with (tmp_path / "stderr.txt").open("wb") as stderr:
+        proc = subprocess.Popen(
+            [str(exe), "run", "--headless", "--matrix", str(matrix), "--json", os.devnull],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            cwd=ROOT,
+            env={**os.environ, **podman_engine.env()},
+        )
     owner = f"{LABEL_OWNER}={socket.gethostname()}:{proc.pid}"
     try:
         deadline = time.monotonic() + 120
@@ -267,7 +268,7 @@ def test_kill_9_leftovers_are_swept_by_cleanup_on_podman(
                 "ps", "-q", "--filter", f"label={owner}", "--filter", "status=running"
             ).stdout.split()
         ):
-            assert proc.poll() is None, "the run ended before its container ran"
+            assert proc.poll() is None, f"the run ended early: {(tmp_path / 'stderr.txt').read_text()[-2000:]}"
             time.sleep(0.3)
     finally:
         proc.kill()
