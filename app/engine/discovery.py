@@ -88,7 +88,7 @@ def kind_of_url(url: str, env: Mapping[str, str] | None = None) -> EngineKind:
     for kind in KINDS:
         if any(expand_path(t, expand) == path for t in kind.sockets):
             return kind
-    return BY_KEY["podman"] if "podman" in path else DOCKER_ENGINE
+    return DOCKER_ENGINE
 
 
 def _env_tls(url: str, env: Mapping[str, str]) -> TlsFiles | None:

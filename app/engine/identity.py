@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecoready.engine.discovery import EngineAddress
-from ecoready.engine.kinds import EngineKind, kind_of_engine
+from ecoready.engine.kinds import DOCKER_ENGINE, PODMAN, EngineKind, kind_of_engine
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,8 @@ class EngineIdentity:
 
 
 def identify(address: EngineAddress, version: Mapping[str, Any], info: Mapping[str, Any]) -> EngineIdentity:
-    kind = kind_of_engine(version, info) or address.kind
+    # what the engine says first; a Podman socket path whose engine does not say Podman is a dockerd
+    kind = kind_of_engine(version, info) or (address.kind if address.kind is not PODMAN else DOCKER_ENGINE)
     engine_version = str(version.get("Version", "") or "")
     components = version.get("Components")
     named = [str(c.get("Name")) for c in components if isinstance(c, dict)] if isinstance(components, list) else []

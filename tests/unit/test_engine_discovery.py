@@ -196,5 +196,8 @@ def test_each_kind_has_its_own_remedies_and_none_is_a_make_target() -> None:
 
 def test_an_address_looks_like_its_product() -> None:
     assert kind_of_url("ssh://me@graviton").key == "remote"
-    assert kind_of_url("unix:///srv/my/podman/podman.sock").key == "podman"
+    assert kind_of_url("unix:///run/podman/podman.sock").key == "podman"
+    assert kind_of_url("unix:///srv/my/podman/podman.sock") is DOCKER_ENGINE  # only the engine can say
+    said_nothing = identify(EngineAddress("unix:///run/podman/podman.sock", "DOCKER_HOST", BY_KEY["podman"]), {}, {})
+    assert said_nothing.kind is DOCKER_ENGINE
     assert kind_of_url("unix:///srv/other.sock") is DOCKER_ENGINE
