@@ -44,6 +44,9 @@ def host_line(host: HostFacts, arches: tuple[str, ...], width: int = 200) -> Tex
     more = "  " + ", ".join(extras)
     if extras and text.cell_len + len(more) <= width - 2:  # the facts that matter stay on one line
         text.append(more, style=Style(dim=True))
+    engine = f"  {one_line(host.engine, 160)}"  # which engine answered, and how it was found
+    if host.engine and text.cell_len + len(engine) <= width - 2:
+        text.append(engine, style=Style(dim=True))
     return text
 
 
