@@ -37,7 +37,7 @@ def host_line(host: HostFacts, arches: tuple[str, ...], width: int = 200) -> Tex
     extras = []
     if host.cpus:
         extras.append(f"{host.cpus} CPUs")
-    if host.docker_version:
+    if host.docker_version and not host.engine:  # the engine's line below names its version
         extras.append(f"docker {host.docker_version}")
     if host.price_per_hour is not None:
         extras.append(f"${host.price_per_hour:g}/h")
