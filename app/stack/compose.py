@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ecoready.domain.errors import ConfigError, Problem
+from ecoready.domain.reading import read_text_bounded
 from ecoready.stack.services import Service
+from ecoready.stack.yaml_bounded import load_one
 
 MAX_COMPOSE_BYTES = 1 << 20
 _DEFAULTED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}$]*)\}")
@@ -30,28 +30,12 @@ def read_compose(path: Path) -> tuple[str, list[Service]]:
     """(project name, services) of a compose file; ConfigError (file:line:col) when it
     cannot be read or is not a compose file."""
     file = str(path)
-    try:
-        if path.stat().st_size > MAX_COMPOSE_BYTES:
-            raise ConfigError([Problem(file, 1, 1, f"larger than {MAX_COMPOSE_BYTES} bytes: not a compose file")])
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ConfigError([Problem(file, 1, 1, "no such file")]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([Problem(file, 1, 1, "not UTF-8 text")]) from None
-    except OSError as exc:
-        raise ConfigError([Problem(file, 1, 1, f"cannot read: {exc.strerror or exc}")]) from None
+    text = read_text_bounded(path, MAX_COMPOSE_BYTES, "compose file")
     return parse_compose(text, file)
 
 
 def parse_compose(text: str, file: str = "docker-compose.yml") -> tuple[str, list[Service]]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        raise ConfigError([Problem(file, line, col, f"YAML: {exc.problem or exc}")]) from None
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise ConfigError([Problem(file, 1, 1, f"YAML: {type(exc).__name__}")]) from None
+    data = load_one(text, file)
     services = data.get("services") if isinstance(data, dict) else None
     if not isinstance(services, dict) or not services:
         raise ConfigError([Problem(file, 1, 1, "no `services:` mapping: not a compose file")])
