@@ -51,11 +51,19 @@ def refused(path: str | Path, message: str, line: int = 1, col: int = 1) -> Conf
 def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them; ConfigError
     (`file:1:1: why`) for a missing file, a special file or one larger than `limit`."""
+    data = read_if_there(path, limit, what)
+    if data is None:
+        raise refused(path, "cannot read: no such file")
+    return data
+
+
+def read_if_there(path: str | Path, limit: int, what: str = "file") -> bytes | None:
+    """`read_bounded`, but None when there is no file at `path`."""
     file = str(path)
     try:
         fd = os.open(file, _OPEN_FLAGS)
     except FileNotFoundError:
-        raise refused(file, "cannot read: no such file") from None
+        return None
     except IsADirectoryError:
         raise refused(file, f"is a directory, not a {what}") from None
     except OSError as exc:

@@ -21,15 +21,25 @@ from ecoready.audit.findings import findings, mislabelled, summary
 from ecoready.audit.locate import candidates, search_dirs
 from ecoready.audit.program import audit_program
 from ecoready.domain.codec import from_plain, to_plain
-from ecoready.domain.errors import DataError, DeadlineExceeded, DockerUnavailable, EngineError, MislabelledBinary, Skip
+from ecoready.domain.errors import (
+    ConfigError,
+    DataError,
+    DeadlineExceeded,
+    DockerUnavailable,
+    EngineError,
+    MislabelledBinary,
+    Skip,
+)
 from ecoready.domain.events import AuditReported, Event
 from ecoready.domain.model import AuditResult, BinaryAudit, ImageInfo, PlatformFitness
+from ecoready.domain.reading import read_bounded
 from ecoready.domain.specs import ImageFile
 from ecoready.probe_api.run_context import RunContext, resource_labels
 
 # Part of every cache key: entries written by another version of the audit are not read.
 AUDIT_VERSION = 1
 MAX_PROGRAM_BYTES = 512 << 20  # a main program larger than this is named, not read
+MAX_CACHED_BYTES = 4 << 20  # one image's cached audit
 READ_TIMEOUT = 90.0  # seconds for every file of one image
 
 log = logging.getLogger("ecoready.audit")
@@ -55,11 +65,11 @@ class AuditCache:
         if path is None:
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_bounded(path, MAX_CACHED_BYTES, "cached audit"))
             if not isinstance(data, dict) or data.get("key") != key:
                 return None
             return from_plain(AuditResult, data.get("audit"))
-        except (OSError, ValueError, DataError):
+        except (ConfigError, ValueError, DataError, RecursionError):
             return None
 
     def put(self, key: str, audit: AuditResult) -> None:
