@@ -91,7 +91,8 @@ def test_compose_shapes_are_read() -> None:
     assert by["db"].command == ("--character-set-server=utf8mb4", "--max-connections=500")
     assert by["app"].depends_on == ("lb",) and by["lb"].depends_on == ("db",)
     assert by["app"].environment["LOG_LEVEL"] == "info"  # ${VAR:-default}
-    assert by["app"].environment["REGION"] == "${REGION}"  # compose's to fill: kept, said by the mapping
+    assert "REGION" not in by["app"].environment  # compose's to fill: left out and said
+    assert "`REGION` needs variables from the shell or .env: left out" in by["app"].notes
     assert "FROM_SHELL" not in by["app"].environment
     assert any("FROM_SHELL" in n for n in by["app"].notes)
     assert by["app"].healthcheck == ("CMD-SHELL", "curl -fsS http://localhost:8080/health")
