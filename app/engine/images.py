@@ -14,12 +14,12 @@ import socket
 import tarfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import docker.auth
 import docker.errors
 
-from ecoready.domain.errors import EngineError, PullStalled
+from ecoready.domain.errors import DeadlineExceeded, EngineError, PullStalled
 from ecoready.domain.model import normalize_arch
 from ecoready.domain.specs import ImageFile
 from ecoready.engine.aio import remove_when_made, to_the_end
@@ -28,6 +28,8 @@ from ecoready.engine.sdk import CONTROL_TIMEOUT, Sdk
 
 # A pull with no progress message for this long has stalled (env: seconds).
 PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
+COMMIT_TIMEOUT = 600.0  # a container of a source build is GiBs: minutes on a busy machine
+T = TypeVar("T")
 # Go's os.FileMode type bits, as the archive API's path stat reports them
 _MODE_SYMLINK = 1 << 27
 _MODE_NOT_REGULAR = (1 << 31) | _MODE_SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
@@ -161,9 +163,9 @@ class EngineImages:
                 aux = message.get("aux") or {}
                 if "ID" in aux:
                     image_id = str(aux["ID"])
-            return image_id or str(self._sdk.control.images.get(tag).id)
+            return image_id or str(self._sdk.streams.images.get(tag).id)
 
-        return await self._sdk.call(work, timeout=timeout)
+        return await self._sdk.call(work, timeout=timeout, what=f"the build of {tag}")
 
     async def copy_from_image(self, image: str, path: str, *, labels: Mapping[str, str], timeout: float = 300) -> bytes:
         """A tar archive of `path` inside `image`, read from a container that is created but
@@ -181,9 +183,10 @@ class EngineImages:
                 stream, _stat = self._sdk.streams.api.get_archive(container_id, path)
                 return b"".join(stream)
             finally:
-                self._sdk.control.api.remove_container(container_id, force=True, v=True)
+                self._sdk.streams.api.remove_container(container_id, force=True, v=True)
 
-        return await self._sdk.call(work, timeout=timeout)
+        # a read changes nothing: retried once when its deadline runs out
+        return await self._once_more(work, timeout, f"reading {path} out of {image}")
 
     async def run_to_end(
         self,
@@ -231,18 +234,41 @@ class EngineImages:
             # forced removal also ends the log stream a deadline or a cancel left running
             await to_the_end(remove(container_id))
 
-    async def commit(self, container_id: str, repository: str, tag: str, labels: Mapping[str, str]) -> str:
+    async def commit(
+        self,
+        container_id: str,
+        repository: str,
+        tag: str,
+        labels: Mapping[str, str],
+        *,
+        timeout: float = COMMIT_TIMEOUT,
+    ) -> str:
         """A container's file system as a local image `repository:tag`; the image id. Its
         labels are exactly `labels` (the engine keeps the container's command, environment
-        and user, but not the container's labels when a config with labels is given)."""
+        and user, but not the container's labels when a config with labels is given).
+        Through the streams client: a large container's commit takes the engine minutes on
+        a busy machine, and only `timeout` ends it; committing again is harmless, so a
+        commit whose deadline ran out is retried once."""
 
         def work() -> str:
-            done = self._sdk.control.api.commit(
+            done = self._sdk.streams.api.commit(
                 container_id, repository=repository, tag=tag, conf={"Labels": dict(labels)}, pause=True
             )
             return str(done["Id"])
 
-        return await self._sdk.call(work, timeout=600)
+        return await self._once_more(work, timeout, f"the commit of {repository}:{tag}")
+
+    async def _once_more(self, work: Callable[[], T], timeout: float, what: str) -> T:
+        """`work` under `timeout`, once more when its deadline runs out (idempotent work
+        only); the second deadline's error says it was the second."""
+        try:
+            return await self._sdk.call(work, timeout=timeout, what=what)
+        except DeadlineExceeded:
+            pass
+        try:
+            return await self._sdk.call(work, timeout=timeout, what=what)
+        except DeadlineExceeded as exc:
+            raise DeadlineExceeded(f"{exc.detail} (tried twice)") from None
 
     async def image_env(self, image: str) -> list[str]:
         """The `KEY=value` environment in a local image's config."""
@@ -266,8 +292,10 @@ class EngineImages:
         symlinks are followed inside the image; None when none is. Read from a container
         created but never started (no network, no process) and removed before this returns,
         one file at a time through the archive API (a stat first, then the file streamed,
-        never more than `max_bytes` of it: a larger one comes back without its bytes)."""
-        api: Any = self._sdk.control.api
+        never more than `max_bytes` of it: a larger one comes back without its bytes).
+        Through the streams client (a file of hundreds of MiB takes longer than a control
+        call may): only `timeout` ends it; retried once, since it changes nothing."""
+        api: Any = self._sdk.streams.api
 
         def work() -> list[ImageFile | None]:
             created = api.create_container(
@@ -286,7 +314,7 @@ class EngineImages:
             finally:
                 api.remove_container(container_id, force=True, v=True)
 
-        return await self._sdk.call(work, timeout=timeout)
+        return await self._once_more(work, timeout, f"reading programs out of {image}")
 
     async def tag(self, image: str, repository: str, tag: str) -> None:
         await self._sdk.call(lambda: self._sdk.control.api.tag(image, repository, tag, force=True))
@@ -297,7 +325,8 @@ class EngineImages:
                 if "error" in message:
                     raise EngineError(f"push of {repository}:{tag} failed: {str(message['error'])[:300]}")
 
-        await self._sdk.call(work, timeout=timeout)
+        # pushing again sends only what the registry lacks: retried once
+        await self._once_more(work, timeout, f"the push of {repository}:{tag}")
 
 
 def _read_file(api: Any, container_id: str, path: str, max_bytes: int) -> ImageFile | None:

@@ -138,16 +138,27 @@ class Sdk:
         """Start `fn` on the pool; await it with `wait` (its deadline, its errors)."""
         return asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
-    async def call(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
-        """`fn` (SDK calls) on the pool under `timeout`; DeadlineExceeded after it."""
-        return await self.wait(self.submit(fn), timeout)
+    async def call(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5, what: str = "") -> T:
+        """`fn` (SDK calls) on the pool under `timeout`; DeadlineExceeded after it, naming
+        `what` was done (the step and its image) and the engine."""
+        return await self.wait(self.submit(fn), timeout, what)
 
-    async def wait(self, future: asyncio.Future[T], timeout: float | None) -> T:
+    async def wait(self, future: asyncio.Future[T], timeout: float | None, what: str = "") -> T:
+        doing = what or "a docker call"
         try:
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:
-            raise DeadlineExceeded(f"docker call did not return within {timeout:.0f} s") from None
+            raise DeadlineExceeded(
+                f"{doing} did not finish within {timeout:.0f} s on the engine at {self.url}"
+            ) from None
+        except (requests.exceptions.Timeout, urllib3.exceptions.TimeoutError) as exc:
+            # the control client's socket timeout: the engine is too busy to answer a call
+            # meant to be short (a long one goes through `streams`, bounded by its deadline)
+            raise DeadlineExceeded(
+                f"{doing}: the engine at {self.url} sent nothing for {CONTROL_TIMEOUT:.0f} s "
+                f"({type(exc).__name__}): it is busy or stuck"
+            ) from None
         except docker.errors.APIError as exc:
             if _unavailable(exc):
                 raise DockerUnavailable("docker daemon unavailable") from None
