@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import posixpath
+import re
 import socket
 import tarfile
 import time
@@ -34,6 +35,7 @@ T = TypeVar("T")
 _MODE_SYMLINK = 1 << 27
 _MODE_NOT_REGULAR = (1 << 31) | _MODE_SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
 MAX_LINKS = 8  # symlinks followed for one path
+_LOOP = re.compile(r"too many (levels of )?symbolic links|symlink loop|ELOOP", re.IGNORECASE)
 
 
 class EngineImages:
@@ -308,8 +310,15 @@ class EngineImages:
             try:
                 found: list[ImageFile | None] = []
                 for paths in choices:
-                    reads = (_read_file(api, container_id, path, max_bytes) for path in paths)
-                    found.append(next((f for f in reads if f is not None), None))
+                    special: ImageFile | None = None  # a loop, a directory, a device: said if nothing better
+                    regular: ImageFile | None = None
+                    for path in paths:
+                        read = _read_file(api, container_id, path, max_bytes)
+                        if read is not None and not read.note:
+                            regular = read
+                            break
+                        special = special or read
+                    found.append(regular or special)
                 return found
             finally:
                 api.remove_container(container_id, force=True, v=True)
@@ -340,6 +349,10 @@ def _read_file(api: Any, container_id: str, path: str, max_bytes: int) -> ImageF
             api._raise_for_status(head)
         except docker.errors.NotFound:
             return None
+        except docker.errors.APIError as exc:
+            if _LOOP.search(str(exc)):
+                return ImageFile(path, where, 0, note="a symlink loop")
+            raise
         stat = _path_stat(head.headers.get("X-Docker-Container-Path-Stat", ""))
         mode = int(stat.get("mode") or 0)
         if mode & _MODE_SYMLINK:  # the engine resolves the whole chain inside the container
@@ -349,7 +362,7 @@ def _read_file(api: Any, container_id: str, path: str, max_bytes: int) -> ImageF
             where = posixpath.normpath(posixpath.join(posixpath.dirname(where), target))
             continue
         if mode & _MODE_NOT_REGULAR:
-            return None
+            return ImageFile(path, where, 0, note=_kind_of_mode(mode))
         size = int(stat.get("size") or 0)
         if size > max_bytes:
             return ImageFile(path, where, size)
@@ -363,12 +376,40 @@ def _read_file(api: Any, container_id: str, path: str, max_bytes: int) -> ImageF
                 handle = archive.extractfile(member) if member is not None and member.isreg() else None
                 if handle is None or member is None or member.size > max_bytes:
                     return None
-                return ImageFile(path, where, member.size, handle.read(member.size))
+                return ImageFile(path, where, member.size, _read_into(handle, member.size))
         except (tarfile.TarError, EOFError) as exc:
             raise EngineError(f"reading {where} from the image failed: {exc}") from None
         finally:
             response.close()
-    return None
+    return ImageFile(path, where, 0, note=f"a chain of more than {MAX_LINKS} symlinks")
+
+
+def _read_into(handle: Any, size: int) -> bytes:
+    """`size` bytes from `handle` into one buffer made once: a program of hundreds of MiB
+    is held once, not as chunks and their join."""
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    done = 0
+    while done < size:
+        got = handle.readinto(view[done : min(size, done + (1 << 20))])
+        if not got:
+            raise EngineError(f"the archive ended {size - done} bytes early")
+        done += got
+    view.release()
+    return buffer  # type: ignore[return-value]  # bytearray: bytes' methods, no copy
+
+
+def _kind_of_mode(mode: int) -> str:
+    """What a path that is no regular file is, from Go's os.FileMode bits."""
+    if mode & (1 << 31):
+        return "a directory"
+    if mode & (1 << 26):
+        return "a device"
+    if mode & (1 << 25):
+        return "a named pipe"
+    if mode & (1 << 24):
+        return "a socket"
+    return "not a regular file"
 
 
 def _path_stat(header: str) -> dict[str, Any]:
