@@ -87,8 +87,9 @@ def _follow(
     overrides said, a service defined twice refused by compose and so said here)."""
     for item in _includes(data):
         raw = item.get("path") if isinstance(item, dict) else item
-        paths = raw if isinstance(raw, list) else [raw]
-        if not paths or not all(isinstance(p, str) and p for p in paths):
+        given = raw if isinstance(raw, list) else [raw]
+        paths = [p for p in given if isinstance(p, str) and p]
+        if not paths or len(paths) != len(given):
             notes.append(f"{path}: an `include:` entry without a file path: not followed")
             continue
         first, unset = interpolate(paths[0])

@@ -109,7 +109,7 @@ def load_all(text: str, file: str) -> Iterator[object]:
     """Each document in `text`, in turn; ConfigError at file:line:col."""
     loader = _BoundedLoader(text)
     try:
-        while loader.check_data():
+        while loader.check_data():  # type: ignore[no-untyped-call]
             yield loader.get_data()
     except (yaml.YAMLError, RecursionError) as exc:
         raise _problem(file, exc) from None

@@ -11,6 +11,7 @@ import asyncio
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def docker(*args: str) -> str:
 
 
 @pytest.fixture
-def container() -> str:
+def container() -> Iterator[str]:
     if subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True, timeout=30).returncode != 0:
         pytest.fail(f"{IMAGE} is not on the engine: run `make lab`")
     made = docker("create", "--label", f"{TEST_LABEL_KEY}={TEST_SESSION}", "--network", "none", IMAGE, "true")

@@ -108,7 +108,7 @@ def test_a_yanked_release_is_taken_only_for_an_exact_pin(pypi: FakePypi) -> None
 
 
 def test_a_file_url_of_another_scheme_is_refused_naming_the_registry_and_the_url(pypi: FakePypi) -> None:
-    sdist = {"filename": "y-1.0.tar.gz", "packagetype": "sdist", "url": "file:///etc/passwd"}
+    sdist: dict[str, object] = {"filename": "y-1.0.tar.gz", "packagetype": "sdist", "url": "file:///etc/passwd"}
     publish(pypi, "y", {"1.0": [sdist]})
     with pytest.raises(RegistryError) as caught:
         assess("pypi:y")
