@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -190,3 +191,18 @@ def test_a_huge_number_in_any_file_is_exit_2_at_file_line_col(verb: str, tmp_pat
         where = f"{path}:1:"
     line = refused_at_once(args, str(path))
     assert where in line and "a number of 5000 digits" in line, line
+
+
+def test_check_judges_a_saved_report_where_there_is_no_matrix(tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("ecoready")
+    result = subprocess.run(
+        [str(exe), "check", "--report", str(SAVED), "--history", str(tmp_path / "history")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,  # no matrix.toml here: a saved report needs none
+        env={**os.environ, "DOCKER_HOST": "unix:///nonexistent", "ECOREADY_WEBHOOK_URL": ""},
+    )
+    assert "matrix" not in result.stderr, result.stderr
+    assert result.returncode in (0, 1, 3), result.stderr  # what the report holds decides
+    assert list((tmp_path / "history").glob("*.json"))
