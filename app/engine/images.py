@@ -30,6 +30,7 @@ from ecoready.engine.sdk import CONTROL_TIMEOUT, Sdk
 # A pull with no progress message for this long has stalled (env: seconds).
 PULL_IDLE_TIMEOUT = float(os.environ.get("ECOREADY_PULL_IDLE_TIMEOUT", "120"))
 COMMIT_TIMEOUT = 600.0  # a container of a source build is GiBs: minutes on a busy machine
+REMOVE_TIMEOUT = 300.0  # removing such a container
 T = TypeVar("T")
 # Go's os.FileMode type bits, as the archive API's path stat reports them
 _MODE_SYMLINK = 1 << 27
@@ -111,7 +112,7 @@ class EngineImages:
             attrs = self._sdk.control.images.get(image).attrs
             return str(attrs.get("Os", "")), normalize_arch(str(attrs.get("Architecture", ""))) or ""
 
-        return await self._sdk.call(read)
+        return await self._sdk.call(read, what=f"reading the platform of {image}")
 
     async def image_labels(self, reference: str) -> dict[str, str] | None:
         """Labels of a local image, or None when the host does not have it."""
@@ -123,10 +124,12 @@ class EngineImages:
                 return None
             return dict((attrs.get("Config") or {}).get("Labels") or {})
 
-        return await self._sdk.call(read)
+        return await self._sdk.call(read, what=f"reading the labels of {reference}")
 
     async def image_id(self, reference: str) -> str:
-        return await self._sdk.call(lambda: str(self._sdk.control.images.get(reference).id))
+        return await self._sdk.call(
+            lambda: str(self._sdk.control.images.get(reference).id), what=f"reading the id of {reference}"
+        )
 
     async def build(
         self,
@@ -214,11 +217,19 @@ class EngineImages:
             return str(created["Id"])
 
         async def remove(container_id: str) -> None:
-            await self._sdk.call(lambda: api.remove_container(container_id, force=True, v=True))
+            # a one-off container of an install is GiBs: removing it takes a busy engine long
+            await self._sdk.call(
+                lambda: self._sdk.streams.api.remove_container(container_id, force=True, v=True),
+                timeout=REMOVE_TIMEOUT,
+                what=f"removing the container of {image} that ran {what}",
+            )
 
+        what = " ".join(command)[:60]
         created = self._sdk.submit(create)
         try:
-            container_id = await self._sdk.wait(asyncio.shield(created), CONTROL_TIMEOUT + 5)
+            container_id = await self._sdk.wait(
+                asyncio.shield(created), CONTROL_TIMEOUT + 5, f"creating a container of {image} to run {what}"
+            )
         except BaseException:
             # a create cancelled in flight still makes the container: remove it once made
             await to_the_end(remove_when_made(created, remove, CONTROL_TIMEOUT + 5))
@@ -228,10 +239,10 @@ class EngineImages:
             api.start(container_id)
             for chunk in self._sdk.streams.api.logs(container_id, stream=True, follow=True):
                 log(chunk.decode(errors="replace"))
-            return int(api.wait(container_id, timeout=int(CONTROL_TIMEOUT))["StatusCode"])
+            return int(self._sdk.streams.api.wait(container_id)["StatusCode"])
 
         try:
-            return await self._sdk.call(run, timeout=timeout)
+            return await self._sdk.call(run, timeout=timeout, what=f"running {what} in {image}")
         finally:
             # forced removal also ends the log stream a deadline or a cancel left running
             await to_the_end(remove(container_id))
@@ -279,7 +290,7 @@ class EngineImages:
             attrs = self._sdk.control.images.get(image).attrs
             return [str(item) for item in (attrs.get("Config") or {}).get("Env") or []]
 
-        return await self._sdk.call(read)
+        return await self._sdk.call(read, what=f"reading the environment of {image}")
 
     async def read_files(
         self,
@@ -326,7 +337,9 @@ class EngineImages:
         return await self._once_more(work, timeout, f"reading programs out of {image}")
 
     async def tag(self, image: str, repository: str, tag: str) -> None:
-        await self._sdk.call(lambda: self._sdk.control.api.tag(image, repository, tag, force=True))
+        await self._sdk.call(
+            lambda: self._sdk.control.api.tag(image, repository, tag, force=True), what=f"tagging {repository}:{tag}"
+        )
 
     async def push(self, repository: str, tag: str, *, timeout: float = 1800) -> None:
         def work() -> None:

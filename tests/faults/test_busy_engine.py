@@ -87,3 +87,37 @@ def test_a_commit_past_its_deadline_says_the_step_the_image_and_the_engine(conta
         asyncio.run(commit())
     finally:
         remove_image(f"ecoready-test/slow-commit:{tag}")
+
+
+def test_a_lab_build_stopped_by_a_busy_engine_says_a_re_run_resumes(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `ecoready lab build` prints when a step's deadline ran out (the step's own words
+    come from the engine layer, as the tests above show)."""
+    from ecoready.engine import docker_host
+    from ecoready.lab import build as lab_build
+    from ecoready.ui import cli
+
+    class Host:
+        async def close(self) -> None:
+            pass
+
+    async def connect(*args: object, **kwargs: object) -> Host:
+        return Host()
+
+    async def slow(self: object, **kwargs: object) -> None:
+        raise DeadlineExceeded(
+            "the commit of ecoready-lab/mariadb:10.11-amd64 did not finish within 600 s "
+            "on the engine at unix:///var/run/docker.sock (tried twice)"
+        )
+
+    monkeypatch.setattr(docker_host.DockerHost, "connect", connect)
+    monkeypatch.setattr(lab_build.Lab, "build", slow)
+    code = cli.main(["lab", "build", "--arch", "amd64"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1, err
+    assert err[0] == (
+        "ecoready: error: lab build: the commit of ecoready-lab/mariadb:10.11-amd64 did not finish "
+        "within 600 s on the engine at unix:///var/run/docker.sock (tried twice); run `ecoready lab build` again: "
+        "it keeps the images built already and resumes from this step"
+    )
