@@ -36,7 +36,7 @@ T = TypeVar("T")
 _MODE_SYMLINK = 1 << 27
 _MODE_NOT_REGULAR = (1 << 31) | _MODE_SYMLINK | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19)
 MAX_LINKS = 8  # symlinks followed for one path
-_LOOP = re.compile(r"too many (levels of )?symbolic links|symlink loop|ELOOP", re.IGNORECASE)
+_LOOP = re.compile(r"too many (levels of )?(symbolic )?links|symlink loop|ELOOP", re.IGNORECASE)
 
 
 class EngineImages:
@@ -363,7 +363,7 @@ def _read_file(api: Any, container_id: str, path: str, max_bytes: int) -> ImageF
         except docker.errors.NotFound:
             return None
         except docker.errors.APIError as exc:
-            if _LOOP.search(str(exc)):
+            if exc.status_code == 500 and _LOOP.search(_why_not(api, url, where)):
                 return ImageFile(path, where, 0, note="a symlink loop")
             raise
         stat = _path_stat(head.headers.get("X-Docker-Container-Path-Stat", ""))
@@ -395,6 +395,16 @@ def _read_file(api: Any, container_id: str, path: str, max_bytes: int) -> ImageF
         finally:
             response.close()
     return ImageFile(path, where, 0, note=f"a chain of more than {MAX_LINKS} symlinks")
+
+
+def _why_not(api: Any, url: str, where: str) -> str:
+    """The engine's message for a path it cannot stat (a HEAD answer has no body: a GET's
+    has, `too many links` for a loop); never shown, since it names the engine's own paths."""
+    response = api._get(url, params={"path": where}, stream=True)
+    try:
+        return bytes(response.raw.read(4096)).decode("utf-8", "replace") if response.status_code >= 400 else ""
+    finally:
+        response.close()
 
 
 def _read_into(handle: Any, size: int) -> bytes:
