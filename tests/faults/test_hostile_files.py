@@ -45,6 +45,9 @@ def verbs(path: str, tmp_path: Path) -> dict[str, list[str]]:
         "diff (new)": ["diff", str(SAVED), path],
         "check --report": ["check", "--report", path, "--history", str(tmp_path / "history")],
         "run --matrix": ["run", "--matrix", path, "--headless"],
+        "images --matrix": ["images", "--matrix", path],
+        "drivers --matrix": ["drivers", "--matrix", path],
+        "cleanup --matrix": ["cleanup", "--matrix", path],
     }
 
 
