@@ -145,3 +145,35 @@ def test_every_failure_names_the_registry_and_the_url(pypi: FakePypi) -> None:
     pypi.busy["/pypi/w/json"] = [""]  # a 429 without Retry-After
     with pytest.raises(RegistryError, match=r"HTTP 429, no Retry-After\) for http://127\.0\.0\.1:\d+/pypi/w/json"):
         assess("pypi:w")
+
+
+def test_a_webhook_that_answers_without_end_is_not_read() -> None:
+    """The check's webhook answers 200 and then sends bytes forever: only its status is
+    read, so the check goes on at once with bounded memory."""
+    from ecoready.judge.webhook import post
+
+    class Endless(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"x" * 65536)
+            except OSError:
+                pass
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        start = time.monotonic()
+        said = asyncio.run(post(f"http://127.0.0.1:{server.server_address[1]}/hook", {"x": 1}, total_s=20))
+        assert said is None
+        assert time.monotonic() - start < 5
+    finally:
+        server.shutdown()
+        server.server_close()
