@@ -177,11 +177,13 @@ class EngineImages:
         never started (no network, no process), and removed before this returns."""
 
         def work() -> bytes:
-            created = self._sdk.control.api.create_container(
+            # every call of it through the streams client: on a busy engine creating the
+            # container of a large image takes longer than a control call may
+            created = self._sdk.streams.api.create_container(
                 image=image,
                 command=["/nonexistent"],  # never runs: the container is never started
                 labels=dict(labels),
-                host_config=self._sdk.control.api.create_host_config(network_mode="none"),
+                host_config=self._sdk.streams.api.create_host_config(network_mode="none"),
             )
             container_id = str(created["Id"])
             try:

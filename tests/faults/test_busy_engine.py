@@ -121,3 +121,23 @@ def test_a_lab_build_stopped_by_a_busy_engine_says_a_re_run_resumes(
         "within 600 s on the engine at unix:///var/run/docker.sock (tried twice); run `ecoready lab build` again: "
         "it keeps the images built already and resumes from this step"
     )
+
+
+def test_a_lab_build_step_on_a_busy_engine_finishes(tmp_path: Path) -> None:
+    """The lab's copy of a builder's output (`copy_from_image`): the engine takes longer
+    than the control client's socket timeout to create the container it reads from."""
+    hold = CONTROL_TIMEOUT + 5
+
+    async def copy() -> bytes:
+        with slow_engine(tmp_path, hold=hold, what="containers/create") as engine:
+            host = await DockerHost.connect(url=engine.url)
+            try:
+                labels = {TEST_LABEL_KEY: TEST_SESSION, "ecoready.role": "lab-copy-out"}
+                return await host.images.copy_from_image(IMAGE, "/etc/debian_version", labels=labels, timeout=120)
+            finally:
+                await host.close()
+
+    start = time.monotonic()
+    archive = asyncio.run(copy())
+    assert time.monotonic() - start >= hold
+    assert b"debian_version" in archive[:512]
