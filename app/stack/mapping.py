@@ -28,7 +28,6 @@ _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _SECRET = re.compile(r"PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|PRIVATE|CREDENTIAL", re.IGNORECASE)
 _FLAG = frozenset({"", "0", "1", "yes", "no", "true", "false", "on", "off"})
-_VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]")
 _CREDENTIALS_IN_URL = re.compile(r"//[^/@\s:]*:[^/@\s]*@")
 _DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}\Z")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
@@ -182,14 +181,43 @@ def _known_row(
     options = dict(kind.options)
     why = [f"{service.name}: {service.image} is {kind.what}: probe {kind.probe}"]
     if kind.probe == "server" and service.command:
-        if all(arg.startswith("--") for arg in service.command):
-            options["args"] = list(service.command)
+        kept, dropped = server_options(service.command)
+        if kept:
+            options["args"] = kept
             why.append("its server options (compose `command:`, Kubernetes `args`) are kept as args")
-        else:
-            undecided.append(f"{service.name}: its `command:` is not server options: not taken over")
+        if dropped:
+            words = " ".join(shown(w) for w in dropped)
+            undecided.append(f"{service.name}: `command:` words that are no server option, dropped: {words}")
     if backend is not None:
         why.append(f"backend {backend}: {reason}")
     return _row(service, ids, kind.category, kind.probe, backend, options, why)
+
+
+# a server's own programs: a command naming one is its options after the name
+_SERVER_PROGRAMS = frozenset({"mysqld", "mariadbd", "mysqld_safe", "mariadbd-safe", "docker-entrypoint.sh"})
+
+
+def server_options(command: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the server options a command holds, `--name=value` each; the words that are none).
+    `mysqld --max-connections 500` is `--max-connections=500`: a server takes no other words."""
+    words = list(command)
+    if words and not words[0].startswith("-") and words[0].rsplit("/", 1)[-1] in _SERVER_PROGRAMS:
+        words = words[1:]
+    kept: list[str] = []
+    dropped: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word.startswith("--") and len(word) > 2:
+            if "=" not in word and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                kept.append(f"{word}={words[i + 1]}")
+                i += 2
+                continue
+            kept.append(word)
+        else:
+            dropped.append(word)
+        i += 1
+    return kept, dropped
 
 
 def _generic_row(
@@ -294,8 +322,6 @@ def _environment(
             undecided.append(f"{where} is not a name the matrix takes: left out")
         elif _acting([value]):
             undecided.append(f"{where} holds {_acting([value])}: left out")
-        elif _VARIABLE.search(value):
-            undecided.append(f"{where} needs variables from the shell or .env: left out")
         elif placeholders_in(value):  # the matrix would read them as placeholders
             undecided.append(f"{where} has {{…}} words ecoready would fill in: left out")
         elif server is not None and "PASS" in upper and upper.endswith("_FILE"):

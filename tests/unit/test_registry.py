@@ -15,9 +15,10 @@ import pytest
 
 from ecoready.domain.errors import CredentialError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
+from ecoready.domain.retry_after import retry_after
 from ecoready.registry.cache import DiskCache, digest_of
 from ecoready.registry.credentials import DockerCredentials, Login, registry_key, server_url
-from ecoready.registry.headers import parse_challenge, parse_rate_limit, retry_after
+from ecoready.registry.headers import parse_challenge, parse_rate_limit
 from ecoready.registry.manifests import (
     ImageRef,
     index_platforms,

@@ -53,6 +53,6 @@ def request(args: argparse.Namespace) -> CheckRequest:
         webhook_option="--webhook" if args.webhook else options.WEBHOOK_ENV,
         outputs=outputs(args),
         saved=saved,
-        matrix_path=matrix_path(args),
+        matrix_path="" if saved else matrix_path(args),  # a saved report needs no matrix
         options=None if saved else run_options(args, load_matrix(args)),
     )
