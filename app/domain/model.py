@@ -100,6 +100,7 @@ class Component:
     service: str = ""  # the compose service (or container) `ecoready init` made it from
     platform: str = ""  # that service's `platform:` pin ("linux/amd64"); the plan says if it can go
     pinned_at: tuple[str, ...] = ()  # where that pin is written (Kubernetes: file, object, YAML path)
+    bench: bool = True  # False: a row that only tests publishing (`bench = false`) gets no bench stage
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,14 @@ class BenchSeries:
     median_qps: float
     median_p95_ms: float
     cv: float  # coefficient of variation of tps over the repeats (0.0 for one run)
+    # `cell stage` of every other cell's stage that ran on the host while these runs did:
+    # () = measured alone; None = not recorded (a report older than the record)
+    shared_with: tuple[str, ...] | None = None
+
+    @property
+    def alone(self) -> bool:
+        """Measured with nothing else of the run on its host."""
+        return self.shared_with == ()
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ _ENGINE_URL = re.compile(r"^(unix|npipe)://\S+\Z|^tcp://[^/\s]+\Z|^ssh://([^@/\s
 COMPONENT_KEYS = (
     *("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options"),
     *("service", "platform", "pinned_at"),  # where `ecoready init` found the row, its arch pin and where that is
+    "bench",  # false: no bench stage (a row that only tests publishing)
 )
 
 
@@ -308,6 +309,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
         service = c.typed(item, path, "service", str) or ""
         platform = c.typed(item, path, "platform", str, check=_platform_check) or ""
         pinned_at = c.typed(item, path, "pinned_at", list, check=_strings_check) or []
+        bench = c.typed(item, path, "bench", bool)
         if probe in KINDS:
             kind = KINDS[probe]
             _options(options, (*path, "options"), kind, c)
@@ -336,6 +338,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
                 service=service,
                 platform=platform,
                 pinned_at=tuple(pinned_at),
+                bench=True if bench is None else bench,
             )
         )
     _backends(raw or [], components, c)
