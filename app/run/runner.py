@@ -49,8 +49,9 @@ from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.platform import WIDEST_CPU
+from ecoready.matrix.bench_settings import estimate_seconds
 from ecoready.matrix.kinds import KINDS
-from ecoready.plan.cells import CellPlan, Plan
+from ecoready.plan.cells import EMULATION_FACTOR, CellPlan, Plan
 from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_first
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
@@ -139,6 +140,9 @@ class Runner:
                 arch=c.arch,
                 host=c.host,
                 emulated=c.emulated,
+                bench_s=round(estimate_seconds(c.bench, EMULATION_FACTOR if c.emulated else 1.0), 1)
+                if c.bench
+                else 0.0,
             )
             for c in self.plan.cells
         )
@@ -495,6 +499,13 @@ class Runner:
         except StageFailed as exc:
             raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})", cause=exc.cause) from None
         return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {fix})"
+
+
+def _bench_seconds(cell: CellPlan) -> float:
+    """What the cell's bench stage is expected to take (0: it has none)."""
+    if cell.bench is None:
+        return 0.0
+    return round(estimate_seconds(cell.bench, EMULATION_FACTOR if cell.emulated else 1.0), 1)
 
 
 async def _quiet(awaitable: object) -> object:
