@@ -480,6 +480,9 @@ class Report:
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
     migration: Migration = field(default_factory=Migration)
     title: str = ""  # the matrix's `title` (reports of older runs have none: then the file)
+    # the run ids of the reports `report --merge` made this one of (() = one run): numbers of
+    # cells from different runs ran under different conditions and are never set side by side
+    merged_from: tuple[str, ...] = ()
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -88,7 +88,7 @@ LAYOUTS = {
     RegistryStatus: Layout(
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
-    Report: Layout(optional=frozenset({"platforms", "migration", "title"})),
+    Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"})),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
 }
 
@@ -103,6 +103,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "tool": {"name": "ecoready", "version": report.tool_version},
         **{key: plain[key] for key in ("run_id", "matrix", "title", "profile", "started_at", "finished_at")},
         "interrupted": plain["interrupted"],
+        "merged_from": plain["merged_from"],
         "arches": plain["arches"],
         "hosts": plain["hosts"],
         "summary": dict(sorted(counts.items())),
