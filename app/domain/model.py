@@ -84,6 +84,15 @@ class Host:
     cpu_ghz: float | None = None
     tls: TlsFiles | None = None  # tcp:// with client certificates
     concurrency: int | None = None  # cells at once on this host (default: from its CPUs)
+    # the cost model: one price unit of the three (hour, month, year), as the user gave it
+    # or from the price file for `instance`; vCPUs and memory for the same-cost view
+    price_per_month: float | None = None
+    price_per_year: float | None = None
+    vcpus: int | None = None
+    memory_gib: float | None = None
+    instance: str = ""  # "aws:m8g.2xlarge": its numbers came from the price file
+    price_source: str = ""  # where the price file took them from (a provider's page)
+    price_date: str = ""  # when it did (YYYY-MM-DD)
 
 
 @dataclass(frozen=True)
@@ -372,6 +381,15 @@ class HostFacts:
     kernel: str = ""
     price_per_hour: float | None = None  # USD, from [[hosts]] (cost model)
     cpu_ghz: float | None = None
+    # one price unit of the three as [[hosts]] gave it (or the price file, per hour), the
+    # vCPUs and memory the host is billed for, and where the numbers of an `instance` came from
+    price_per_month: float | None = None
+    price_per_year: float | None = None
+    vcpus: int | None = None
+    memory_gib: float | None = None
+    instance: str = ""
+    price_source: str = ""
+    price_date: str = ""
     docker: str = ""  # the engine's address from [[hosts]] ("" = the local engine)
     # The arches it runs cells for, native first when it serves it; () = native + emulated.
     serves: tuple[str, ...] = ()

@@ -89,8 +89,13 @@ def host_line(host: HostFacts) -> str:
         parts.append(f"{host.cpus} CPUs")
     if host.memory_bytes:
         parts.append(f"{host.memory_bytes / 2**30:.1f} GiB")
-    if host.price_per_hour is not None:
-        parts.append(f"{host.price_per_hour:g} USD/h")
+    if host.instance:
+        parts.append(host.instance)
+    for unit, price in (("h", host.price_per_hour), ("month", host.price_per_month), ("year", host.price_per_year)):
+        if price is not None:
+            parts.append(f"{price:g} USD/{unit}")
+    if host.vcpus is not None:
+        parts.append(f"{host.vcpus} vCPU")
     if host.cpu_ghz is not None:
         parts.append(f"{host.cpu_ghz:g} GHz")
     if host.docker:

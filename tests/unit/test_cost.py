@@ -45,7 +45,7 @@ def test_frequency_scaling_and_missing_inputs() -> None:
 
 def series(tps: float, threads: int = 8) -> BenchSeries:
     run = BenchRun("oltp_point_select", "uniform", threads, 1, tps, tps, 1.0, 0, 0, 10.0)
-    return BenchSeries("oltp_point_select", "uniform", threads, (run,), tps, tps, 1.0, 0.0)
+    return BenchSeries("oltp_point_select", "uniform", threads, (run,), tps, tps, 1.0, 0.0, shared_with=())
 
 
 def cell(arch: str, host: str, tps: list[float], emulated: bool = False) -> CellResult:
@@ -93,7 +93,7 @@ def test_missing_price_keeps_tps_but_not_per_usd() -> None:
     result = compare(report(cell("arm64", "graviton", [1000]), cell("amd64", "x86", [800]), hosts=hosts))
     (row,) = result.tables[0].rows
     assert row.tps_percent == pytest.approx(25.0) and row.per_usd_percent is None and row.arm64_scaled_tps is None
-    assert any("no price_per_hour" in a for a in result.absent)
+    assert any("no price for host" in a for a in result.absent)
 
 
 def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
