@@ -18,7 +18,7 @@ class Instance:
     name: str  # "aws:m8g.2xlarge"
     arch: str
     vcpus: int
-    cpu_ghz: float
+    cpu_ghz: float | None  # None: not found on a public page
     memory_gib: float
     price_per_hour: float  # USD, on demand, in `region`
     region: str
@@ -38,7 +38,7 @@ def instances() -> dict[str, Instance]:
             name=str(item["name"]),
             arch=str(item["arch"]),
             vcpus=int(item["vcpus"]),
-            cpu_ghz=float(item["cpu_ghz"]),
+            cpu_ghz=float(item["cpu_ghz"]) if "cpu_ghz" in item else None,
             memory_gib=float(item["memory_gib"]),
             price_per_hour=float(item["price_per_hour"]),
             region=str(item["region"]),
