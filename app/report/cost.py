@@ -191,10 +191,13 @@ def compare_heading(table: CompareTable) -> str:
 
 
 def compare_hosts(table: CompareTable) -> str:
-    return (
+    said = (
         f"arm64 on host {table.arm64_host}, amd64 on host {table.amd64_host}; median tps; "
         f"prices per {table.unit}; each series measured alone on its host"
     )
+    if table.unpinned:
+        said += f"; on {', '.join(table.unpinned)} server and sysbench shared the CPUs (too few to pin apart)"
+    return said
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,7 @@ class CompareTable:
     amd64_host: str
     rows: tuple[CompareRow, ...]
     unit: str = "hour"  # the price unit of the per-USD columns
+    unpinned: tuple[str, ...] = ()  # hosts too small to keep server and sysbench on CPUs of their own
 
 
 @dataclass(frozen=True)
@@ -309,8 +313,11 @@ def compare(report: Report) -> Comparison:
         if not groups:
             absent.append(f"{component}: the two arches share no successful benchmark point")
         target = arm.bench.target if arm.bench else "server"
+        unpinned = tuple(c.host for c in (arm, amd) if c.bench is not None and not c.bench.cpusets)
         for (workload, access), rows in groups.items():
-            tables.append(CompareTable(component, workload, access, target, arm.host, amd.host, tuple(rows), unit))
+            tables.append(
+                CompareTable(component, workload, access, target, arm.host, amd.host, tuple(rows), unit, unpinned)
+            )
     return Comparison(tuple(tables), tuple(absent))
 
 

@@ -27,6 +27,7 @@ from ecoready.report.common import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
+    bench_conditions,
     counts_line,
     cv_text,
     docker_versions,
@@ -308,7 +309,7 @@ def benchmarks(report: Report) -> str:
             where += f", {esc(bench.cpu_model)}"
         if bench.cpus:
             where += f", {bench.cpus} CPUs"
-        out.append(f"<p>{where}</p>")
+        out.append(f"<p>{where}</p><p>{esc(bench_conditions(bench))}</p>")
         if bench.emulated or cell.emulated:
             out.append(
                 f"<p class=warning><b>{EMULATED_MARK} Emulated:</b> these numbers measure the emulator, not the CPU. "

@@ -27,6 +27,7 @@ from ecoready.report.common import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
+    bench_conditions,
     counts_line,
     cv_text,
     docker_versions,
@@ -142,7 +143,7 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
         where += f", {md(bench.cpu_model)}"
     if bench.cpus:
         where += f", {bench.cpus} CPUs"
-    lines = [f"### {md(cell.component)} on {md(cell.arch)}", "", where, ""]
+    lines = [f"### {md(cell.component)} on {md(cell.arch)}", "", where, "", md(bench_conditions(bench)), ""]
     if bench.emulated or cell.emulated:
         lines.extend(
             [

@@ -67,7 +67,10 @@ def same_cost_hosts(arm: HostFacts, amd: HostFacts, unit: str | None = None) -> 
     """The two hosts side by side, without numbers of a run."""
     unit = unit or table_unit(arm, amd)
     a, b = host_power(arm, unit), host_power(amd, unit)
-    saving = -percent(a.price, b.price) if a.price is not None and b.price else None  # type: ignore[operator]
+    saving = None
+    if a.price is not None and b.price:
+        ratio = percent(a.price, b.price)
+        saving = -ratio if ratio is not None else None
     return SameCost(unit, a, b, saving)
 
 
@@ -90,6 +93,7 @@ def same_cost(report: Report, comparison: Comparison | None = None) -> tuple[Sam
         amd_tps = max(r.amd64_tps for r in table.rows)
         a_price, b_price = view.arm64.price, view.amd64.price
         at_budget = arm_tps * b_price / a_price if a_price and b_price else None
+        projected = bool(a_price and b_price and abs(a_price - b_price) > 1e-9 * b_price)
         lines[key].append(
             BudgetLine(
                 component=table.component,
@@ -101,7 +105,7 @@ def same_cost(report: Report, comparison: Comparison | None = None) -> tuple[Sam
                 amd64_tps_per_vcpu=amd_tps / view.amd64.vcpus if view.amd64.vcpus else None,
                 arm64_at_budget=at_budget,
                 percent=percent(at_budget, amd_tps) if at_budget is not None else None,
-                projected=at_budget is not None and abs(a_price - b_price) > 1e-9 * b_price,  # type: ignore[operator]
+                projected=projected,
             )
         )
     return tuple(SameCost(v.unit, v.arm64, v.amd64, v.saving_percent, tuple(lines[k])) for k, v in views.items())
