@@ -133,7 +133,7 @@ class CompareColumn:
     title: str  # in the reports
     short: str  # in the TUI, where width is scarce
     value: Callable[[CompareRow], float | int | None]
-    digits: int | None = 1  # None: a signed percentage
+    digits: int | None = 1  # None: a signed percentage; -1: none from 1,000 up, else one
     qps: bool = False  # only in tables of QPS_WORKLOADS
 
     def text(self, row: CompareRow, missing: str = "-") -> str:
@@ -144,7 +144,8 @@ class CompareColumn:
             return str(value)
         if self.digits is None:
             return f"{value:+.1f}%"
-        return f"{value:,.{self.digits}f}"
+        digits = self.digits if self.digits >= 0 else (0 if abs(value) >= 1000 else 1)
+        return f"{value:,.{digits}f}"
 
     def heading(self, table: CompareTable) -> str:
         return self.title.format(unit=table.unit)
@@ -173,8 +174,8 @@ COMPARE_COLUMNS: tuple[CompareColumn, ...] = (
         lambda r: r.arm64_scaled_qps,
         qps=True,
     ),
-    CompareColumn("arm64_per_usd", "arm64 tps per USD-{unit}", "arm64 tps/${unit}", lambda r: r.arm64_per_usd),
-    CompareColumn("amd64_per_usd", "amd64 tps per USD-{unit}", "amd64 tps/${unit}", lambda r: r.amd64_per_usd),
+    CompareColumn("arm64_per_usd", "arm64 tps per USD-{unit}", "arm64 tps/${unit}", lambda r: r.arm64_per_usd, -1),
+    CompareColumn("amd64_per_usd", "amd64 tps per USD-{unit}", "amd64 tps/${unit}", lambda r: r.amd64_per_usd, -1),
     CompareColumn("per_usd_percent", "arm64 vs amd64 per USD", "per $ arm vs amd", lambda r: r.per_usd_percent, None),
 )
 
