@@ -10,7 +10,9 @@ In one sitting on the lab, alternating A B A B ...:
 For MariaDB 10.11's every (workload, threads) point it prints the median tps of A and of B
 and the ratio A / B, then the median ratio over all points and pairs. Target: within the
 noise (|ratio - 1| <= 5%, twice ecoready's noise floor). Before benches ran alone, A read
-1,565 tps where B read 7,171 (0.22: issue 42).
+1,565 tps where B read 7,171 (0.22: issue 42). The machine's load average is printed
+before and after each run: on a machine shared with other work the two sides get
+different shares of it, whatever ecoready does, and the ratio says that too.
 
     .venv/bin/python bench/bench_isolation.py [--pairs 1] [--time 10] [--arch amd64]
 """
@@ -53,7 +55,10 @@ def run(matrix: Path, out: Path, *extra: str) -> dict[tuple[str, int], tuple[flo
     """One headless run; (workload, threads) -> (median tps, what shared the host) of ROW."""
     exe = str(Path(sys.executable).with_name("ecoready"))
     argv = [exe, "run", "--headless", "--matrix", str(matrix), "--profile", "quick", "--json", str(out), *extra]
+    load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
     done = subprocess.run(argv, capture_output=True, text=True, timeout=3600, cwd=ROOT)
+    after = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+    print(f"  {'with others' if '--only' not in extra else 'alone'}: machine load {load} before, {after} after")
     if not out.exists():
         sys.exit(f"bench_isolation: the run wrote no report (exit {done.returncode}): {done.stderr[-2000:]}")
     report = json.loads(out.read_text())
@@ -77,8 +82,13 @@ def main() -> int:
         matrix = Path(tmp) / "rows.toml"
         matrix.write_text(f'arches = ["{args.arch}"]\n[sysbench]\ntime = {args.time}\n' + ROWS)
         for pair in range(1, args.pairs + 1):
-            together = run(matrix, Path(tmp) / f"a{pair}.json")
-            alone = run(matrix, Path(tmp) / f"b{pair}.json", "--only", ROW)
+            # A B, then B A: a drift of the machine's load lands on both sides
+            if pair % 2:
+                together = run(matrix, Path(tmp) / f"a{pair}.json")
+                alone = run(matrix, Path(tmp) / f"b{pair}.json", "--only", ROW)
+            else:
+                alone = run(matrix, Path(tmp) / f"b{pair}.json", "--only", ROW)
+                together = run(matrix, Path(tmp) / f"a{pair}.json")
             for key in sorted(set(together) & set(alone)):
                 (a, beside), (b, _) = together[key], alone[key]
                 ratio = a / b if b else float("nan")
