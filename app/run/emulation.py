@@ -16,6 +16,7 @@ An engine that cannot run the arch gets a note with the remedy for that kind of 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -118,8 +119,6 @@ async def find_emulation(
     """The arches of `candidates` the engine of `run` can run (module docstring). `hint`:
     the binfmt table of the engine's kernel, empty when that kernel is not this one;
     no arch is served on a guess."""
-    import asyncio
-
     identity = run.host.identity
     host = run.host.name
     out = Emulation()

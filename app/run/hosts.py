@@ -39,7 +39,7 @@ class Engine:
 
 
 def host_specs(hosts: Sequence[Host]) -> tuple[Host, ...]:
-    """The matrix's hosts; none means the local engine (DOCKER_HOST or the default socket)."""
+    """The matrix's hosts; none means the engine found as the docker CLI finds it (engine/discovery.py)."""
     return tuple(hosts) or (LOCAL,)
 
 
@@ -113,7 +113,8 @@ async def learn_facts(
         candidates = emulation_wanted(spec, native, wanted)
         others_native = {e.facts.native_arch for e in engines if e is not engine and e.facts and not e.error}
         # an arch another host runs natively need not be proven here, unless [[hosts]] lists it
-        candidates = [a for a in candidates if a in spec.arches or a not in others_native]
+        # nor one no cell of the run needs (no image of the matrix for it)
+        candidates = [a for a in candidates if (a in spec.arches or a not in others_native) and survey_images(a)]
         found = await find_emulation(
             runs[spec.name],
             candidates,
