@@ -185,7 +185,7 @@ def test_the_eta_counts_the_benches_still_to_run_one_after_the_other() -> None:
     from ecoready.ui.tui.statusbar import Batch
 
     def cell(name: str, status: Status, bench_s: float | None = None) -> CellResult:
-        stages = (StageResult(Stage.START, Outcome.PASS, 5.0),)
+        stages: tuple[StageResult, ...] = (StageResult(Stage.START, Outcome.PASS, 5.0),)
         if bench_s is not None:
             stages += (StageResult(Stage.BENCH, Outcome.PASS, bench_s),)
         return CellResult(f"{name}/amd64", name, name, Category.SERVER, "amd64", "h", False, status, stages=stages)
