@@ -34,6 +34,9 @@ class CellPlanned:
     arch: str
     host: str
     emulated: bool
+    # the bench stage's expected seconds (0: no bench); benches run one at a time per host,
+    # so the time left counts them one after the other
+    bench_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@
   reported, not a regression).
 - bench series whose median tps moved by more than twice the coefficient of variation
   (at least `NOISE_FLOOR` each side: one run has no measured noise); a drop is a regression.
-  Emulated numbers and numbers from different hosts are never compared.
+  Emulated numbers, numbers from different hosts and series not measured alone on their
+  host in both reports (another cell's stage beside them, or not recorded) are never
+  compared: said in `not_compared`.
 """
 
 from __future__ import annotations
@@ -121,15 +123,29 @@ def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) ->
 
     before, after = usable(old.bench.series), usable(new.bench.series)
     changes = []
+    crowded: dict[str, None] = {}  # why not, once per reason
     for key in sorted(set(before) & set(after)):
         a, b = before[key], after[key]
+        if not (a.alone and b.alone):
+            crowded[_not_alone(a, "old") or _not_alone(b, "new")] = None
+            continue
         if a.median_tps <= 0:
             continue
         change = b.median_tps / a.median_tps - 1.0
         noise = 2 * max(a.cv, b.cv, NOISE_FLOOR)
         if abs(change) > noise:
             changes.append(BenchChange(new.id, key[0], key[1], key[2], a.median_tps, b.median_tps, change, noise))
+    not_compared.extend(f"{new.id}: {why}: bench not compared" for why in crowded)
     return changes
+
+
+def _not_alone(series: BenchSeries, which: str) -> str:
+    """Why a series is not a clean measurement ("" when it is)."""
+    if series.shared_with is None:
+        return f"the {which} report does not record what shared the host"
+    if series.shared_with:
+        return f"in the {which} report it ran beside {', '.join(series.shared_with)}"
+    return ""
 
 
 def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None = None) -> Diff:

@@ -27,6 +27,7 @@ from ecoready.report.common import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
+    bench_conditions,
     counts_line,
     cv_text,
     docker_versions,
@@ -43,10 +44,11 @@ from ecoready.report.common import (
     run_line,
     target_words,
 )
-from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
+from ecoready.report.cost import Comparison, columns_for, compare, compare_heading, compare_hosts, price_notes
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
+from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
 
@@ -141,7 +143,7 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
         where += f", {md(bench.cpu_model)}"
     if bench.cpus:
         where += f", {bench.cpus} CPUs"
-    lines = [f"### {md(cell.component)} on {md(cell.arch)}", "", where, ""]
+    lines = [f"### {md(cell.component)} on {md(cell.arch)}", "", where, "", md(bench_conditions(bench)), ""]
     if bench.emulated or cell.emulated:
         lines.extend(
             [
@@ -173,14 +175,22 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
     return lines
 
 
-def comparison(result: Comparison) -> list[str]:
+def comparison(report: Report, result: Comparison) -> list[str]:
     if not result.tables and not result.absent:
         return []
     lines = ["## arm64 vs amd64", ""]
     for t in result.tables:
         lines.extend([f"### {md(compare_heading(t))}", "", md(compare_hosts(t)), ""])
-        rows = [[c.text(r) for c in COMPARE_COLUMNS] for r in t.rows]
-        lines.extend(table([c.title for c in COMPARE_COLUMNS], rows, right=range(len(COMPARE_COLUMNS))))
+        columns = columns_for(t)
+        rows = [[c.text(r) for c in columns] for r in t.rows]
+        lines.extend(table([c.heading(t) for c in columns], rows, right=range(len(columns))))
+        lines.append("")
+    for view in same_cost(report, result):
+        lines.extend([f"### Same cost: {md(view.arm64.host)} vs {md(view.amd64.host)}", "", md(headline(view)), ""])
+        lines.extend(f"- {md(line_text(view, line))}" for line in view.lines)
+        lines.append("")
+    lines.extend(f"- {md(note)}" for note in price_notes(report))
+    if price_notes(report):
         lines.append("")
     if result.absent:
         lines.extend(["Not compared:", ""])
@@ -257,7 +267,7 @@ def render(report: Report) -> str:
         assert cell.bench is not None
         lines.extend(bench_section(cell, cell.bench))
     if benched:
-        lines.extend(comparison(compare(report)))
+        lines.extend(comparison(report, compare(report)))
     lines.extend(binaries(report))
     if report.hosts:
         lines.extend(["## Hosts", ""])

@@ -114,6 +114,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
         migration=_merge_migration(reports, cells),
         title=" + ".join(_unique([r.title for r in reports if r.title])),
+        merged_from=tuple(_unique([i for r in reports for i in (r.merged_from or (r.run_id,))])),
     )
 
 

@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ecoready.domain.model import CellResult, Report, Status, TagSearch, normalize_arch
+from ecoready.domain.model import CellResult, Report, Stage, Status, TagSearch, normalize_arch
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import status_detail
 
@@ -71,12 +71,18 @@ def plan_steps(report: Report) -> list[Step]:
         for arch in arches_of(report):
             cell = cells.get(arch)
             if cell is not None:
-                steps.append(_step(cell, images[component], searches.get((component, arch)), cells, slowdown))
+                found = searches.get((component, arch))
+                steps.append(_step(cell, images[component], found, cells, slowdown, len(report.merged_from) > 1))
     return steps
 
 
 def _step(
-    cell: CellResult, image: str, found: TagSearch | None, row: dict[str, CellResult], slowdown: float | None
+    cell: CellResult,
+    image: str,
+    found: TagSearch | None,
+    row: dict[str, CellResult],
+    slowdown: float | None,
+    merged: bool = False,
 ) -> Step:
     def step(action: Action, text: str, why: str) -> Step:
         return Step(cell.component, cell.arch, image, action, text, why)
@@ -99,6 +105,8 @@ def _step(
     other = next((c for a, c in row.items() if a != arch and c.status is Status.READY and c.emulated), None)
     if other is not None:
         cost = f"; emulated cells took {slowdown:.1f}x as long as native ones in this run" if slowdown else ""
+        if merged:
+            cost = "; the cost of emulation is not measured (the merged reports ran apart, under other loads)"
         seen = f"the {other.arch} image was ready under emulation in {other.seconds:.1f} s"
         why = f"{cell.status.value} for {arch}; {seen}{cost}"
         return step(Action.EMULATE, f"emulate the {other.arch} image", why)
@@ -114,15 +122,24 @@ def looked(found: TagSearch) -> str:
 
 def emulation_slowdown(report: Report) -> float | None:
     """How much longer emulated cells took than native ones of the same component (the
-    median ratio over components ready both ways); None when the run has no such pair."""
+    median ratio over components ready both ways), their benches left out (a bench runs
+    for as long as it is told); None when the run has no such pair, and for a merged
+    report (its halves ran apart, under other loads: not measured)."""
+    if len(report.merged_from) > 1:
+        return None
     ratios = []
     for _category, _component, _name, cells in grid_rows(report):
-        ready = [c for c in cells.values() if c.status is Status.READY and c.seconds > 0]
-        native = [c.seconds for c in ready if not c.emulated]
-        emulated = [c.seconds for c in ready if c.emulated]
+        ready = [(c, _work_seconds(c)) for c in cells.values() if c.status is Status.READY]
+        native = [s for c, s in ready if not c.emulated and s > 0]
+        emulated = [s for c, s in ready if c.emulated and s > 0]
         if native and emulated:
             ratios.append(max(emulated) / min(native))
     return statistics.median(ratios) if ratios else None
+
+
+def _work_seconds(cell: CellResult) -> float:
+    bench = cell.stage_result(Stage.BENCH)
+    return cell.seconds - (bench.seconds if bench is not None else 0.0)
 
 
 def plan_pins(report: Report, steps: Sequence[Step]) -> list[Pin]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ecoready.domain.model import UNAME_MACHINE, CellResult, PlatformFitness, Status
+from ecoready.domain.model import UNAME_MACHINE, CellResult, PlatformFitness, Stage, Status
 from ecoready.domain.packaging import Packaging, PackagingVerdict
 
 GLYPH: Mapping[Status, str] = {
@@ -52,6 +52,16 @@ MEANING: Mapping[Status, str] = {
 }
 
 
+def took_text(cell: CellResult, compact: bool = False) -> str:
+    """A cell's time with its bench apart: `4.1s`, `1.7s + bench 79.0s` (`1.7s+79.0s`
+    compact): start and smoke are the component's, the bench is sysbench's."""
+    bench = cell.stage_result(Stage.BENCH)
+    if bench is None or bench.seconds < 0.05:
+        return f"{cell.seconds:.1f}s"
+    rest = max(0.0, cell.seconds - bench.seconds)
+    return f"{rest:.1f}s+{bench.seconds:.0f}s" if compact else f"{rest:.1f}s + bench {bench.seconds:.1f}s"
+
+
 def cell_text(cell: CellResult, width: int = 28) -> str:
     """`✔ ready 4.1s`, `✘ broken: exec format error`, `▶ start` ... plus the emulated mark."""
     glyph = GLYPH[cell.status]
@@ -60,7 +70,7 @@ def cell_text(cell: CellResult, width: int = 28) -> str:
     elif cell.status is Status.RUNNING:
         words = cell.stage.value if cell.stage else "starting"
     elif cell.status is Status.READY:
-        words = f"ready {cell.seconds:.1f}s" + (f" · {packaging_word(cell.packaging)}" if cell.packaging else "")
+        words = f"ready {took_text(cell)}" + (f" · {packaging_word(cell.packaging)}" if cell.packaging else "")
     elif cell.status in (Status.PENDING, Status.MISSING, Status.SKIPPED):
         words = cell.status.value
     else:
@@ -98,7 +108,7 @@ def short_text(cell: CellResult) -> str:
         return f"{GLYPH[Status.PENDING]} {QUEUED_WORD}"
     words = cell.status.value
     if cell.status.finished and cell.status not in (Status.MISSING, Status.SKIPPED) and cell.seconds:
-        words = f"{words} {cell.seconds:.1f}s"
+        words = f"{words} {took_text(cell)}"
     return f"{GLYPH[cell.status]} {words}"
 
 

@@ -9,7 +9,7 @@ from typing import IO, Protocol
 from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
 from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert
-from ecoready.report.present import EMULATED_MARK, GLYPH, status_detail
+from ecoready.report.present import EMULATED_MARK, GLYPH, status_detail, took_text
 from ecoready.report.summary import render_summary
 from ecoready.report.verdict import plural
 
@@ -56,7 +56,7 @@ class PlainProgress:
             mark = f" {EMULATED_MARK}emulated" if cell.emulated else ""
             detail = f": {status_detail(cell).removeprefix(cell.status.value + ': ')}" if cell.detail else ""
             # a registry's verdict (missing, or not asked) took no time worth a number
-            took = f" {cell.seconds:.1f}s" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
+            took = f" {took_text(cell)}" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
             self._print(
                 f"[{_done(report):>3}/{len(report.cells)}] {GLYPH[cell.status]} {cell.id}{mark} "
                 f"{cell.status.value}{took}{detail}"

@@ -212,3 +212,30 @@ def test_cli_diff_without_files_compares_the_last_two_reports_of_the_history(tmp
     assert alone.returncode == 2 and "1 report(s) in the history" in alone.stderr
     helped = ecoready("diff", "--help")
     assert "OLD is the earlier report" in " ".join(helped.stdout.split())
+
+
+def crowded(report: Report, cell_id: str, shared_with: tuple[str, ...] | None) -> Report:
+    cells = dict(report.cells)
+    cell = cells[cell_id]
+    assert cell.bench is not None
+    series = tuple(replace(s, shared_with=shared_with) for s in cell.bench.series)
+    cells[cell_id] = replace(cell, bench=replace(cell.bench, series=series))
+    return replace(report, cells=cells)
+
+
+def test_bench_series_are_compared_only_when_both_ran_alone_on_their_host() -> None:
+    """The issue's case: 1,565 tps beside four other benches vs 7,171 alone is no +358%."""
+    old = bench_report()
+    beside = crowded(scaled(old, "mariadb-10.11/amd64", 0.2), "mariadb-10.11/amd64", ("mysql-8.4/amd64 bench",))
+    change = diff(beside, old)
+    assert not change.bench and not change.regressed and not change.changed
+    assert "mariadb-10.11/amd64: in the old report it ran beside mysql-8.4/amd64 bench: bench not compared" in (
+        change.not_compared
+    )
+    unknown = crowded(old, "mariadb-10.11/amd64", None)  # a report older than the record
+    change = diff(unknown, scaled(old, "mariadb-10.11/amd64", 0.5))
+    assert not change.bench
+    assert "mariadb-10.11/amd64: the old report does not record what shared the host: bench not compared" in (
+        change.not_compared
+    )
+    assert len(diff(old, scaled(old, "mariadb-10.11/amd64", 0.5)).bench) == 8  # both alone: compared

@@ -228,3 +228,28 @@ def test_the_plan_verb_prints_the_tables(tmp_path: Path) -> None:
     old.write_text(json_report.render(replace(stack(), migration=Migration())))
     refused = ecoready("plan", str(old))
     assert refused.returncode == 2 and "predates" in refused.stderr
+
+
+def test_a_merged_report_derives_no_emulation_cost() -> None:
+    """Its halves ran apart, under other loads: the ratio is 'not measured'."""
+    from ecoready.report.merge import merge
+
+    r = stack()
+    half = replace(r, run_id="b" * 32)
+    merged = merge([("one.json", r), ("two.json", half)])
+    assert len(merged.merged_from) == 2 and emulation_slowdown(merged) is None
+    why = steps_by_cell(merged)["armonly/amd64"][2]
+    assert "not measured" in why and "as long as" not in why
+
+
+def test_the_emulation_cost_leaves_the_benches_out() -> None:
+    from ecoready.domain.model import Outcome, Stage, StageResult
+
+    r = stack()
+    cells = dict(r.cells)
+    native = cells["db/amd64"]
+    # 5 s of start and smoke, plus a 80 s bench: still 5 s of work against emulated 27.5 s
+    cells["db/amd64"] = replace(
+        native, seconds=native.seconds + 80, stages=(*native.stages, StageResult(Stage.BENCH, Outcome.PASS, 80.0))
+    )
+    assert emulation_slowdown(replace(r, cells=cells)) == 5.0

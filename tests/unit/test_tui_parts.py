@@ -177,3 +177,29 @@ def test_the_compare_column_only_when_native_numbers_can_fill_it() -> None:
 
     assert comparable(fold(streams.two_native_hosts()))
     assert not comparable(fold(streams.lab_like()))  # arm64 only emulated: nothing to compare
+
+
+def test_the_eta_counts_the_benches_still_to_run_one_after_the_other() -> None:
+    """Benches run alone: three 80 s benches left are 240 s whatever the pace of the rest."""
+    from ecoready.domain.model import Category, CellResult, Outcome, Profile, Report, Stage, StageResult, Status
+    from ecoready.ui.tui.statusbar import Batch
+
+    def cell(name: str, status: Status, bench_s: float | None = None) -> CellResult:
+        stages: tuple[StageResult, ...] = (StageResult(Stage.START, Outcome.PASS, 5.0),)
+        if bench_s is not None:
+            stages += (StageResult(Stage.BENCH, Outcome.PASS, bench_s),)
+        return CellResult(f"{name}/amd64", name, name, Category.SERVER, "amd64", "h", False, status, stages=stages)
+
+    cells = [
+        cell("a", Status.READY, 80.0),
+        cell("b", Status.RUNNING),
+        cell("c", Status.PENDING),
+        cell("d", Status.PENDING),
+    ]
+    report = Report(1, "r", "0", "m", Profile.QUICK, "t", cells={c.id: c for c in cells})
+    batch = Batch(frozenset(report.cells), benches={c.id: 80.0 for c in cells})
+    # a took 90 s (10 of its own, 80 of bench): the 3 left take 10 s each of their own, and 80 s each of bench
+    assert batch.eta(report, 90.0) == 3 * 10.0 + 3 * 80.0
+    assert Batch(frozenset(report.cells)).eta(report, 90.0) == 3 * 10.0  # no bench known: the pace alone
+    idle = Report(1, "r", "0", "m", Profile.QUICK, "t", cells={c.id: c for c in cells[1:]})
+    assert Batch(frozenset(idle.cells), benches={"b/amd64": 80.0}).eta(idle, 5.0) == 80.0  # none finished yet

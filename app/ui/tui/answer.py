@@ -17,7 +17,7 @@ from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.files import keep_in_state
 from ecoready.report.json import render as render_json
-from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD
+from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD, took_text
 from ecoready.report.verdict import advice_for, arch_verdicts, glance, infra_lines
 
 
@@ -69,7 +69,7 @@ def reason_text(report: Report, cell: CellResult | None) -> Text:
         if found_as.startswith("tag "):  # ready, but not under the tag the matrix names
             tag = inert(found_as.removeprefix("tag "), 0)
             return Text(f"{GLYPH[Status.READY]} {where}ready under the tag {tag} only: pin that tag for {cell.arch}")
-        return Text(f"{GLYPH[Status.READY]} {where}ready in {cell.seconds:.1f}s: every stage passed")
+        return Text(f"{GLYPH[Status.READY]} {where}ready in {took_text(cell)}: every stage passed")
     advised = advice_for(report, cell.id)
     text = Text(f"{GLYPH[cell.status]} {where}{cell.status.value}", style=Style(bold=True))
     if advised is not None:

@@ -98,6 +98,7 @@ class EcoreadyApp(App[int]):
         self.session_open = False
         self.row_filter = RowFilter()
         self.progress = ProgressState(clock)
+        self._benches: dict[str, float] = {}  # cell id -> its bench's expected seconds (RunStarted)
         self.comparison = Comparison((), ())
         self.events_seen = 0
         self._dirty: set[str] = set()
@@ -175,7 +176,8 @@ class EcoreadyApp(App[int]):
             self._dirty.clear()
             self.timers.clear()
             self._queued.clear()
-            self.progress.start(self.report.cells, "run")
+            self._benches = {c.cell_id: c.bench_s for c in event.cells if c.bench_s}
+            self.progress.start(self.report.cells, "run", self._benches)
         elif isinstance(event, RunNote):
             self.notify(inert(event.text), title="note", markup=False)  # text from the run: never markup
         elif isinstance(event, RegistryObserved):
@@ -350,7 +352,7 @@ class EcoreadyApp(App[int]):
         if not ready:
             self.notify("already running or waiting for its turn", severity="warning")
             return
-        self.progress.start(ready, "re-run")
+        self.progress.start(ready, "re-run", self._benches)
         self._queued.update(ready)  # waiting for a slot until the runner starts them
         self._dirty.update(ready)
         self.run_worker(self.session.rerun(ready), group="rerun", exit_on_error=False)
