@@ -46,7 +46,7 @@ from ecoready.report.common import (
 from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
-from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
+from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
 
@@ -77,7 +77,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
 
 
 def cell_label(cell: CellResult) -> str:
-    return md(short_text(cell)) + (f" {EMULATED_MARK}" if cell.emulated else "")
+    return md(short_text(cell)) + (f" {EMULATED_MARK}" if shows_emulated(cell) else "")
 
 
 def grid(report: Report) -> list[str]:
@@ -114,7 +114,7 @@ def failed(report: Report) -> list[str]:
     lines = ["## What failed", ""]
     advised = advice_by_cell(report)
     for cell in cells:
-        emulated = f" {EMULATED_MARK} emulated" if cell.emulated else ""
+        emulated = f" {EMULATED_MARK} emulated" if shows_emulated(cell) else ""
         lines.append(f"### {GLYPH[cell.status]} {md(cell.component)} on {md(cell.arch)}: {cell.status.value}{emulated}")
         lines.append("")
         found = failures(cell)

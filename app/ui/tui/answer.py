@@ -17,7 +17,7 @@ from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.files import keep_in_state
 from ecoready.report.json import render as render_json
-from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD
+from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD, shows_emulated
 from ecoready.report.verdict import advice_for, arch_verdicts, glance, infra_lines
 
 
@@ -57,7 +57,7 @@ def reason_text(report: Report, cell: CellResult | None) -> Text:
     """What the selected cell says: under way, ready, or why not and what to do."""
     if cell is None:
         return Text("choose a cell: its reason shows here (⏎ opens its details)", style=Style(dim=True))
-    where = f"{inert(cell.id, 0)}{f' {EMULATED_MARK}emulated' if cell.emulated else ''}: "
+    where = f"{inert(cell.id, 0)}{f' {EMULATED_MARK}emulated' if shows_emulated(cell) else ''}: "
     if cell.queued:
         return Text(f"{GLYPH[Status.PENDING]} {where}{QUEUED_WORD}, waiting for a free slot", style=Style(dim=True))
     if cell.status is Status.RUNNING:
