@@ -56,6 +56,9 @@ SPIN_PER_SECOND = 2
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
+TALL = 40  # rows from which the lines around the grid may take more of the screen
+
+
 class EcoreadyApp(App[int]):
     TITLE = "ecoready"
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
@@ -135,6 +138,7 @@ class EcoreadyApp(App[int]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self._use_height(self.size.height)
         self.header.show(self.report, self.matrix.title, self.size.width)
         self.set_interval(FLUSH_SECONDS, self.flush)
         catch_stop_signals(asyncio.get_running_loop(), self._stop_signal)
@@ -303,8 +307,16 @@ class EcoreadyApp(App[int]):
             line.show(self.progress.text(self.view, self._notice, self.row_filter.describe()))
 
     def on_resize(self, event: Resize) -> None:
+        self._use_height(event.size.height)
         if self._rows_built and event.size.width != self._built_width:
             self._rebuild = True
+
+    def _use_height(self, height: int) -> None:
+        """A tall terminal gives the verdict and reason lines room to say all (a short one
+        keeps them to a few lines: the grid comes first)."""
+        tall = height >= TALL
+        self.verdicts.styles.max_height = 10 if tall else 4
+        self.reason.styles.max_height = 8 if tall else 4
 
     def cell_text(self, component: str, arch: str) -> str:
         """The text a cell shows now (for tests and screen readers)."""
