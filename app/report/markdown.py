@@ -44,7 +44,7 @@ from ecoready.report.common import (
     target_words,
 )
 from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
-from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
 from ecoready.report.summary import column_title, host_mark
@@ -230,7 +230,12 @@ def migration(report: Report) -> list[str]:
     """The migration plan: per component and arch what to do, and which arch pins can
     go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone)."""
     steps = plan_steps(report)
-    lines = ["## Migration plan", ""]
+    lines = ["## Migration plan", "", "### What to change, in order", ""]
+    todo = actions(report)
+    lines.extend(f"{n}. {md(text)}" for n, text in enumerate(todo, 1))
+    if not todo:
+        lines.append("Nothing to change: every component is ready on every arch as pinned.")
+    lines.extend(["", "### Every component and arch", ""])
     lines.extend(table(list(PLAN_HEADER), [[md(v) for v in step_row(s)] for s in steps]))
     lines.append("")
     pins = plan_pins(report, steps)
