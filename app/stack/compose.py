@@ -82,9 +82,21 @@ def _service(name: str, raw: object, project: str) -> Service:
         entrypoint=_argv(spec.get("entrypoint"), "entrypoint", notes),
         healthcheck=_healthcheck(spec.get("healthcheck"), notes),
         ports=_ports(spec.get("ports"), spec.get("expose"), notes),
+        restart=_restart(spec, notes),
         built=built,
         notes=tuple(notes),
     )
+
+
+def _restart(spec: Mapping[str, Any], notes: list[str]) -> str:
+    """`restart:`, or the swarm form `deploy.restart_policy.condition` (any -> always)."""
+    if "restart" in spec:
+        return _text(spec.get("restart"), "restart", notes)
+    deploy = spec.get("deploy")
+    policy = deploy.get("restart_policy") if isinstance(deploy, dict) else None
+    if isinstance(policy, dict) and isinstance(policy.get("condition"), str):
+        return {"any": "always"}.get(policy["condition"], policy["condition"])
+    return ""
 
 
 def _scalar(value: object) -> str | None:
