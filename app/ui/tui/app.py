@@ -119,6 +119,7 @@ class EcoreadyApp(App[int]):
         self._quitting = False
         self._session_closed = False
         self.saved: list[str] = []  # the files written from the app (exports), for the exit line
+        self.saved_json = False  # one of them is the JSON (else the JSON is kept on exit too)
 
     def compose(self) -> ComposeResult:
         # Kept by reference: `query_one` looks at the screen in front, which may be a view.
@@ -428,6 +429,8 @@ class EcoreadyApp(App[int]):
         def done(result: Exported | None) -> None:
             if result is not None:
                 self.saved.append(str(result.path))
+                if result.module == "json":
+                    self.saved_json = True
                 self.notify(inert(f"wrote {result.path} ({result.format})"), title="exported", markup=False)
 
         self.push_screen(ExportScreen(self.report), done)
@@ -504,7 +507,7 @@ class EcoreadyApp(App[int]):
 def run_app(matrix: Matrix, options: RunOptions, theme: str | None = None) -> int:
     app = EcoreadyApp(matrix, options, theme=theme)
     code = app.run()
-    say_on_exit(app.report, app.saved)
+    say_on_exit(app.report, app.saved, app.saved_json)
     return code if isinstance(code, int) else 0
 
 
