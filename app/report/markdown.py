@@ -53,11 +53,26 @@ from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
 LOG_LINES = 10
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 _BACKTICKS = re.compile(r"`+")
+_CODE_SPAN = re.compile(r"`([^`]+)`")  # `a word in backticks`: a code span
 
 
 def md(text: str) -> str:
-    """Inert, one-line, escaped Markdown text: HTML as entities, markup characters escaped."""
+    """Inert, one-line, escaped Markdown text: HTML as entities, markup characters escaped;
+    a `quoted` word (the remedies' `image`, `backend =`) is a code span, as GitHub shows
+    it, unless it holds a character a code span would show raw (`<`, `&`)."""
     text = inert(text, 0).replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        if "<" in span.group(1) or "&" in span.group(1):
+            continue
+        out.append(_escaped(text[at : span.start()]))
+        out.append(f"`{span.group(1).replace('|', chr(92) + '|')}`")
+        at = span.end()
+    out.append(_escaped(text[at:]))
+    return "".join(out)
+
+
+def _escaped(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
@@ -80,6 +95,9 @@ def cell_label(cell: CellResult) -> str:
     return md(short_text(cell)) + (f" {EMULATED_MARK}" if shows_emulated(cell) else "")
 
 
+NOT_IN = "· not in the matrix"  # never a blank cell: GitHub draws it as nothing at all
+
+
 def grid(report: Report) -> list[str]:
     arches = list(arches_of(report))
     rows = []
@@ -87,7 +105,7 @@ def grid(report: Report) -> list[str]:
         who = f"**{md(cid)}**" + (f"<br>{md(name)}" if name and name != cid else "")
         rows.append(
             [md(category.value), who]
-            + [cell_label(cells[a]) + md(host_mark(report, cells[a])) if a in cells else "" for a in arches]
+            + [cell_label(cells[a]) + md(host_mark(report, cells[a])) if a in cells else NOT_IN for a in arches]
         )
     return table(["category", "component", *(md(column_title(report, a)) for a in arches)], rows)
 

@@ -177,3 +177,16 @@ def test_every_exporter_writes_utf8_text_ending_in_a_newline(tmp_path: Path) -> 
             text = render(report_named(name))
             assert text.endswith("\n") and "\x1b" not in text
             (tmp_path / "out").write_text(text, encoding="utf-8")
+
+
+def test_markdown_shows_code_as_code_and_no_blank_cell_on_github() -> None:
+    text = markdown.render(lab_report("lab-mixed"))
+    assert "check the row's `image` (repository and tag)" in text  # a code span, not \\`image\\`
+    assert "\\`" not in text
+    grid = [line for line in text.splitlines() if line.startswith("| server |")]
+    assert grid and all("|  |" not in line for line in grid)
+    assert any("· not in the matrix" in line for line in grid)  # the arch that row does not have
+    # what comes from elsewhere stays inert: no HTML from inside a code span
+    assert markdown.md("`<img src=x>` and `a|b`") == "\\`&lt;img src=x&gt;\\` and `a\\|b`"
+    page = MarkdownIt("commonmark").enable("table").render(text)  # as GitHub draws it
+    assert "<code>image</code>" in page and "<td></td>" not in page
