@@ -94,8 +94,9 @@ def _restart(spec: Mapping[str, Any], notes: list[str]) -> str:
         return _text(spec.get("restart"), "restart", notes)
     deploy = spec.get("deploy")
     policy = deploy.get("restart_policy") if isinstance(deploy, dict) else None
-    if isinstance(policy, dict) and isinstance(policy.get("condition"), str):
-        return {"any": "always"}.get(policy["condition"], policy["condition"])
+    condition = policy.get("condition") if isinstance(policy, dict) else None
+    if isinstance(condition, str):
+        return "always" if condition == "any" else condition
     return ""
 
 
