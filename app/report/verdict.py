@@ -384,6 +384,16 @@ def backend_troubles(report: Report) -> dict[tuple[str, str, Cause | None], list
     return grouped
 
 
+def engine_troubles(report: Report) -> dict[tuple[str, str], list[str]]:
+    """(engine, why) -> the cells it could not run (unreachable, or lost mid-run)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for cell in report.cells.values():
+        found = trouble(cell)
+        if found is not None and found[0].startswith("engine of "):
+            grouped.setdefault(found, []).append(cell.id)
+    return grouped
+
+
 def infra_lines(report: Report) -> list[str]:
     """`registry docker.io: unreachable (ConnectError: …): 12 cells not checked; way out: …`,
     and `backend mysql-8.4: …: 3 cells not checked`: each trouble once, with the way out."""
@@ -396,6 +406,8 @@ def infra_lines(report: Report) -> list[str]:
         out = "the registry of its image cannot be asked (above)" if behind is Cause.REGISTRY else ""
         out = out or "fix it (its own row says why)"
         lines.append(f"backend {backend}: {why_}: {plural(len(cells), 'cell')} not checked; way out: {out}")
+    for (engine, why_), cells in sorted(engine_troubles(report).items()):
+        lines.append(f"{engine}: {why_}: {plural(len(cells), 'cell')} not checked; way out: {ENGINE_REMEDY}")
     return lines
 
 
@@ -404,6 +416,7 @@ def advice_to_list(report: Report) -> list[Advice]:
     `infra_lines`, when more than one cell shares them."""
     collapsed = {cid for t in registry_troubles(report) if len(t.cells) > 1 for cid in t.cells}
     collapsed |= {cid for cells in backend_troubles(report).values() if len(cells) > 1 for cid in cells}
+    collapsed |= {cid for cells in engine_troubles(report).values() if len(cells) > 1 for cid in cells}
     return [a for a in advice(report) if a.cell_id not in collapsed]
 
 

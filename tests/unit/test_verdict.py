@@ -207,3 +207,24 @@ def test_the_plain_progress_says_a_registry_verdict_without_a_duration_or_a_repe
         "∅ ghost/amd64 missing: 127.0.0.1:5000/lab/does-not-exist:1 not found; no 1-amd64 or 1-x86_64 tag"
     )
     assert aria.endswith("◐ mariadb-aria-only/amd64 partial 3.1s: failed: crud")
+
+
+def test_an_engine_that_went_away_is_said_once_for_all_its_cells() -> None:
+    from dataclasses import replace
+
+    from ecoready.domain.blame import Outcome
+    from ecoready.domain.model import StageResult, Status
+
+    base = load_report(REPORTS / "lab-run.json")
+    lost = StageResult(Stage.START, Outcome.ERROR, 0.1, "docker daemon unavailable", (), Blame(Cause.HOST_LOST))
+    cells = {
+        k: replace(c, status=Status.ERROR, detail="start: docker daemon unavailable", stages=(lost,))
+        for k, c in base.cells.items()
+    }
+    report = replace(base, cells=cells)
+    lines = [line for line in infra_lines(report) if line.startswith("engine of ")]
+    assert len(lines) == 1 and f"{len(cells)} cells not checked" in lines[0]
+    assert "way out: start the docker engine" in lines[0]
+    assert advice_to_list(report) == []  # no cell repeats it
+    summary = render_summary(report)
+    assert summary.count("way out: start the docker engine") == 1 and "what to do" not in summary
