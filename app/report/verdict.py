@@ -395,7 +395,7 @@ def engine_troubles(report: Report) -> dict[tuple[str, str], list[str]]:
 
 
 def infra_lines(report: Report) -> list[str]:
-    """`registry docker.io: unreachable (ConnectError: …): 12 cells not checked; way out: …`,
+    """`registry docker.io: unreachable (connection refused): 12 cells not checked; way out: …`,
     and `backend mysql-8.4: …: 3 cells not checked`: each trouble once, with the way out."""
     lines = [
         f"registry {t.registry}: {t.reason}: {plural(len(t.cells), 'cell')} not checked; "
