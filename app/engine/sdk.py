@@ -100,7 +100,7 @@ class Sdk:
         except TimeoutError:
             pool.shutdown(wait=False)
             raise EnvironmentProblem(
-                f"the engine at {address.said()} did not answer within {timeout:.0f} s ({address.kind.start})"
+                f"the engine at {address.said()} did not answer within {timeout:.0f} s; {address.kind.start}"
             ) from None
         except EnvironmentProblem:
             pool.shutdown(wait=False)
@@ -109,7 +109,7 @@ class Sdk:
             pool.shutdown(wait=False)
             reason = _connect_reason(exc)
             raise EnvironmentProblem(
-                f"the engine at {address.said()} is unreachable: {reason[:200]} ({_fix(address)})"
+                f"the engine at {address.said()} is unreachable: {reason[:200]}; {_fix(address)}"
             ) from None
         return cls(name, url, control, streams, pool, tls), prepared
 
