@@ -25,6 +25,7 @@ import httpx
 from ecoready import __version__
 from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import RegistryStatus
+from ecoready.domain.networds import network_words
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 
 TIMEOUT = httpx.Timeout(connect=5.0, read=20.0, write=10.0, pool=10.0)
@@ -152,13 +153,13 @@ class PackageHttp:
                 except TimeoutError:
                     raise self._failed(host, f"no answer within {self.deadline:g} s for {url}") from None
                 except httpx.TimeoutException as exc:
-                    raise self._failed(host, f"timed out ({type(exc).__name__}) for {url}") from None
+                    raise self._failed(host, f"timed out ({network_words(exc)}) for {url}") from None
                 except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                     if attempt == 1:
                         continue  # typically a kept-alive connection the server had just closed
-                    raise self._failed(host, f"unreachable ({type(exc).__name__}: {_short(exc)}) for {url}") from None
+                    raise self._failed(host, f"unreachable ({network_words(exc)}) for {url}") from None
                 except httpx.HTTPError as exc:
-                    raise self._failed(host, f"unreachable ({type(exc).__name__}: {_short(exc)}) for {url}") from None
+                    raise self._failed(host, f"unreachable ({network_words(exc)}) for {url}") from None
                 if status in (502, 503, 504) and attempt == 1:
                     await asyncio.sleep(RETRY_PAUSE)
                     continue
@@ -215,8 +216,3 @@ class PackageHttp:
     def _failed(self, host: str, reason: str) -> RegistryError:
         self._update(host, error=reason)
         return RegistryError(host, reason)
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return text[:160]

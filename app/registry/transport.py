@@ -38,6 +38,7 @@ import httpx
 from ecoready import __version__
 from ecoready.domain.errors import CredentialError, RegistryError
 from ecoready.domain.model import RegistryStatus
+from ecoready.domain.networds import network_words
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
 from ecoready.registry.headers import parse_challenge, parse_rate_limit, source_kind
@@ -199,7 +200,7 @@ class RegistryTransport:
                 except httpx.HTTPError as exc:
                     raise self._went_down(host, registry, _unreachable(exc)) from None
                 except httpx.InvalidURL as exc:  # a reference no registry could name
-                    raise RegistryError(registry, f"cannot be asked: {_short(exc)}") from None
+                    raise RegistryError(registry, f"cannot be asked: not a usable address ({_short(exc)})") from None
                 self._hung_in_a_row.pop(host, None)  # it answers
                 if reply.http_version == "HTTP/2":
                     slot.widen(PER_REGISTRY_H2)  # streams of the one connection, not connections
@@ -547,7 +548,8 @@ def _timeout_kind(exc: BaseException, client: RegistryTransport) -> str:
 
 
 def _unreachable(exc: Exception) -> str:
-    return f"unreachable ({type(exc).__name__}: {_short(exc)})"
+    """`unreachable (connection refused)`: in a user's words, never the exception's class."""
+    return f"unreachable ({network_words(exc)})"
 
 
 def _short(exc: Exception) -> str:

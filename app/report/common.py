@@ -18,7 +18,7 @@ from ecoready.domain.model import (
     Status,
 )
 from ecoready.report.order import grid_rows
-from ecoready.report.present import EMULATED_MARK, packaging_text, short_text
+from ecoready.report.present import EMULATED_MARK, packaging_text, short_text, shows_emulated
 
 NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
 
@@ -213,7 +213,7 @@ def driver_row(cell: CellResult) -> list[str]:
     p = cell.packaging
     assert p is not None
     cached = " (installed by an earlier run)" if p.cached else ""
-    runtime = short_text(cell) + (f" {EMULATED_MARK}" if cell.emulated else "")
+    runtime = short_text(cell) + (f" {EMULATED_MARK}" if shows_emulated(cell) else "")
     return [cell.component, cell.arch, p.spec, p.version, packaging_text(p) + cached, runtime]
 
 

@@ -55,6 +55,7 @@ from ecoready.report.present import (
     MEANING,
     packaging_line,
     short_text,
+    shows_emulated,
     size_text,
 )
 from ecoready.report.samecost import headline, line_text, same_cost
@@ -147,7 +148,7 @@ def cell_body(cell: CellResult) -> str:
     parts = []
     if cell.detail:
         parts.append(f"<p>{esc(cell.detail)}</p>")
-    if cell.emulated:
+    if shows_emulated(cell):
         parts.append(f"<p class=emu>{EMULATED_MARK} {esc(EMULATED_MEANING)}</p>")
     if cell.packaging is not None:
         packaging = esc(packaging_line(cell.packaging))
@@ -183,7 +184,7 @@ def cell_body(cell: CellResult) -> str:
 def grid_cell(cell: CellResult | None, where: str = "") -> str:
     if cell is None:
         return "<td class=none>not in the matrix</td>"
-    emu = f' <span class=emu title="emulated">{EMULATED_MARK}</span>' if cell.emulated else ""
+    emu = f' <span class=emu title="emulated">{EMULATED_MARK}</span>' if shows_emulated(cell) else ""
     emu += f" <small>{esc(where.strip())}</small>" if where else ""
     label = esc(short_text(cell))
     return (
@@ -235,7 +236,7 @@ def failed(report: Report) -> str:
     out = ["<h2>What failed</h2>"]
     advised = advice_by_cell(report)
     for cell in cells:
-        emu = f" <span class=emu>{EMULATED_MARK} emulated</span>" if cell.emulated else ""
+        emu = f" <span class=emu>{EMULATED_MARK} emulated</span>" if shows_emulated(cell) else ""
         out.append(f"<h3>{GLYPH[cell.status]} {esc(cell.component)} on {esc(cell.arch)}: {cell.status.value}{emu}</h3>")
         items = "".join(
             f"<li><b>{esc(f.where)}</b> ({esc(f.outcome)}): {esc(f.detail) or 'no detail'}</li>" for f in failures(cell)

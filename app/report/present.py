@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ecoready.domain.blame import Outcome
 from ecoready.domain.model import UNAME_MACHINE, CellResult, PlatformFitness, Stage, Status
 from ecoready.domain.packaging import Packaging, PackagingVerdict
 
@@ -62,6 +63,23 @@ def took_text(cell: CellResult, compact: bool = False) -> str:
     return f"{rest:.1f}s+{bench.seconds:.0f}s" if compact else f"{rest:.1f}s + bench {bench.seconds:.1f}s"
 
 
+# the stages that run the image's programs: a cell that reached none of them has no result
+# from emulation, whatever host it was meant for
+_RUNS = frozenset({Stage.START, Stage.SMOKE, Stage.BENCH})
+
+
+def shows_emulated(cell: CellResult) -> bool:
+    """Whether the cell's result came from emulation: emulated, and it ran something (a cell
+    stopped at its image or its package never ran, so it carries no mark)."""
+    if not cell.emulated or cell.status in (Status.MISSING, Status.SKIPPED, Status.PENDING):
+        return False
+    if cell.status is Status.RUNNING:
+        return cell.stage in _RUNS
+    if not cell.stages:  # a report without its stages: a judged status was run
+        return cell.status is not Status.ERROR
+    return any(s.stage in _RUNS and s.outcome is not Outcome.SKIP for s in cell.stages)
+
+
 def cell_text(cell: CellResult, width: int = 28) -> str:
     """`✔ ready 4.1s`, `✘ broken: exec format error`, `▶ start` ... plus the emulated mark."""
     glyph = GLYPH[cell.status]
@@ -76,9 +94,10 @@ def cell_text(cell: CellResult, width: int = 28) -> str:
     else:
         words = f"{cell.status.value}: {cell.detail}" if cell.detail else cell.status.value
     text = f"{glyph} {words}"
-    if cell.emulated:
-        text = f"{text} {EMULATED_MARK}"
-    return text if len(text) <= width else text[: width - 1] + "…"
+    mark = f" {EMULATED_MARK}" if shows_emulated(cell) else ""
+    if len(text) + len(mark) > width:  # cut the words, never the mark
+        text = text[: max(width - len(mark) - 1, 1)] + "…"
+    return text + mark
 
 
 def platform_text(p: PlatformFitness, width: int = 28) -> str:

@@ -141,9 +141,22 @@ def _service(name: str, raw: object, project: str) -> Service:
         entrypoint=_argv(spec.get("entrypoint"), "entrypoint", notes),
         healthcheck=_healthcheck(spec.get("healthcheck"), notes),
         ports=_ports(spec.get("ports"), spec.get("expose"), notes),
+        restart=_restart(spec, notes),
         built=built,
         notes=tuple(notes),
     )
+
+
+def _restart(spec: Mapping[str, Any], notes: list[str]) -> str:
+    """`restart:`, or the swarm form `deploy.restart_policy.condition` (any -> always)."""
+    if "restart" in spec:
+        return _text(spec.get("restart"), "restart", notes)
+    deploy = spec.get("deploy")
+    policy = deploy.get("restart_policy") if isinstance(deploy, dict) else None
+    condition = policy.get("condition") if isinstance(policy, dict) else None
+    if isinstance(condition, str):
+        return "always" if condition == "any" else condition
+    return ""
 
 
 def _scalar(value: object) -> str | None:

@@ -90,3 +90,15 @@ def known(reference: str) -> Known | None:
         part = OPERATOR_TAGS.get(tag.rsplit("-", 1)[-1]) if "-" in tag else None
         found = KNOWN.get(part) if part else None
     return found
+
+
+# Images whose entrypoint reads a password from a file named by `<VARIABLE>_FILE` (the
+# official images' convention): the repository's last name part -> those variables. ecoready
+# gives passwords only as files, so init writes `<VARIABLE>_FILE = "{password_file}"`.
+FILE_SECRETS: Mapping[str, frozenset[str]] = {
+    "wordpress": frozenset({"WORDPRESS_DB_PASSWORD"}),
+    "nextcloud": frozenset({"MYSQL_PASSWORD"}),
+}
+
+# `restart:` policies that keep a container up: the service is a daemon, not a job
+DAEMON_RESTARTS = frozenset({"always", "unless-stopped"})

@@ -266,7 +266,7 @@ def test_the_images_table_is_inert_and_the_json_complete() -> None:
         ),
         registries=(RegistryStatus("r", requests=3, limit=100, remaining=97, window_s=21600, source="ip"),),
     )
-    table = render_table(report)
+    table = render_table(report, 200)  # wide: every column (test_table_widths: narrow)
     assert "\x1b" not in table and "\x07" not in table
     rows = [line.split() for line in table.splitlines()]
     assert ["db", "amd64", "available", "1.2", "MiB", "sha256:bbbbbbbbbbbb", "index"] in rows

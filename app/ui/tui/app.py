@@ -56,6 +56,9 @@ SPIN_PER_SECOND = 2
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
+TALL = 40  # rows from which the lines around the grid may take more of the screen
+
+
 class EcoreadyApp(App[int]):
     TITLE = "ecoready"
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
@@ -117,6 +120,7 @@ class EcoreadyApp(App[int]):
         self._quitting = False
         self._session_closed = False
         self.saved: list[str] = []  # the files written from the app (exports), for the exit line
+        self.saved_json = False  # one of them is the JSON (else the JSON is kept on exit too)
 
     def compose(self) -> ComposeResult:
         # Kept by reference: `query_one` looks at the screen in front, which may be a view.
@@ -136,6 +140,7 @@ class EcoreadyApp(App[int]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self._use_height(self.size.height)
         self.header.show(self.report, self.matrix.title, self.size.width)
         self.set_interval(FLUSH_SECONDS, self.flush)
         catch_stop_signals(asyncio.get_running_loop(), self._stop_signal)
@@ -305,8 +310,16 @@ class EcoreadyApp(App[int]):
             line.show(self.progress.text(self.view, self._notice, self.row_filter.describe()))
 
     def on_resize(self, event: Resize) -> None:
+        self._use_height(event.size.height)
         if self._rows_built and event.size.width != self._built_width:
             self._rebuild = True
+
+    def _use_height(self, height: int) -> None:
+        """A tall terminal gives the verdict and reason lines room to say all (a short one
+        keeps them to a few lines: the grid comes first)."""
+        tall = height >= TALL
+        self.verdicts.styles.max_height = 10 if tall else 4
+        self.reason.styles.max_height = 8 if tall else 4
 
     def cell_text(self, component: str, arch: str) -> str:
         """The text a cell shows now (for tests and screen readers)."""
@@ -418,6 +431,8 @@ class EcoreadyApp(App[int]):
         def done(result: Exported | None) -> None:
             if result is not None:
                 self.saved.append(str(result.path))
+                if result.module == "json":
+                    self.saved_json = True
                 self.notify(inert(f"wrote {result.path} ({result.format})"), title="exported", markup=False)
 
         self.push_screen(ExportScreen(self.report), done)
@@ -494,7 +509,7 @@ class EcoreadyApp(App[int]):
 def run_app(matrix: Matrix, options: RunOptions, theme: str | None = None) -> int:
     app = EcoreadyApp(matrix, options, theme=theme)
     code = app.run()
-    say_on_exit(app.report, app.saved)
+    say_on_exit(app.report, app.saved, app.saved_json)
     return code if isinstance(code, int) else 0
 
 
