@@ -82,6 +82,7 @@ class Cause(str, enum.Enum):
     ENGINE_UNREACHABLE = "engine-unreachable"  # the cell's engine could not be reached
     HOST_LOST = "host-lost"  # the cell's engine stopped answering mid-run
     ENGINE_REFUSED = "engine-refused"  # the engine refused a call
+    ENGINE_STUCK = "engine-stuck"  # the engine sent nothing back to a short call for its whole timeout
     REGISTRY = "registry"  # a registry unreachable, not answering, refusing us, rate-limiting us
     CREDENTIALS = "credentials"  # the registry credentials configured cannot be read
     PULL_STALLED = "pull-stalled"  # a pull made no progress
@@ -133,6 +134,7 @@ CAUSES: Mapping[Cause, CauseFacts] = {
     Cause.ENGINE_UNREACHABLE: CauseFacts(_TOOL, Status.ERROR),
     Cause.HOST_LOST: CauseFacts(_TOOL, Status.ERROR),
     Cause.ENGINE_REFUSED: CauseFacts(_TOOL, Status.ERROR),
+    Cause.ENGINE_STUCK: CauseFacts(_TOOL, Status.ERROR),
     Cause.REGISTRY: CauseFacts(_TOOL, Status.ERROR, "{subject}"),
     Cause.CREDENTIALS: CauseFacts(_TOOL, Status.ERROR),
     Cause.PULL_STALLED: CauseFacts(_TOOL, Status.ERROR),

@@ -22,6 +22,7 @@ import docker.tls
 import requests.exceptions
 import urllib3.exceptions
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.errors import DeadlineExceeded, DockerUnavailable, EngineError, EnvironmentProblem
 from ecoready.domain.model import TlsFiles
 from ecoready.engine.discovery import EngineAddress, find_engine, kind_of_url
@@ -158,7 +159,8 @@ class Sdk:
             # meant to be short (a long one goes through `streams`, bounded by its deadline)
             raise DeadlineExceeded(
                 f"{doing}: the engine at {self.url} sent nothing for {CONTROL_TIMEOUT:.0f} s "
-                f"({type(exc).__name__}): it is busy or stuck"
+                f"({type(exc).__name__}): it is busy or stuck",
+                cause=Cause.ENGINE_STUCK,
             ) from None
         except docker.errors.APIError as exc:
             if _unavailable(exc):

@@ -237,6 +237,7 @@ _REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
     Cause.ENGINE_UNREACHABLE: _tool,
     Cause.HOST_LOST: _tool,
     Cause.ENGINE_REFUSED: _tool,
+    Cause.ENGINE_STUCK: _tool,
     Cause.REGISTRY: _registry,
     Cause.CREDENTIALS: _tool,
     Cause.PULL_STALLED: _tool,
@@ -313,6 +314,10 @@ _REMEDIES: Mapping[Cause, tuple[str, ...]] = {
     Cause.ENGINE_UNREACHABLE: (ENGINE_REMEDY,),
     Cause.HOST_LOST: (ENGINE_REMEDY,),
     Cause.ENGINE_REFUSED: ("the engine refused a call: see the detail for its answer, fix the cause, then re-run",),
+    Cause.ENGINE_STUCK: (
+        "the engine was too busy to answer (not the component's fault): let it settle, "
+        "or run fewer cells at once (`--concurrency`), then re-run the cell",
+    ),
     Cause.REGISTRY: (REGISTRY_REMEDY,),
     Cause.CREDENTIALS: ("fix the registry credentials ecoready reads (the docker config or its helper), then re-run",),
     Cause.PULL_STALLED: ("the pull made no progress: check the network to the registry, then re-run the cell",),

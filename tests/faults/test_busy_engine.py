@@ -141,3 +141,39 @@ def test_a_lab_build_step_on_a_busy_engine_finishes(tmp_path: Path) -> None:
     archive = asyncio.run(copy())
     assert time.monotonic() - start >= hold
     assert b"debian_version" in archive[:512]
+
+
+CELL_MATRIX = (
+    'profile = "smoke"\narches = ["amd64"]\n[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\n'
+    'image = "127.0.0.1:5000/lab/mariadb:10.11"\n'
+)
+
+
+def test_a_cell_on_a_busy_engine_finishes_or_says_which_step_ran_out(lab: Path, tmp_path: Path) -> None:
+    """Every container the run creates is answered late: under the call's timeout the cell
+    is still ready; past it the cell ends `error` (cause `engine-stuck`: the tool's
+    infrastructure, never the component nor its budget) naming the engine, and nothing of
+    the run is left."""
+    from tests.support.cli import docker_labelled, ecoready
+
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(CELL_MATRIX)
+    for hold, status in ((8.0, "ready"), (CONTROL_TIMEOUT + 10, "error")):
+        out = tmp_path / f"report-{hold:.0f}.json"
+        with slow_engine(tmp_path, hold=hold, what="containers/create") as engine:
+            result = ecoready(
+                "run", "--headless", "--matrix", str(matrix), "--json", str(out), env={"DOCKER_HOST": engine.url}
+            )
+            held = engine.held
+        assert held >= 1 and "Traceback" not in result.stderr
+        report = __import__("json").loads(out.read_text())
+        (cell,) = report["cells"]
+        assert cell["status"] == status, result.stderr[-2000:]
+        if status == "error":
+            assert result.returncode == 3
+            stage = next(s for s in cell["stages"] if s["outcome"] == "error")
+            assert stage["blame"]["cause"] == "engine-stuck", stage  # never the component's, nor its clock
+            assert "sent nothing for 30 s" in stage["detail"] and engine.url in stage["detail"], stage
+        else:
+            assert result.returncode == 0, result.stderr[-2000:]
+        assert docker_labelled(f"ecoready.run={report['run_id']}") == {"containers": [], "networks": [], "volumes": []}

@@ -72,6 +72,7 @@ MET: dict[Cause, tuple[Stage, str]] = {
     Cause.ENGINE_UNREACHABLE: (Stage.IMAGE, "host graviton: unreachable: did not answer"),
     Cause.HOST_LOST: (Stage.SMOKE, "docker daemon unavailable"),
     Cause.ENGINE_REFUSED: (Stage.START, "409 Conflict: the name is already in use"),
+    Cause.ENGINE_STUCK: (Stage.START, "a docker call: the engine at unix:///x.sock sent nothing for 30 s"),
     Cause.REGISTRY: (Stage.IMAGE, "unreachable (ConnectError: name not known)"),
     Cause.CREDENTIALS: (Stage.IMAGE, "the credential helper docker-credential-pass failed"),
     Cause.PULL_STALLED: (Stage.IMAGE, "no progress for 120 s pulling r.example/x@sha256:0000"),
