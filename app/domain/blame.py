@@ -83,6 +83,7 @@ class Cause(str, enum.Enum):
     HOST_LOST = "host-lost"  # the cell's engine stopped answering mid-run
     ENGINE_REFUSED = "engine-refused"  # the engine refused a call
     REGISTRY = "registry"  # a registry unreachable, not answering, refusing us, rate-limiting us
+    MIRROR_GAP = "mirror-gap"  # a registry mirror does not hold the image its upstream is asked for
     CREDENTIALS = "credentials"  # the registry credentials configured cannot be read
     PULL_STALLED = "pull-stalled"  # a pull made no progress
     BACKEND = "backend"  # the cell's backend could not be had (`behind` says why)
@@ -134,6 +135,7 @@ CAUSES: Mapping[Cause, CauseFacts] = {
     Cause.HOST_LOST: CauseFacts(_TOOL, Status.ERROR),
     Cause.ENGINE_REFUSED: CauseFacts(_TOOL, Status.ERROR),
     Cause.REGISTRY: CauseFacts(_TOOL, Status.ERROR, "{subject}"),
+    Cause.MIRROR_GAP: CauseFacts(_TOOL, Status.ERROR, "mirror {subject}"),
     Cause.CREDENTIALS: CauseFacts(_TOOL, Status.ERROR),
     Cause.PULL_STALLED: CauseFacts(_TOOL, Status.ERROR),
     Cause.BACKEND: CauseFacts(_TOOL, Status.ERROR, "backend {subject}"),

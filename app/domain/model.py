@@ -141,6 +141,7 @@ class ImageInfo:
     size: int | None = None
     found_as: str = ""  # how availability was found, e.g. "index", "single manifest"
     image_id: str = ""  # local image id once pulled
+    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
 
 
 class Verdict(str, enum.Enum):
@@ -168,6 +169,7 @@ class Availability:
     arches: tuple[str, ...] = ()  # what the reference publishes
     pull_reference: str = ""  # repo@digest to pull for this arch
     exists: bool = True  # False: the reference names no image at all (not even a tag)
+    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
 
 
 @dataclass(frozen=True)

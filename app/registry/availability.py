@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from ecoready.domain.errors import RegistryError
+from ecoready.domain.errors import MirrorGap, RegistryError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Verdict
 from ecoready.matrix.document import Matrix
 from ecoready.registry.client import RegistryClient
@@ -48,9 +48,11 @@ async def check_images(
         try:
             found = await client.resolve(component.image, arch)
         except RegistryError as exc:
-            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=str(exc))
-            count, _ = unchecked.get(exc.registry, (0, ""))
-            unchecked[exc.registry] = (count + 1, exc.reason)
+            mirror = exc.registry if isinstance(exc, MirrorGap) else ""
+            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=str(exc), mirror=mirror)
+            if not mirror:  # a mirror's gap is the image's, said on its row
+                count, _ = unchecked.get(exc.registry, (0, ""))
+                unchecked[exc.registry] = (count + 1, exc.reason)
         return ImageCheck(component.id, component.name, arch, found)
 
     checks = await asyncio.gather(*(one(c, a) for c, a in wanted))

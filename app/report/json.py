@@ -17,6 +17,7 @@ from ecoready.domain.model import (
     Check,
     ComponentOrigin,
     HostFacts,
+    ImageInfo,
     RegistryStatus,
     Report,
     StageResult,
@@ -90,6 +91,7 @@ LAYOUTS = {
     ),
     Report: Layout(optional=frozenset({"platforms", "migration", "title"})),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
+    ImageInfo: Layout(optional=frozenset({"mirror"})),  # reports before mirrors per registry
 }
 
 

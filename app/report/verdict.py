@@ -28,7 +28,8 @@ EMULATOR_REMEDY = (
 )
 NATIVE_REMEDY = "confirm on a native {arch} host (add it under [[hosts]]): emulation can fail where hardware runs"
 REGISTRY_REMEDY = (
-    "check the network, or set `[registry] mirror` to a registry that holds the images, "
+    "check the network, or set a mirror for that registry (`[registry.mirrors]` in the matrix, or "
+    "ECOREADY_REGISTRY_MIRRORS) that holds the images, "
     "or try the offline lab matrix (containers/lab.toml)"
 )
 ENGINE_REMEDY = "start the docker engine (or check the host's address), then re-run"
@@ -165,6 +166,11 @@ def _registry(w: Why) -> tuple[str, str]:
     return f"registry {registry}: {w.detail}", f"registry {registry} {_cut(w.detail.split(' (')[0], 32)}"
 
 
+def _mirror_gap(w: Why) -> tuple[str, str]:
+    mirror = w.blame.subject if w.blame else ""
+    return _with(f"mirror {mirror}", w.detail)[0], f"mirror {_cut(mirror, 32)} lacks it"
+
+
 def _backend(w: Why) -> tuple[str, str]:
     backend = w.blame.subject if w.blame else ""
     return _with(f"backend {backend}", w.detail)[0], f"backend {backend} failed"
@@ -207,6 +213,7 @@ _REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
     Cause.HOST_LOST: _tool,
     Cause.ENGINE_REFUSED: _tool,
     Cause.REGISTRY: _registry,
+    Cause.MIRROR_GAP: _mirror_gap,
     Cause.CREDENTIALS: _tool,
     Cause.PULL_STALLED: _tool,
     Cause.BACKEND: _backend,
@@ -281,6 +288,11 @@ _REMEDIES: Mapping[Cause, tuple[str, ...]] = {
     Cause.HOST_LOST: (ENGINE_REMEDY,),
     Cause.ENGINE_REFUSED: ("the engine refused a call: see the detail for its answer, fix the cause, then re-run",),
     Cause.REGISTRY: (REGISTRY_REMEDY,),
+    Cause.MIRROR_GAP: (
+        "the mirror {subject} lacks the image, not its publisher: copy it into the mirror (or let the mirror "
+        "proxy its upstream), or set `[registry] fallback = true` (ECOREADY_REGISTRY_FALLBACK=true) to ask "
+        "the upstream registry when the mirror lacks an image",
+    ),
     Cause.CREDENTIALS: ("fix the registry credentials ecoready reads (the docker config or its helper), then re-run",),
     Cause.PULL_STALLED: ("the pull made no progress: check the network to the registry, then re-run the cell",),
     Cause.BACKEND: ("fix the backend {subject} first ({behind}), then re-run this cell",),

@@ -447,7 +447,7 @@ class Runner:
                     raise
                 except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
                     raise BackendFailed(str(exc), subject=cell.backend.id, behind=exc.cause) from None
-            return f"{info.found_as} {info.digest[:19]}"
+            return f"{info.found_as} {info.digest[:19]}" + (f" via mirror {info.mirror}" if info.mirror else "")
         if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
             info = await ctx.run.images.ensure(cell.component.image, cell.arch)
             programs = KINDS[cell.component.probe].programs

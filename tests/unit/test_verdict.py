@@ -119,7 +119,7 @@ def test_an_offline_upstream_run_says_each_registry_once_with_the_way_out() -> N
         "registry container-registry.oracle.com",
         "registry docker.io",
     ]
-    assert "4 cells not checked; way out: check the network, or set `[registry] mirror`" in lines[1]
+    assert "4 cells not checked; way out: check the network, or set a mirror for that registry" in lines[1]
     assert "try the offline lab matrix (containers/lab.toml)" in lines[1]
     assert advice_to_list(report) == []  # no cell repeats it
     summary = render_summary(report)
