@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from ecoready.domain.model import Component, Host, Profile
 from ecoready.matrix.bench_settings import SysbenchConfig
 
-
 EVERY_REGISTRY = "*"  # the upstream key of a mirror of every registry without one of its own
 
 

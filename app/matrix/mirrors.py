@@ -43,7 +43,7 @@ def parse_mirror(upstream: str, value: str) -> Mirror:
     if not text or any(ch.isspace() for ch in text):
         raise ValueError("must be host[:port][/prefix] (one word)")
     host, _, prefix = text.partition("/")
-    if not host or "@" in text or any(part == "" for part in prefix.split("/")) and prefix:
+    if not host or "@" in text or (any(part == "" for part in prefix.split("/")) and prefix):
         raise ValueError("must be host[:port][/prefix]")
     if prefix and prefix != prefix.lower():
         raise ValueError("a repository prefix is lower case (the distribution spec's grammar)")

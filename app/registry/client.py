@@ -38,8 +38,7 @@ import httpx
 
 from ecoready.domain.errors import MirrorGap, RegistryError
 from ecoready.domain.model import Availability, RegistryStatus, Verdict
-from ecoready.matrix.document import RegistrySettings
-from ecoready.matrix.document import Mirror
+from ecoready.matrix.document import Mirror, RegistrySettings
 from ecoready.matrix.mirrors import upstream_name
 from ecoready.registry.cache import DiskCache, default_dir, digest_of, matches
 from ecoready.registry.manifests import (

@@ -86,7 +86,12 @@ MET: dict[Cause, tuple[Stage, str]] = {
     Cause.INTERNAL: (Stage.SMOKE, "internal error: KeyError: 'x'"),
     Cause.NOT_APPLICABLE: (Stage.BENCH, "no bench in this profile"),
 }
-SUBJECTS = {Cause.REGISTRY: "docker.io", Cause.MIRROR_GAP: "mirror.local:5000/hub", Cause.BACKEND: "mysql-8.4", Cause.CHECK_FAILED: "crud"}
+SUBJECTS = {
+    Cause.REGISTRY: "docker.io",
+    Cause.MIRROR_GAP: "mirror.local:5000/hub",
+    Cause.BACKEND: "mysql-8.4",
+    Cause.CHECK_FAILED: "crud",
+}
 FIXES = {Cause.NO_HOST: "register qemu-aarch64 or add a native arm64 host", Cause.EMULATOR: "register qemu >= 8"}
 
 

@@ -44,7 +44,8 @@ def test_output_matches_the_checked_expected_file(name: str, ext: str) -> None:
 @pytest.mark.parametrize("name", LAB_REPORTS)
 def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
     """These were recorded before stages carried their blame (and images their mirror):
-    written again, each is its file with every stage's blame (and an empty mirror) added (report/legacy.py reads it from the wording) and
+    written again, each is its file with every stage's blame (and an empty mirror) added
+    (report/legacy.py reads it from the wording) and
     its detail without the words its cause now says; read again, it is the same report."""
     original = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
     text = json_report.render(lab_report(name))
