@@ -316,6 +316,16 @@ class AuditResult:
     cached: bool = False  # read from the audit cache: nothing read from the image
 
 
+class Verification(str, enum.Enum):
+    """How far a probe kind has been checked against the software it probes."""
+
+    LAB = "lab"  # verified here against the real software (the lab's images, built to the upstream contracts)
+    CONTRACT = "contract"  # written from the image's documented contract only: never run against it here
+
+
+CONTRACT_CAVEAT = "this probe has not been verified against the real image; the failure may be ecoready's"
+
+
 @dataclass(frozen=True)
 class CellResult:
     id: str  # "component/arch"
@@ -337,6 +347,8 @@ class CellResult:
     bench: BenchResult | None = None
     packaging: Packaging | None = None  # driver rows: the driver's package for this arch
     audit: AuditResult | None = None
+    # the probe's verification (app/matrix/kinds.py); None in reports written before it was said
+    verification: Verification | None = None
 
     @property
     def queued(self) -> bool:

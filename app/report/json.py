@@ -70,7 +70,7 @@ LAYOUTS = {
             *("started_at", "finished_at", "image", "audit", "stages", "bench", "log_tail"),
         ),
         skip=frozenset({"stage"}),  # only while a run is under way
-        optional=frozenset({"audit", "packaging"}),  # added after schema 1 was first written
+        optional=frozenset({"audit", "packaging", "verification"}),  # added after schema 1 was first written
     ),
     Check: Layout(first=("name", "outcome", "seconds", "detail")),
     # blames were added after schema 1 was first written: older reports get theirs from wording

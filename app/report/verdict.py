@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ecoready.domain.blame import Blame, Cause, Party, said
-from ecoready.domain.model import CellResult, Outcome, Report, Stage, StageResult, Status
+from ecoready.domain.model import CONTRACT_CAVEAT, CellResult, Outcome, Report, Stage, StageResult, Status, Verification
 from ecoready.domain.state import deciding
 from ecoready.report.migration import Action, Step, plan_steps
 from ecoready.report.order import arches_of, grid_rows
@@ -59,6 +59,7 @@ class Advice:
     reason: str
     short: str
     remedy: str
+    unverified: bool = False  # a contract-only probe blamed the component: the reason says so
 
 
 @dataclass(frozen=True)
@@ -335,8 +336,25 @@ def advice_for(report: Report, cell_id: str) -> Advice | None:
 def _advice(report: Report, cell: CellResult, step: Step | None) -> Advice:
     reason, short = cell_reason(cell)
     searched = any((s.component, s.arch) == (cell.component, cell.arch) for s in report.migration.searches)
-    remedy = _remedy(why(cell), step, searched)
-    return Advice(cell.id, cell.component, cell.arch, cell.status, cell.emulated, reason, short, remedy)
+    said_ = why(cell)
+    remedy = _remedy(said_, step, searched)
+    unverified = probe_unverified(said_)
+    if unverified:
+        reason = f"{reason}; {CONTRACT_CAVEAT}"
+    return Advice(cell.id, cell.component, cell.arch, cell.status, cell.emulated, reason, short, remedy, unverified)
+
+
+# The stages a probe runs: a verdict decided there is the probe's word on the component.
+_PROBED = (Stage.START, Stage.SMOKE, Stage.BENCH)
+
+
+def probe_unverified(w: Why) -> bool:
+    """A cell whose component was blamed (or timed out) by what its probe ran, when that
+    probe was written from the image's documented contract only: the failure may be the
+    probe's (ecoready's), and every view says so."""
+    if w.cell.verification is not Verification.CONTRACT or w.blame is None or w.stage is None:
+        return False
+    return w.stage.stage in _PROBED and w.blame.facts.party in (Party.COMPONENT, Party.CLOCK)
 
 
 def advice_by_cell(report: Report) -> dict[str, Advice]:

@@ -49,7 +49,7 @@ from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.platform import WIDEST_CPU
-from ecoready.matrix.kinds import KINDS
+from ecoready.matrix.kinds import KINDS, verification
 from ecoready.plan.cells import CellPlan, Plan
 from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_first
 from ecoready.probe_api.context import ProbeContext
@@ -139,6 +139,7 @@ class Runner:
                 arch=c.arch,
                 host=c.host,
                 emulated=c.emulated,
+                verification=verification(KINDS[c.component.probe], c.component.options),
             )
             for c in self.plan.cells
         )
