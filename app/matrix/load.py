@@ -58,6 +58,14 @@ def decode(file: str, data: bytes) -> str:
         raise ConfigError([Problem(file, line, col, "not valid UTF-8")]) from None
 
 
+SHIPPED = "default_matrix.toml"  # the default matrix inside the package: the repository's matrix.toml
+
+
+def shipped_matrix() -> Path:
+    """The default matrix shipped with ecoready (a file of the installed package)."""
+    return Path(__file__).with_name(SHIPPED)
+
+
 def load(path: str | Path, environ: Mapping[str, str] | None = None) -> Matrix:
     """The matrix file as this environment sees it (registry mirrors set for CI:
     `matrix/mirrors.py`)."""
