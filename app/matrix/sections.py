@@ -78,7 +78,7 @@ FREE_TEXT_OPTIONS = frozenset({"password"})
 SYSBENCH_PROFILE_TABLES = ("quick", "full", "emulated")
 
 
-SYSBENCH_KEYS = ("image", *KNOBS, *SYSBENCH_PROFILE_TABLES)
+SYSBENCH_KEYS = ("image", "base", *KNOBS, *SYSBENCH_PROFILE_TABLES)
 
 
 def sysbench_section(data: dict[str, Any], c: Checker) -> SysbenchConfig:
@@ -90,6 +90,7 @@ def sysbench_section(data: dict[str, Any], c: Checker) -> SysbenchConfig:
     path: tuple[str | int, ...] = ("sysbench",)
     c.keys(raw, path, SYSBENCH_KEYS)
     image = c.typed(raw, path, "image", str, check=_image_check)
+    base = c.typed(raw, path, "base", str, check=_image_check)
     tables: dict[str, BenchOverrides] = {}
     for name in SYSBENCH_PROFILE_TABLES:
         sub = c.typed(raw, path, name, dict)
@@ -98,6 +99,7 @@ def sysbench_section(data: dict[str, Any], c: Checker) -> SysbenchConfig:
             tables[name] = _bench_knobs(sub, (*path, name), c)
     return SysbenchConfig(
         image=image or SysbenchConfig.image,
+        base=base or SysbenchConfig.base,
         common=_bench_knobs(raw, path, c),
         **tables,
     )
