@@ -3,8 +3,8 @@
 `KINDS` says, for each kind: how far it was verified (`verified`: `lab`, run here against
 the real software in the lab's images, or `contract`, written from the image's documented
 contract only: shared/reference/image-contracts.md; `contract_when` names option values
-that take a lab-verified kind off the path the lab ran), the module that implements it (`ecoready.probes.<kind>`,
-imported only when a run needs it), whether it needs a backend server, whether it can be
+that take a lab-verified kind off the path the lab ran: MySQL Shell), the module that
+implements it (`ecoready.probes.<kind>`, imported only when a run needs it), whether it needs a backend server, whether it can be
 one, whether it is benchmarked, the options it accepts in `[components.options]`, and its
 main programs (what the build audit reads in the image). The
 matrix loader and the planner read it; `ecoready validate` never imports a probe.
@@ -29,8 +29,8 @@ class ProbeKind:
     # Verified against the real software here (the lab), or written from the image's
     # documented contract only; every kind says (tests/unit/test_default_matrix.py).
     verified: Verification | None = None
-    # option -> values with which the probe runs what the lab never ran (the Percona
-    # flavor of the server probe, MySQL Shell): contract-only then, whatever `verified` says
+    # option -> values with which the probe runs what the lab never ran (MySQL Shell, in
+    # no Debian suite): contract-only then, whatever `verified` says
     contract_when: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     needs_backend: bool = False
     serves_sql: bool = False  # other components may name it as their backend
@@ -114,8 +114,7 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind(
             "server",
             "ecoready.probes.server",
-            verified=LAB,  # MariaDB 10.11 / 11.8 and MySQL 9.7 of the lab
-            contract_when={"flavor": ("percona",)},
+            verified=LAB,  # MariaDB and MySQL 9.7 of the lab; the Percona flavor's path on the lab's MariaDB
             serves_sql=True,
             benchmarks=True,
             options=_SERVER_OPTIONS,
@@ -153,7 +152,6 @@ KINDS: Mapping[str, ProbeKind] = {
             "galera",
             "ecoready.probes.galera",
             verified=LAB,
-            contract_when={"flavor": ("percona", "mysql")},
             serves_sql=True,
             options=_FLAVOR,
             choices=_FLAVOR_CHOICES,
@@ -167,7 +165,6 @@ KINDS: Mapping[str, ProbeKind] = {
             "replication",
             "ecoready.probes.replication",
             verified=LAB,  # both dialects: MariaDB's and MySQL 9.7's
-            contract_when={"flavor": ("percona",)},
             serves_sql=True,
             options={"flavor": str, "args": list},
             choices=_FLAVOR_CHOICES,

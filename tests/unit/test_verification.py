@@ -34,8 +34,7 @@ def test_every_probe_kind_states_its_verification() -> None:
     # what the lab cannot run is contract-only (design.md, "Testing")
     for name in ("proxysql", "maxscale", "pmm", "pxc", "xtrabackup"):
         assert KINDS[name].verified is Verification.CONTRACT, name
-    assert verification(KINDS["server"], {"flavor": "percona"}) is Verification.CONTRACT
-    assert verification(KINDS["server"], {"flavor": "mariadb"}) is Verification.LAB
+    assert verification(KINDS["shell"], {"client": "mariadb"}) is Verification.LAB
     assert verification(KINDS["shell"], {"client": "mysqlsh"}) is Verification.CONTRACT
 
 
@@ -102,11 +101,11 @@ def test_the_run_says_each_cells_verification_from_its_row() -> None:
     from tests.support.fake_host import cell, component, plan, rig
 
     server = component("db", "server", "mysql:8.4")
-    percona = component("ps", "server", "percona/percona-server:8.4", options={"flavor": "percona"})
+    percona = component("sh", "shell", "mysql:8.4", options={"client": "mysqlsh"})
     proxy = component("px", "proxysql", "proxysql/proxysql:3.0.2")
-    cells = [cell(server), cell(percona), cell(proxy, server)]
+    cells = [cell(server), cell(percona, server), cell(proxy, server)]
     started = Runner(plan(cells), rig().run).planned()
     said = {p.component: p.verification for p in started.cells}
-    assert said == {"db": Verification.LAB, "ps": Verification.CONTRACT, "px": Verification.CONTRACT}
+    assert said == {"db": Verification.LAB, "sh": Verification.CONTRACT, "px": Verification.CONTRACT}
     report = fold([started])
     assert {c.component: c.verification for c in report.cells.values()} == said
