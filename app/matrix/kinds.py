@@ -4,10 +4,11 @@
 the real software in the lab's images, or `contract`, written from the image's documented
 contract only: shared/reference/image-contracts.md; `contract_when` names option values
 that take a lab-verified kind off the path the lab ran: MySQL Shell), the module that
-implements it (`ecoready.probes.<kind>`, imported only when a run needs it), whether it needs a backend server, whether it can be
-one, whether it is benchmarked, the options it accepts in `[components.options]`, and its
-main programs (what the build audit reads in the image). The
-matrix loader and the planner read it; `ecoready validate` never imports a probe.
+implements it (`ecoready.probes.<kind>`, imported only when a run needs it), whether it
+needs a backend server, whether it can be one, whether it is benchmarked, the options it
+accepts in `[components.options]`, and its main programs (what the build audit reads in
+the image). The matrix loader and the planner read it; `ecoready validate` never imports
+a probe.
 """
 
 from __future__ import annotations
