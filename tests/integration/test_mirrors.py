@@ -191,3 +191,22 @@ def test_the_old_single_mirror_still_serves_every_registry(registries: Registrie
     assert code == 0, report
     assert {c["mirror"] for c in report["checks"]} == {f"{host}/up"}
     assert {c["reference"] for c in report["checks"]} == {"ghcr.io/acme/app:1"}
+
+
+@pytest.mark.docker
+def test_a_runs_cell_whose_mirror_lacks_its_image_is_an_error_naming_the_mirror(
+    registries: Registries, tmp_path: Path, no_leaks: None
+) -> None:
+    host = registries.mirror.host
+    path = matrix(tmp_path, f'arches = ["amd64"]\n[registry.mirrors]\n"docker.io" = "{host}/nowhere"\n', "mysql:8.4")
+    md = tmp_path / "r.md"
+    args = ("run", "--headless", "--matrix", str(path), "--json", "-", "--md", str(md))
+    result = ecoready(*args, env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert result.returncode == 3, result.stderr
+    (cell,) = json.loads(result.stdout)["cells"]
+    assert cell["status"] == "error"  # the mirror's gap, never the component's `missing`
+    (stage,) = cell["stages"]
+    assert stage["blame"]["cause"] == "mirror-gap" and stage["blame"]["subject"] == f"{host}/nowhere"
+    assert f"{host}/nowhere/library/mysql:8.4: repository not found" in stage["detail"]
+    said = md.read_text()
+    assert f"mirror {host}/nowhere" in said and "copy it into the mirror" in said
