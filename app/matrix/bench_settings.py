@@ -26,6 +26,7 @@ ACCESS_PATTERNS: tuple[str, ...] = ("uniform", "zipfian")
 # local image (app/probe_api/tool_images.py). `[sysbench] base` names another Debian base.
 DEFAULT_IMAGE = ""  # "": derived from SYSBENCH_BASE
 SYSBENCH_BASE = "debian:trixie-slim"
+DERIVE_S = 240.0  # seconds, native, for deriving it (apt-get update and install): the first run's only
 DEFAULT_ZIPF_EXP = 0.8
 MAX_THREADS = 1024
 

@@ -15,6 +15,7 @@ import asyncio
 from ecoready.domain.blame import Cause
 from ecoready.domain.errors import DeadlineExceeded, EcoreadyError, InfraError
 from ecoready.domain.text import one_line
+from ecoready.matrix.bench_settings import DERIVE_S
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.install_cache import TRUST_ENV, InstallJob, cache_key, install_once
 
@@ -24,7 +25,6 @@ SYSBENCH_SCRIPT = (
     "apt-get update -qq; apt-get install -y -qq --no-install-recommends sysbench >/dev/null; "
     "rm -rf /var/lib/apt/lists/*; sysbench --version"
 )
-DERIVE_LIMIT = 600.0  # seconds, native: apt-get update and install (scaled under emulation)
 
 
 async def derived_sysbench(ctx: ProbeContext, base: str) -> str:
@@ -51,7 +51,7 @@ async def derived_sysbench(ctx: ProbeContext, base: str) -> str:
             env={**TRUST_ENV, **ctx.extra_env},
             name=ctx._name("sysbench-installer"),
             run_labels=ctx.labels("sysbench-installer"),
-            timeout=ctx.scaled(DERIVE_LIMIT),
+            timeout=ctx.scaled(DERIVE_S),  # within the stage's budget (plan/cells.bench_budget)
             cache="tool",
         )
         try:

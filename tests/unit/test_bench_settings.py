@@ -237,3 +237,15 @@ def test_the_sysbench_image_is_derived_unless_named_and_images_checks_it() -> No
     settings = settings_for(Profile.QUICK, derived.sysbench, emulated=False)
     assert settings is not None and settings.base == "debian:bookworm-slim"
     assert settings.tool_image == "sysbench on debian:bookworm-slim"
+
+
+def test_a_derived_sysbench_image_has_time_to_be_made_in_the_bench_budget() -> None:
+    from dataclasses import replace
+
+    from ecoready.matrix.bench_settings import DERIVE_S
+
+    derived = settings_for(Profile.QUICK, SysbenchConfig(), emulated=False)
+    assert derived is not None and derived.image == ""
+    named = replace(derived, image="r.example/sysbench:1")
+    for emulated, factor in ((False, 1.0), (True, EMULATION_FACTOR)):
+        assert bench_budget(derived, emulated) - bench_budget(named, emulated) == DERIVE_S * factor
