@@ -38,7 +38,8 @@ def default_matrix() -> str:
     shipped = shipped_matrix()
     eprint(
         f"ecoready: no {DEFAULT_MATRIX} here: using the default matrix shipped with ecoready ({shipped}); "
-        "`ecoready init --from compose.yml` (or --from-host, --images) writes one for your stack"
+        "`ecoready init --from compose.yml` (or --from-host, --images) writes one for your stack, "
+        "`ecoready init --default` this one to edit"
     )
     return str(shipped)
 

@@ -51,3 +51,16 @@ def test_sysbench_is_derived_from_a_public_base() -> None:
 def test_the_package_ships_the_repositorys_matrix() -> None:
     shipped = shipped_matrix()
     assert shipped.read_bytes() == MATRIX.read_bytes(), f"copy matrix.toml to {shipped.relative_to(ROOT)}"
+
+
+def test_init_default_writes_the_shipped_matrix(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("ecoready")
+    result = subprocess.run([str(exe), "init", "--default"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "matrix.toml").read_bytes() == MATRIX.read_bytes()
+    assert "wrote matrix.toml: the default matrix shipped with ecoready (20 components)" in result.stderr
+    again = subprocess.run([str(exe), "init", "--default"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "matrix.toml exists: add --force" in again.stderr
