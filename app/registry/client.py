@@ -364,7 +364,10 @@ class RegistryClient:
         return replace(found, mirror=mirror.name, detail=f"{found.detail} (as the mirror {mirror.name} serves it)")
 
     async def _fell_back(self, upstream: ImageRef, reference: str, arch: str, mirror: Mirror, why: str) -> Availability:
-        found = await self._resolve(upstream, reference, arch)
+        try:
+            found = await self._resolve(upstream, reference, arch)
+        except RegistryError as exc:  # neither answers: both said
+            raise RegistryError(exc.registry, f"{exc.reason} (asked because the mirror {mirror.name}: {why})") from None
         note = f"the mirror {mirror.name} was passed by: {why}; asked {upstream.registry}"
         return replace(found, detail=f"{found.detail}; {note}" if found.detail else note)
 

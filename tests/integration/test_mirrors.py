@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.blame import Cause
-from ecoready.domain.errors import MirrorGap
+from ecoready.domain.errors import MirrorGap, RegistryError
 from ecoready.domain.model import Verdict
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.matrix.document import Mirror
@@ -118,6 +118,16 @@ async def test_with_fallback_the_upstream_answers_what_the_mirror_lacks(registri
     assert one_arch.verdict is Verdict.AVAILABLE and one_arch.registry == up
     assert "it lacks arm64" in one_arch.detail
     assert served.mirror == f"{registries.mirror.host}/up"  # what the mirror holds still comes from it
+
+
+async def test_with_fallback_an_upstream_that_does_not_answer_is_an_error_saying_both(registries: Registries) -> None:
+    nowhere = "127.0.0.1:9"  # nothing listens: the upstream cannot be asked
+    async with client(Mirror(nowhere, registries.mirror.host, "up"), fallback=True) as c:
+        with pytest.raises(RegistryError) as caught:
+            await c.resolve(f"{nowhere}/acme/only-upstream:2", "amd64")
+    assert caught.value.registry == nowhere and not isinstance(caught.value, MirrorGap)
+    assert "unreachable" in caught.value.reason
+    assert f"(asked because the mirror {registries.mirror.host}/up: it lacks the image)" in caught.value.reason
 
 
 async def test_without_fallback_an_arch_the_mirror_lacks_says_it_is_the_mirrors_answer(
