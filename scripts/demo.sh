@@ -78,13 +78,17 @@ if [ "$built" -ne 0 ]; then
 fi
 tail -n 1 "$build_log" >&2
 
-"$ECOREADY" run --headless --matrix "$MATRIX" --arch "$other" --json "$OUT/demo-$other.json"
-answered $? "the $other run"
-"$ECOREADY" run --headless --matrix "$MATRIX" --arch "$native" --only "$gap_rows" --json "$OUT/demo-gaps.json"
-answered $? "the gap rows' $native run"
+# the rest runs quietly (its progress in a log): the merged grid below says it all once
+say "running the $other cells and the gap rows (progress: $OUT/demo-rest.log)"
+"$ECOREADY" run --headless --matrix "$MATRIX" --arch "$other" --json "$OUT/demo-$other.json" >"$OUT/demo-rest.log" 2>&1
+answered $? "the $other run (see $OUT/demo-rest.log)"
+"$ECOREADY" run --headless --matrix "$MATRIX" --arch "$native" --only "$gap_rows" --json "$OUT/demo-gaps.json" \
+    >>"$OUT/demo-rest.log" 2>&1
+answered $? "the gap rows' $native run (see $OUT/demo-rest.log)"
 
 "$ECOREADY" report --merge "$OUT/demo-$native.json" "$OUT/demo-$other.json" "$OUT/demo-gaps.json" \
     --json "$OUT/demo.json" --html "$OUT/demo.html"
 answered $? "merging the reports"
+say "all arches, merged:"
 "$ECOREADY" report "$OUT/demo.json"
 say "reports: $OUT/demo.json $OUT/demo.html"

@@ -7,10 +7,16 @@ AArch64 BTI/PAC bits, the x86 ISA level a build declares), the strings of `.comm
 table, which stripped programs keep, else from symbols). Every offset read from the file
 is checked against its size: a truncated or hostile file raises NotAProgram, never
 IndexError or struct.error.
+
+Linear in the file's size whatever its headers say: at most `MAX_PROGRAM_HEADERS` program
+headers and `MAX_SECTIONS` section headers are read (more is no program a compiler made:
+NotAProgram), code that sections or segments name twice (overlapping ranges) is handed out
+once, and symbol tables are read up to the file's size in all.
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -32,6 +38,8 @@ GNU_PROPERTY_X86_ISA_1_USED = 0xC0010002
 # e_machine -> the arch as Docker names it (64-bit ELF; 32-bit gets its own names below)
 MACHINES_64: Mapping[int, str] = {62: "amd64", 183: "arm64", 21: "ppc64le", 22: "s390x", 243: "riscv64", 258: "loong64"}
 MACHINES_32: Mapping[int, str] = {3: "386", 40: "arm", 8: "mips", 20: "ppc", 243: "riscv32"}
+MAX_PROGRAM_HEADERS = 256  # a linked program has about ten
+MAX_SECTIONS = 4096  # a linked program has tens (sections per function are merged by the linker)
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,10 @@ class Elf:
         else:
             fields = self._unpack("HHIIIIIHHHHHH", 16)
             self.type, self.machine, _, _, phoff, shoff, _, _, phentsize, phnum, shentsize, shnum, shstrndx = fields
+        if phnum > MAX_PROGRAM_HEADERS:
+            raise NotAProgram(f"{phnum} program headers: more than the {MAX_PROGRAM_HEADERS} the audit reads")
+        if shoff and shnum > MAX_SECTIONS:
+            raise NotAProgram(f"{shnum} section headers: more than the {MAX_SECTIONS} the audit reads")
         self.segments = tuple(self._segment(phoff + i * phentsize) for i in range(phnum))
         rows = [self._section(shoff + i * shentsize) for i in range(shnum)] if shoff else []
         names_at = rows[shstrndx][4] if 0 < shstrndx < len(rows) else None
@@ -132,16 +144,26 @@ class Elf:
 
     def code(self) -> Iterator[tuple[int, memoryview]]:
         """(address, bytes) of each executable section; of each executable segment when the
-        file has no section headers."""
+        file has no section headers. Each byte of the file at most once: a range that
+        overlaps one handed out already is cut to what is new (the sum is the file's size
+        at most, however many headers name the same bytes)."""
         found = [s for s in self.sections if s.type == SHT_PROGBITS and s.flags & SHF_EXECINSTR and s.size]
         if found:
             for section in found:
-                yield section.addr, self.bytes_of(section)
-            return
-        for segment in self.segments:
-            if segment.type == PT_LOAD and segment.flags & PF_X:
-                end = min(segment.offset + segment.filesz, len(self.data))
-                yield segment.vaddr, self.data[segment.offset : end]
+                self.bytes_of(section)  # a section past the end is a truncated file
+            ranges = [(s.offset, s.offset + s.size, s.addr) for s in found]
+        else:
+            ranges = [
+                (g.offset, min(g.offset + g.filesz, len(self.data)), g.vaddr)
+                for g in self.segments
+                if g.type == PT_LOAD and g.flags & PF_X and g.offset < len(self.data)
+            ]
+        covered = 0  # the file is handed out up to here, in offset order
+        for start, end, address in sorted(ranges):
+            begin = max(start, covered)
+            if begin < end:
+                yield address + (begin - start), self.data[begin:end]
+                covered = end
 
     @property
     def load_align(self) -> int:
@@ -192,12 +214,28 @@ class Elf:
         raw = bytes(self.bytes_of(section)[: 64 * 1024])
         return [s.decode("utf-8", "replace") for s in raw.split(b"\0") if s.strip()][:limit]
 
+    def _tables(self) -> Iterator[Section]:
+        """The symbol tables, each once, until their sizes add up to the file's."""
+        seen: set[tuple[int, int]] = set()
+        budget = len(self.data)
+        for table in self.sections:
+            if table.type not in (SHT_SYMTAB, SHT_DYNSYM) or (table.offset, table.size) in seen:
+                continue
+            seen.add((table.offset, table.size))
+            budget -= table.size
+            if budget < 0:
+                return
+            yield table
+
     def has_symbol(self, name: bytes) -> bool:
         """Whether a symbol table names `name` (exact, searched in the string tables)."""
         needle = b"\0" + name + b"\0"
-        for table in (s for s in self.sections if s.type in (SHT_SYMTAB, SHT_DYNSYM)):
-            if 0 < table.link < len(self.sections) and needle in self.bytes_of(self.sections[table.link]).tobytes():
-                return True
+        searched: set[int] = set()
+        for table in self._tables():
+            if 0 < table.link < len(self.sections) and table.link not in searched:
+                searched.add(table.link)
+                if _contains(self.bytes_of(self.sections[table.link]), needle):
+                    return True
         return False
 
     def function_starts(self) -> list[int]:
@@ -225,7 +263,7 @@ class Elf:
     def _symbol_starts(self) -> list[int]:
         size = 24 if self.bits == 64 else 16
         starts = []
-        for table in (s for s in self.sections if s.type in (SHT_SYMTAB, SHT_DYNSYM)):
+        for table in self._tables():
             raw = self.bytes_of(table)
             for at in range(0, len(raw) - size + 1, size):
                 if self.bits == 64:
@@ -238,6 +276,11 @@ class Elf:
 
 
 _ENCODED_SIZE = {0x00: 8, 0x02: 2, 0x03: 4, 0x04: 8, 0x0A: 2, 0x0B: 4, 0x0C: 8}
+
+
+def _contains(data: memoryview, needle: bytes) -> bool:
+    """`needle in data` without copying `data` (a regex searches a buffer in place)."""
+    return re.search(re.escape(needle), data) is not None
 
 
 def _round(value: int, align: int) -> int:

@@ -102,14 +102,23 @@ def _atomics(b: BinaryAudit, p: PlatformFitness | None) -> Finding:
         text = f"{name} uses LSE atomics inline: it needs an ARMv8.1 or later CPU (Neoverse N1, Graviton2 and newer)"
         return Finding(name, "lse-inline", Severity.NOTE, text)
     if b.lse == "outline":
+        # each outline helper holds its LSE instruction and its exclusive loop: loops beyond
+        # those are the program's own, inline (HAProxy's 128-bit LDXP/STXP), never LSE
+        own = b.llsc_count - b.lse_count
+        also = (
+            f"; it also holds {own} exclusive load/store loop{'s' if own != 1 else ''} of its own "
+            "(inline, such as 128-bit LDXP/STXP), which run as loops on every CPU"
+            if own > 0
+            else ""
+        )
         if lse is False:
             text = (
                 f"{name} picks LSE atomics at run time, {cpu} lacks them: it falls back to exclusive "
-                "load/store loops, slower under contention"
+                f"load/store loops, slower under contention{also}"
             )
             return Finding(name, "lse-outline", Severity.HAZARD, text)
         where = f"{cpu} has LSE: it uses them" if lse else "fast on ARMv8.1+ CPUs, still runs on ARMv8.0"
-        text = f"{name} picks LSE atomics at run time (outline atomics); {where}"
+        text = f"{name} picks LSE atomics at run time (outline atomics); {where}{also}"
         return Finding(name, "lse-outline", Severity.FINE, text)
     if not b.llsc_count:
         return Finding(name, "no-atomics", Severity.NOTE, f"{name} has no atomic read-modify-write of its own")
@@ -163,7 +172,15 @@ def _alignment(b: BinaryAudit, p: PlatformFitness | None) -> Finding:
 
 def _x86_level(b: BinaryAudit, p: PlatformFitness | None) -> Finding:
     name, needs, cpu = b.program, b.x86_needs, _cpu(p)
-    paths = f" (it has {b.x86_uses} paths it picks at run time)" if _rank(b.x86_uses) > _rank(needs) else ""
+    # instructions above the level needed sit in a few functions: a path chosen at run time
+    # (MariaDB's CRC-32C) or code that runs them unconditionally when reached (HAProxy's
+    # cmpxchg16b in ha_random64): the instructions alone do not tell which
+    paths = (
+        f" (it has {b.x86_uses} instructions in a few functions: paths chosen at run time, "
+        f"or code that needs {b.x86_uses} when it is reached)"
+        if _rank(b.x86_uses) > _rank(needs)
+        else ""
+    )
     offered = p.x86_level if p is not None else ""
     if offered and _rank(offered) < _rank(needs):
         fix = ": set QEMU_CPU=max or use a newer qemu" if p is not None and p.emulated else ""

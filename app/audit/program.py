@@ -4,6 +4,7 @@ its code holds (app/audit/arm64.py, app/audit/x86.py), as a `BinaryAudit`."""
 from __future__ import annotations
 
 import bisect
+import time
 from collections import Counter
 from dataclasses import replace
 
@@ -22,8 +23,30 @@ MAX_BUILD = 200
 OUTLINE_SYMBOL = b"__aarch64_have_lse_atomics"
 
 
-def audit_program(program: str, path: str, data: bytes) -> BinaryAudit:
-    """What `data` (the file found for `program` at `path`) is, without running it."""
+class _Clock:
+    """The audit's budget, looked at every so many instructions: past `deadline` (monotonic
+    seconds) the work stops, so an audit its stage gave up on frees its core."""
+
+    EVERY = 4096
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+        self.count = 0
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.count % self.EVERY == 0:
+            self.check()
+
+    def check(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise NotAProgram("not read to its end: the audit's time budget ran out")
+
+
+def audit_program(program: str, path: str, data: bytes, deadline: float | None = None) -> BinaryAudit:
+    """What `data` (the file found for `program` at `path`) is, without running it; the
+    work stops at `deadline` (time.monotonic()), the program then said as not read."""
+    clock = _Clock(deadline)
     try:
         elf = Elf(data)
         found = BinaryAudit(
@@ -36,9 +59,9 @@ def audit_program(program: str, path: str, data: bytes) -> BinaryAudit:
             build=build_notes(elf),
         )
         if elf.arch == "arm64":
-            return _arm64(elf, found)
+            return _arm64(elf, found, clock)
         if elf.arch == "amd64":
-            return _amd64(elf, found)
+            return _amd64(elf, found, clock)
         return found
     except NotAProgram as exc:
         return BinaryAudit(program=program, path=path, size=len(data), note=str(exc))
@@ -53,11 +76,13 @@ def build_notes(elf: Elf) -> str:
     return text if len(text) <= MAX_BUILD else text[: MAX_BUILD - 1] + "…"
 
 
-def _arm64(elf: Elf, found: BinaryAudit) -> BinaryAudit:
+def _arm64(elf: Elf, found: BinaryAudit, clock: _Clock) -> BinaryAudit:
     counts: Counter[str] = Counter()
     inline = 0
     for _address, code in elf.code():
+        clock.check()
         for kind, offset in arm64.sweep(code):
+            clock.tick()
             counts[kind] += 1
             if kind == "lse" and not arm64.outline_helper(code, offset):
                 inline += 1
@@ -80,12 +105,14 @@ def _arm64(elf: Elf, found: BinaryAudit) -> BinaryAudit:
     )
 
 
-def _amd64(elf: Elf, found: BinaryAudit) -> BinaryAudit:
+def _amd64(elf: Elf, found: BinaryAudit, clock: _Clock) -> BinaryAudit:
     starts = elf.function_starts()
     counts: Counter[str] = Counter()
     holders: dict[str, set[int]] = {}
     for address, code in elf.code():
+        clock.check()
         for kind, offset in x86.sweep(code):
+            clock.tick()
             if kind == "bad":
                 continue
             counts[kind] += 1

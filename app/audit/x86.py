@@ -21,7 +21,9 @@ paths at run time (MariaDB's CRC-32C has SSE4.2, PCLMUL, AVX2 and AVX-512 versio
 baseline build). A build for a level spreads that level's instructions over its code,
 while paths chosen at run time sit in a few functions; so a level counts as needed when
 its instructions are in at least `SPREAD` of the functions (and in `MIN_FUNCTIONS`).
-A level the program declares (GNU_PROPERTY_X86_ISA_1_NEEDED) counts too.
+A level an ELF note of its objects states (GNU_PROPERTY_X86_ISA_1_NEEDED) counts too when
+it is above the baseline: the baseline note comes from the C library's start files (glibc's
+crt1.o), which every program links, whatever `-march` its own code was built for.
 """
 
 from __future__ import annotations
@@ -270,8 +272,8 @@ class Levels:
 
 def levels(counts: Mapping[str, int], functions: Mapping[str, int], total: int, declared: int = 0) -> Levels:
     """The level a program needs and the highest it uses, from the instructions counted
-    per class, the functions holding each class (of `total`), and the ISA-needed bits the
-    program declares (bit 0 baseline, 1 v2, 2 v3, 3 v4)."""
+    per class, the functions holding each class (of `total`), and the ISA-needed bits of
+    its ELF note (bit 0 baseline, 1 v2, 2 v3, 3 v4; the baseline bit says nothing: see above)."""
     uses = max((LEVEL_OF_CLASS[c] for c, n in counts.items() if n and c in LEVEL_OF_CLASS), default=0)
     threshold = max(MIN_FUNCTIONS, SPREAD * total)
     spread = [
@@ -281,9 +283,10 @@ def levels(counts: Mapping[str, int], functions: Mapping[str, int], total: int, 
     ]
     inferred = max(spread, default=0)
     stated = min(declared.bit_length() - 1, len(LEVELS) - 1) if declared else -1
+    stated = stated if stated > 0 else -1  # the baseline note: the start files', every program's
     needs = max(inferred, stated)
-    if stated >= 0 and stated >= inferred:
-        basis = f"declared by the program (ELF note: {LEVELS[stated]})"
+    if stated > 0 and stated >= inferred:
+        basis = f"an ELF note of its objects states {LEVELS[stated]} (GNU property x86 ISA needed)"
     elif inferred > 0:
         cls = next(c for c, level in LEVEL_OF_CLASS.items() if level == inferred and c != "crc32")
         basis = f"{LEVELS[inferred]} instructions in {functions[cls]:,} of {total:,} functions"

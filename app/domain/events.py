@@ -36,6 +36,9 @@ class CellPlanned:
     host: str
     emulated: bool
     verification: Verification | None = None  # its probe kind's (app/matrix/kinds.py)
+    # the bench stage's expected seconds (0: no bench); benches run one at a time per host,
+    # so the time left counts them one after the other
+    bench_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,15 @@ class Host:
     cpu_ghz: float | None = None
     tls: TlsFiles | None = None  # tcp:// with client certificates
     concurrency: int | None = None  # cells at once on this host (default: from its CPUs)
+    # the cost model: one price unit of the three (hour, month, year), as the user gave it
+    # or from the price file for `instance`; vCPUs and memory for the same-cost view
+    price_per_month: float | None = None
+    price_per_year: float | None = None
+    vcpus: int | None = None
+    memory_gib: float | None = None
+    instance: str = ""  # "aws:m8g.2xlarge": its numbers came from the price file
+    price_source: str = ""  # where the price file took them from (a provider's page)
+    price_date: str = ""  # when it did (YYYY-MM-DD)
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,7 @@ class Component:
     service: str = ""  # the compose service (or container) `ecoready init` made it from
     platform: str = ""  # that service's `platform:` pin ("linux/amd64"); the plan says if it can go
     pinned_at: tuple[str, ...] = ()  # where that pin is written (Kubernetes: file, object, YAML path)
+    bench: bool = True  # False: a row that only tests publishing (`bench = false`) gets no bench stage
 
 
 @dataclass(frozen=True)
@@ -238,6 +248,14 @@ class BenchSeries:
     median_qps: float
     median_p95_ms: float
     cv: float  # coefficient of variation of tps over the repeats (0.0 for one run)
+    # `cell stage` of every other cell's stage that ran on the host while these runs did:
+    # () = measured alone; None = not recorded (a report older than the record)
+    shared_with: tuple[str, ...] | None = None
+
+    @property
+    def alone(self) -> bool:
+        """Measured with nothing else of the run on its host."""
+        return self.shared_with == ()
 
 
 @dataclass(frozen=True)
@@ -377,6 +395,15 @@ class HostFacts:
     kernel: str = ""
     price_per_hour: float | None = None  # USD, from [[hosts]] (cost model)
     cpu_ghz: float | None = None
+    # one price unit of the three as [[hosts]] gave it (or the price file, per hour), the
+    # vCPUs and memory the host is billed for, and where the numbers of an `instance` came from
+    price_per_month: float | None = None
+    price_per_year: float | None = None
+    vcpus: int | None = None
+    memory_gib: float | None = None
+    instance: str = ""
+    price_source: str = ""
+    price_date: str = ""
     docker: str = ""  # the engine's address from [[hosts]] ("" = the local engine)
     # The arches it runs cells for, native first when it serves it; () = native + emulated.
     serves: tuple[str, ...] = ()
@@ -485,6 +512,9 @@ class Report:
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
     migration: Migration = field(default_factory=Migration)
     title: str = ""  # the matrix's `title` (reports of older runs have none: then the file)
+    # the run ids of the reports `report --merge` made this one of (() = one run): numbers of
+    # cells from different runs ran under different conditions and are never set side by side
+    merged_from: tuple[str, ...] = ()
 
 
 REPORT_SCHEMA_VERSION = 1

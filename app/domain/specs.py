@@ -120,12 +120,14 @@ class SweepResult:
 @dataclass(frozen=True)
 class ImageFile:
     """A regular file read from an image (links followed inside it): where it was found,
-    its size, and its bytes (empty when it was larger than the reader would take)."""
+    its size, and its bytes (empty when it was larger than the reader would take); or, with
+    a `note`, what is at the path instead of a regular file."""
 
     asked: str  # the path asked for
     path: str  # where it is once links are followed
     size: int
     data: bytes = b""
+    note: str = ""  # not a regular file: what is there ("a symlink loop", "a directory", "a device")
 
     @property
     def complete(self) -> bool:

@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ecoready.domain.errors import EnvironmentProblem
+from ecoready.domain.errors import ConfigError, EnvironmentProblem
 from ecoready.domain.model import TlsFiles
+from ecoready.domain.reading import read_if_there
 from ecoready.engine.kinds import BY_KEY, DOCKER_ENGINE, KINDS, REMOTE, WINDOWS_PIPE, EngineKind, expand_path
 
 MAX_CONFIG_BYTES = 1 << 20  # a docker config or context file larger than this is not one
@@ -104,20 +105,11 @@ def _read_json(path: Path) -> object:
     """A small JSON file; None when it does not exist. EnvironmentProblem when it is not a
     regular file, is too large or is not JSON (it is the user's to fix: say which)."""
     try:
-        info = path.stat()
-    except FileNotFoundError:
+        raw = read_if_there(path, MAX_CONFIG_BYTES, "docker config file")
+    except ConfigError as exc:
+        raise EnvironmentProblem(f"{path}: {exc.problems[0].message}") from None
+    if raw is None:
         return None
-    except OSError as exc:
-        raise EnvironmentProblem(f"{path}: cannot be read ({exc.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise EnvironmentProblem(f"{path}: not a regular file")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise EnvironmentProblem(f"{path}: cannot be read ({exc.strerror})") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise EnvironmentProblem(f"{path}: larger than {MAX_CONFIG_BYTES} bytes, not a docker config file")
     try:
         return json.loads(raw)
     except (ValueError, RecursionError) as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -100,7 +101,7 @@ class Sdk:
         except TimeoutError:
             pool.shutdown(wait=False)
             raise EnvironmentProblem(
-                f"the engine at {address.said()} did not answer within {timeout:.0f} s ({address.kind.start})"
+                f"the engine at {address.said()} did not answer within {timeout:.0f} s; {address.kind.start}"
             ) from None
         except EnvironmentProblem:
             pool.shutdown(wait=False)
@@ -109,7 +110,7 @@ class Sdk:
             pool.shutdown(wait=False)
             reason = _connect_reason(exc)
             raise EnvironmentProblem(
-                f"the engine at {address.said()} is unreachable: {reason[:200]} ({_fix(address)})"
+                f"the engine at {address.said()} is unreachable: {reason[:200]}; {_fix(address)}"
             ) from None
         return cls(name, url, control, streams, pool, tls), prepared
 
@@ -138,20 +139,32 @@ class Sdk:
         """Start `fn` on the pool; await it with `wait` (its deadline, its errors)."""
         return asyncio.get_running_loop().run_in_executor(self._pool, fn)
 
-    async def call(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5) -> T:
-        """`fn` (SDK calls) on the pool under `timeout`; DeadlineExceeded after it."""
-        return await self.wait(self.submit(fn), timeout)
+    async def call(self, fn: Callable[[], T], timeout: float | None = CONTROL_TIMEOUT + 5, what: str = "") -> T:
+        """`fn` (SDK calls) on the pool under `timeout`; DeadlineExceeded after it, naming
+        `what` was done (the step and its image) and the engine."""
+        return await self.wait(self.submit(fn), timeout, what)
 
-    async def wait(self, future: asyncio.Future[T], timeout: float | None) -> T:
+    async def wait(self, future: asyncio.Future[T], timeout: float | None, what: str = "") -> T:
+        doing = what or "a docker call"
         try:
             async with asyncio.timeout(timeout):
                 return await future
         except TimeoutError:
-            raise DeadlineExceeded(f"docker call did not return within {timeout:.0f} s") from None
+            raise DeadlineExceeded(
+                f"{doing} did not finish within {timeout:.0f} s on the engine at {self.url}"
+            ) from None
+        except (requests.exceptions.Timeout, urllib3.exceptions.TimeoutError) as exc:
+            # the control client's socket timeout: the engine is too busy to answer a call
+            # meant to be short (a long one goes through `streams`, bounded by its deadline)
+            raise DeadlineExceeded(
+                f"{doing}: the engine at {self.url} sent nothing for {CONTROL_TIMEOUT:.0f} s "
+                f"({type(exc).__name__}): it is busy or stuck"
+            ) from None
         except docker.errors.APIError as exc:
             if _unavailable(exc):
                 raise DockerUnavailable("docker daemon unavailable") from None
-            raise EngineError(_explain(exc)) from None
+            said = _explain(exc)
+            raise EngineError(f"{what}: {said}" if what else said) from None
         except (
             requests.exceptions.RequestException,
             urllib3.exceptions.HTTPError,
@@ -160,7 +173,9 @@ class Sdk:
         ) as exc:
             if _unavailable(exc):
                 raise DockerUnavailable("docker daemon unavailable") from None
-            raise EngineError(f"{type(exc).__name__}: {str(exc)[:300]}") from None
+            raise EngineError(
+                f"{doing}: talking to the engine at {self.url} failed ({type(exc).__name__}: {_plain(exc)})"
+            ) from None
 
     async def ping(self, timeout: float = 5.0) -> bool:
         """Whether the engine answers a new connection now. Not over a kept-alive one: a
@@ -264,6 +279,23 @@ def _check_tls_files(tls: TlsFiles | None) -> None:
             raise EnvironmentProblem(f"TLS {what} {path} does not exist (see [[hosts]] tls_* in docs/matrix.md)")
 
 
+# what the HTTP client puts around a reason: the pool, the URL (the engine's socket as
+# `http+docker://localhost/...`): said as "the engine", never shown
+_TRANSPORT = re.compile(
+    r"(?:Unix)?HTTP(?:S)?ConnectionPool\([^)]*\):\s*|for (?:url: )?http\+docker://\S+|http\+docker://\S+",
+)
+
+
+def _plain(exc: BaseException) -> str:
+    """An exception's reason without the transport's words, one line, bounded."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return _TRANSPORT.sub("", text).strip(" :")[:200] or type(exc).__name__
+
+
 def _explain(exc: docker.errors.APIError) -> str:
-    text = str(getattr(exc, "explanation", "") or exc)
-    return text.splitlines()[0][:300] if text else type(exc).__name__
+    """What the engine said when it refused; its HTTP status when it said nothing."""
+    explanation = str(getattr(exc, "explanation", "") or "").strip()
+    if explanation and not _TRANSPORT.search(explanation):
+        return explanation.splitlines()[0][:300]
+    status = getattr(exc, "status_code", None)
+    return f"the engine answered HTTP {status} and said nothing more" if status else _plain(exc)

@@ -5,11 +5,16 @@
   not judged (the tool or the run failed, not the component): a change to or from them is
   a change, never a regression; when the old report did not judge a cell, its last judged
   status (from older reports, see `history.last_judged`) decides.
-- cells and arches that appeared or disappeared (a change of the matrix or of --only/--arch:
-  reported, not a regression).
+- cells and arches that appeared or disappeared. A lost arch, a lost cell that was ready and
+  a lost bench series are regressions (a CI job whose arm64 report never arrived must not
+  stay green); a new arch or cell, and a lost cell that was not ready, are changes.
+- reports of different matrices or profiles, or of a subset of the other's cells, are
+  compared all the same, but the diff says so first (`mismatch`).
 - bench series whose median tps moved by more than twice the coefficient of variation
   (at least `NOISE_FLOOR` each side: one run has no measured noise); a drop is a regression.
-  Emulated numbers and numbers from different hosts are never compared.
+  Emulated numbers, numbers from different hosts and series not measured alone on their
+  host in both reports (another cell's stage beside them, or not recorded) are never
+  compared: said in `not_compared`.
 """
 
 from __future__ import annotations
@@ -68,6 +73,16 @@ class BenchChange:
 
 
 @dataclass(frozen=True)
+class LostSeries:
+    """A bench series measured before (all runs ok) and absent now: a regression."""
+
+    cell: str
+    workload: str
+    access: str
+    threads: int
+
+
+@dataclass(frozen=True)
 class Diff:
     old_run: str
     new_run: str
@@ -81,11 +96,13 @@ class Diff:
     lost_arches: tuple[str, ...] = ()
     bench: tuple[BenchChange, ...] = ()
     not_compared: tuple[str, ...] = field(default=())  # bench left out, and why
+    lost_series: tuple[LostSeries, ...] = ()
+    mismatch: tuple[str, ...] = ()  # the two reports did not ask the same thing, and how
 
     @property
     def changed(self) -> bool:
         cells = self.new_cells or self.lost_cells or self.new_arches or self.lost_arches
-        return bool(self.status or cells or self.bench)
+        return bool(self.status or cells or self.bench or self.lost_series)
 
     @property
     def regressions(self) -> list[str]:
@@ -95,6 +112,9 @@ class Diff:
             for b in self.bench
             if b.regression
         ]
+        found += [f"arch {a}: lost (no cell of it in the new report)" for a in self.lost_arches]
+        found += [f"{c.cell}: lost (was ready)" for c in self.lost_cells if c.status is Status.READY]
+        found += [f"{s.cell} bench {s.workload} {s.access} {s.threads} threads: lost" for s in self.lost_series]
         return found
 
     @property
@@ -104,6 +124,19 @@ class Diff:
 
 def is_regression(old: Status, new: Status) -> bool:
     return old in RANK and new in RANK and RANK[new] > RANK[old]
+
+
+def _usable(series: tuple[BenchSeries, ...]) -> dict[tuple[str, str, int], BenchSeries]:
+    return {(s.workload, s.access, s.threads): s for s in series if s.runs and all(r.ok for r in s.runs)}
+
+
+def _lost_series(old: CellResult, new: CellResult) -> list[LostSeries]:
+    """Series measured cleanly before and not at all now, the cell's status unchanged (a
+    changed status says why by itself; an emulated or unjudged cell is not judged)."""
+    if old.bench is None or new.status not in RANK or new.status is not old.status or new.emulated or old.emulated:
+        return []
+    now = {(s.workload, s.access, s.threads) for s in new.bench.series} if new.bench else set()
+    return [LostSeries(new.id, *key) for key in sorted(set(_usable(old.bench.series)) - now)]
 
 
 def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) -> list[BenchChange]:
@@ -116,20 +149,31 @@ def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) ->
         not_compared.append(f"{new.id}: ran on host {old.host}, now on {new.host}: bench not compared")
         return []
 
-    def usable(series: tuple[BenchSeries, ...]) -> dict[tuple[str, str, int], BenchSeries]:
-        return {(s.workload, s.access, s.threads): s for s in series if s.runs and all(r.ok for r in s.runs)}
-
-    before, after = usable(old.bench.series), usable(new.bench.series)
+    before, after = _usable(old.bench.series), _usable(new.bench.series)
     changes = []
+    crowded: dict[str, None] = {}  # why not, once per reason
     for key in sorted(set(before) & set(after)):
         a, b = before[key], after[key]
+        if not (a.alone and b.alone):
+            crowded[_not_alone(a, "old") or _not_alone(b, "new")] = None
+            continue
         if a.median_tps <= 0:
             continue
         change = b.median_tps / a.median_tps - 1.0
         noise = 2 * max(a.cv, b.cv, NOISE_FLOOR)
         if abs(change) > noise:
             changes.append(BenchChange(new.id, key[0], key[1], key[2], a.median_tps, b.median_tps, change, noise))
+    not_compared.extend(f"{new.id}: {why}: bench not compared" for why in crowded)
     return changes
+
+
+def _not_alone(series: BenchSeries, which: str) -> str:
+    """Why a series is not a clean measurement ("" when it is)."""
+    if series.shared_with is None:
+        return f"the {which} report does not record what shared the host"
+    if series.shared_with:
+        return f"in the {which} report it ran beside {', '.join(series.shared_with)}"
+    return ""
 
 
 def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None = None) -> Diff:
@@ -142,6 +186,7 @@ def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None 
     status: list[StatusChange] = []
     bench: list[BenchChange] = []
     not_compared: list[str] = []
+    lost_series: list[LostSeries] = []
     for cell_id, cell in new.cells.items():
         before = old.cells.get(cell_id)
         if before is None:
@@ -163,6 +208,7 @@ def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None 
                 )
             )
         bench.extend(_bench_changes(before, cell, not_compared))
+        lost_series.extend(_lost_series(before, cell))
     new_cells = tuple(
         CellPresence(k, c.status) for k, c in new.cells.items() if k not in old.cells and c.arch not in gained
     )
@@ -182,7 +228,30 @@ def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None 
         lost_arches=lost,
         bench=tuple(bench),
         not_compared=tuple(not_compared),
+        lost_series=tuple(lost_series),
+        mismatch=mismatch(old, new),
     )
+
+
+def mismatch(old: Report, new: Report) -> tuple[str, ...]:
+    """How the two reports asked different things (said before any change: a "lost" cell
+    may be a narrower --only, not a broken component)."""
+    found = []
+    if old.matrix != new.matrix:
+        found.append(f"different matrices: {old.matrix} then {new.matrix}")
+    if old.profile is not new.profile:
+        found.append(f"different profiles: {old.profile.value} then {new.profile.value}")
+    before, after = set(old.cells), set(new.cells)
+    if before != after:
+        if after < before:
+            found.append(f"the new report covers {len(after)} of the old report's {len(before)} cells (a subset)")
+        elif before < after:
+            found.append(f"the old report covers {len(before)} of the new report's {len(after)} cells (a subset)")
+        else:
+            found.append(
+                f"different cells: {len(before - after)} only in the old report, {len(after - before)} only in the new"
+            )
+    return tuple(found)
 
 
 def diff_lines(d: Diff) -> list[str]:
@@ -200,10 +269,14 @@ def diff_lines(d: Diff) -> list[str]:
             f"{mark} {b.cell} bench {b.workload} {b.access} {b.threads} threads: {b.old_tps:,.1f} -> "
             f"{b.new_tps:,.1f} tps ({b.change * 100:+.1f}%, beyond the noise of ±{b.noise * 100:.1f}%)"
         )
+    lines.extend(f"REGRESSED lost arch {a}" for a in d.lost_arches)
+    lost = sorted(d.lost_cells, key=lambda c: c.status is not Status.READY)
+    lines.extend(
+        f"{'REGRESSED ' if c.status is Status.READY else ''}lost cell {c.cell} (was {c.status.value})" for c in lost
+    )
+    lines.extend(f"REGRESSED lost bench {s.cell} {s.workload} {s.access} {s.threads} threads" for s in d.lost_series)
     lines.extend(f"new arch {a}" for a in d.new_arches)
-    lines.extend(f"lost arch {a}" for a in d.lost_arches)
     lines.extend(f"new cell {c.cell}: {c.status.value}" for c in d.new_cells)
-    lines.extend(f"lost cell {c.cell} (was {c.status.value})" for c in d.lost_cells)
     # report files come from elsewhere: nothing in them may reach a terminal as an escape
     return [inert(line, 0).replace("\n", " ") for line in lines]
 
@@ -222,7 +295,8 @@ def headline(d: Diff) -> str:
 
 def diff_text(d: Diff) -> str:
     title = inert(f"{d.matrix}: {headline(d)}", 0).replace("\n", " ")
-    return "\n".join([title, *(f"  {line}" for line in diff_lines(d))]) + "\n"
+    notes = [inert(f"  note: {m}", 0).replace("\n", " ") for m in d.mismatch]
+    return "\n".join([title, *notes, *(f"  {line}" for line in diff_lines(d))]) + "\n"
 
 
 def diff_dict(d: Diff) -> dict[str, Any]:
@@ -266,4 +340,9 @@ def diff_dict(d: Diff) -> dict[str, Any]:
             for b in d.bench
         ],
         "not_compared": list(d.not_compared),
+        "lost_series": [
+            {"cell": s.cell, "workload": s.workload, "access": s.access, "threads": s.threads} for s in d.lost_series
+        ],
+        "mismatch": list(d.mismatch),
+        "regressions": d.regressions,
     }

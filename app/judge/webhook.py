@@ -60,13 +60,17 @@ async def _post(url: str, body: dict[str, Any]) -> str | None:
     # trust_env: a webhook is usually on the internet, reached through the site's proxy settings
     async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=True) as client:
         try:
-            response = await client.post(url, json=body, headers={"User-Agent": f"ecoready/{__version__}"})
+            # only the status is read: a body a webhook sends back (of any size) is not
+            async with client.stream(
+                "POST", url, json=body, headers={"User-Agent": f"ecoready/{__version__}"}
+            ) as response:
+                status = response.status_code
         except httpx.TimeoutException:
             return f"webhook {shown(url)}: no answer in time"
         except httpx.HTTPError as exc:
             return f"webhook {shown(url)}: {type(exc).__name__}: {inert(str(exc), 200).replace(url, shown(url))}"
-    if not 200 <= response.status_code < 300:
-        return f"webhook {shown(url)} answered HTTP {response.status_code}"
+    if not 200 <= status < 300:
+        return f"webhook {shown(url)} answered HTTP {status}"
     return None
 
 

@@ -21,6 +21,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecoready.domain.errors import ConfigError
+from ecoready.domain.reading import read_bounded
+
 # Seconds measured cold on the reference machine (2 cores, qemu 10 for arm64; bench/lab_build.py
 # of 2026-11-26, docs/performance.md): the order of a first build. Steps not listed count DEFAULT_S.
 REFERENCE_S: dict[tuple[str, str], float] = {
@@ -139,8 +142,8 @@ class BuildBook:
 
 def _read_times(path: Path) -> dict[str, float]:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(read_bounded(path, 1 << 20, "build times file"))
+    except (ConfigError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):
         return {}

@@ -61,3 +61,13 @@ class Matrix:
             if c.id == component_id:
                 return c
         raise KeyError(component_id)
+
+
+def floating_tag(image: str) -> str | None:
+    """`latest` or `no tag` when `image` floats (a run checks whatever it is that day, and
+    two runs may not compare); None when a version tag or a digest pins it."""
+    if "@" in image:
+        return None  # pinned by digest
+    name = image.rsplit("/", 1)[-1]
+    tag = name.split(":", 1)[1] if ":" in name else ""
+    return (tag or "no tag") if tag in ("", "latest") else None

@@ -17,6 +17,7 @@ from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
 from ecoready.domain.model import Profile
+from ecoready.domain.reading import read_bounded, too_many_digits
 from ecoready.matrix.checker import Checker
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.mirrors import with_environment
@@ -28,20 +29,9 @@ _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 def read_text(path: Path) -> str:
-    """The file as text, refusing what cannot be a matrix (too big, binary, not UTF-8)."""
-    file = str(path)
-    try:
-        if path.is_dir():
-            raise ConfigError([Problem(file, 1, 1, "is a directory, not a matrix file")])
-        size = path.stat().st_size
-        if size > MAX_MATRIX_BYTES:
-            raise ConfigError([Problem(file, 1, 1, f"file is {size} bytes; a matrix is at most {MAX_MATRIX_BYTES}")])
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError([Problem(file, 1, 1, "no such file")]) from None
-    except OSError as exc:
-        raise ConfigError([Problem(file, 1, 1, f"cannot read: {exc.strerror or exc}")]) from None
-    return decode(file, data)
+    """The file as text, refusing what cannot be a matrix (not a regular file, too big,
+    binary, not UTF-8)."""
+    return decode(str(path), read_bounded(path, MAX_MATRIX_BYTES, "matrix file"))
 
 
 def decode(file: str, data: bytes) -> str:
@@ -83,8 +73,10 @@ def parse(text: str, file: str = "matrix.toml") -> Matrix:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([_syntax_problem(file, text, exc)]) from None
-    except (RecursionError, ValueError) as exc:  # pathological nesting
-        raise ConfigError([Problem(file, 1, 1, f"cannot parse: {type(exc).__name__}")]) from None
+    except RecursionError as exc:  # pathological nesting
+        raise ConfigError([Problem(file, 1, 1, f"nested too deeply to read: {type(exc).__name__}")]) from None
+    except ValueError as exc:  # a number longer than Python turns into an integer
+        raise too_many_digits(file, text, exc) from None
     checker = Checker(file, locate(text))
     matrix = _validate(data, checker, file)
     if checker.problems or matrix is None:

@@ -24,6 +24,7 @@ from ecoready.matrix.checker import Checker, a_name, dotted, non_empty, non_nega
 from ecoready.matrix.document import EVERY_REGISTRY, Mirror, RegistrySettings
 from ecoready.matrix.kinds import KINDS, SMOKE_DRIVERS, ProbeKind
 from ecoready.matrix.mirrors import parse_mirror
+from ecoready.matrix.prices import instances, nearest
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")
 
@@ -37,7 +38,12 @@ HOST_KEYS = (
     "arches",
     "emulate",
     "price_per_hour",
+    "price_per_month",
+    "price_per_year",
     "cpu_ghz",
+    "vcpus",
+    "memory_gib",
+    "instance",
     "concurrency",
     "tls_dir",
     "tls_ca",
@@ -59,6 +65,7 @@ _ENGINE_URL = re.compile(r"^(unix|npipe)://\S+\Z|^tcp://[^/\s]+\Z|^ssh://([^@/\s
 COMPONENT_KEYS = (
     *("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options"),
     *("service", "platform", "pinned_at"),  # where `ecoready init` found the row, its arch pin and where that is
+    "bench",  # false: no bench stage (a row that only tests publishing)
 )
 
 
@@ -236,8 +243,7 @@ def hosts_section(data: dict[str, Any], c: Checker, base: Path) -> list[Host]:
             )
         arches = c.arch_list(item, path, "arches") or ()
         emulate = c.typed(item, path, "emulate", bool)
-        price = c.typed(item, path, "price_per_hour", (int, float), check=non_negative)
-        ghz = c.typed(item, path, "cpu_ghz", (int, float), check=positive)
+        cost = _cost(item, path, c)
         concurrency = c.typed(
             item, path, "concurrency", int, check=lambda v: None if 1 <= v <= 256 else "must be between 1 and 256"
         )
@@ -247,13 +253,51 @@ def hosts_section(data: dict[str, Any], c: Checker, base: Path) -> list[Host]:
                 docker=docker,
                 arches=arches,
                 emulate=True if emulate is None else emulate,
-                price_per_hour=None if price is None else float(price),
-                cpu_ghz=None if ghz is None else float(ghz),
                 tls=_tls(item, path, docker, base, c),
                 concurrency=concurrency,
+                **cost,
             )
         )
     return hosts
+
+
+PRICE_KEYS = ("price_per_hour", "price_per_month", "price_per_year")
+
+
+def _cost(item: Mapping[str, Any], path: tuple[str | int, ...], c: Checker) -> dict[str, Any]:
+    """The cost model's keys of a host: at most one price unit (hour, month or year), the
+    clock, vCPUs and memory; `instance` fills what is not given from the price file."""
+    given = [key for key in PRICE_KEYS if key in item]
+    if len(given) > 1:
+        c.add((*path, given[1]), f"'{dotted(path, given[1])}': give one price unit, not {' and '.join(given)}")
+    prices = {key: c.typed(item, path, key, (int, float), check=non_negative) for key in PRICE_KEYS}
+    ghz = c.typed(item, path, "cpu_ghz", (int, float), check=positive)
+    vcpus = c.typed(item, path, "vcpus", int, check=lambda v: None if 1 <= v <= 4096 else "must be between 1 and 4096")
+    memory = c.typed(item, path, "memory_gib", (int, float), check=positive)
+    name = c.typed(item, path, "instance", str, check=non_empty)
+    out: dict[str, Any] = {key: None if value is None else float(value) for key, value in prices.items()}
+    out.update(
+        cpu_ghz=None if ghz is None else float(ghz),
+        vcpus=vcpus,
+        memory_gib=None if memory is None else float(memory),
+    )
+    if name is None:
+        return out
+    known = instances().get(name)
+    if known is None:
+        near = nearest(name)
+        more = f" (nearest: {', '.join(near)})" if near else " (the price file names none like it)"
+        c.add((*path, "instance"), f"unknown instance {name!r} in the price file{more}")
+        return out
+    out.update(
+        cpu_ghz=out["cpu_ghz"] or known.cpu_ghz,
+        vcpus=out["vcpus"] or known.vcpus,
+        memory_gib=out["memory_gib"] or known.memory_gib,
+        instance=known.name,
+    )
+    if not given:  # the price file's on-demand price, and where it came from
+        out.update(price_per_hour=known.price_per_hour, price_source=known.source, price_date=known.date)
+    return out
 
 
 def _tls(item: Mapping[str, Any], path: tuple[str | int, ...], docker: str, base: Path, c: Checker) -> TlsFiles | None:
@@ -335,6 +379,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
         service = c.typed(item, path, "service", str) or ""
         platform = c.typed(item, path, "platform", str, check=_platform_check) or ""
         pinned_at = c.typed(item, path, "pinned_at", list, check=_strings_check) or []
+        bench = c.typed(item, path, "bench", bool)
         if probe in KINDS:
             kind = KINDS[probe]
             _options(options, (*path, "options"), kind, c)
@@ -363,6 +408,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
                 service=service,
                 platform=platform,
                 pinned_at=tuple(pinned_at),
+                bench=True if bench is None else bench,
             )
         )
     _backends(raw or [], components, c)

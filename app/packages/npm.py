@@ -172,7 +172,7 @@ async def assess(http: PackageHttp, spec: DriverSpec, arch: str) -> Packaging:
     tree, unresolved = await _walk(http, root, arch)
     tarballs: dict[str, tuple[bool, tuple[str, ...]]] = {}
     for package in (p for p in tree if p.install_script and p.tarball):
-        data = await http.get(package.tarball, limit=ARCHIVE_LIMIT)
+        data = await http.get(package.tarball, limit=ARCHIVE_LIMIT, via=f"{base_url('npm')}/{package.name}")
         if data is not None:
             facts, _ = npm_tarball_facts(data)
             tarballs[f"{package.name}@{package.version}"] = (facts.gyp, facts.prebuilds)

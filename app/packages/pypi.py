@@ -27,6 +27,7 @@ class PyFile:
     kind: str  # "bdist_wheel" | "sdist" | ...
     url: str
     size: int = 0
+    yanked: str | None = None  # PEP 592: None, else why it was yanked ("" when not said)
 
 
 @dataclass(frozen=True)
@@ -122,23 +123,50 @@ def _with(base: Packaging, **changes: object) -> Packaging:
 
 
 def releases(document: bytes, url: str) -> dict[str, list[PyFile]]:
-    """Version -> its files (yanked ones left out) from PyPI's JSON API answer."""
+    """Version -> its files from PyPI's JSON API answer, yanked ones marked (PEP 592)."""
     try:
         data = json.loads(document)
         raw = data["releases"]
         assert isinstance(raw, dict)
-    except (ValueError, KeyError, TypeError, AssertionError):
+    except (ValueError, KeyError, TypeError, AssertionError, RecursionError):
         raise RegistryError(host_of(url), f"unreadable JSON API answer from {url}") from None
     out: dict[str, list[PyFile]] = {}
     for version, items in raw.items():
         files = [
-            PyFile(inert(str(f.get("filename", "")), 200), str(f.get("packagetype", "")), urljoin(url, str(f["url"])))
+            PyFile(
+                inert(str(f.get("filename", "")), 200),
+                str(f.get("packagetype", "")),
+                urljoin(url, str(f["url"])),
+                yanked=inert(str(f.get("yanked_reason") or ""), 200) if f.get("yanked") else None,
+            )
             for f in items or []
-            if isinstance(f, dict) and not f.get("yanked") and "url" in f
+            if isinstance(f, dict) and "url" in f
         ]
         if files:
             out[str(version)] = files
     return out
+
+
+def exact_pin(spec: DriverSpec) -> bool:
+    """Whether the spec pins one version exactly (`==1.2.3`, `===1.2.3`): PEP 592 lets such a
+    pin take a yanked release, as pip does; a range (or `==1.2.*`) skips yanked ones."""
+    parts = [p.strip() for p in spec.constraint.split(",") if p.strip()]
+    return len(parts) == 1 and parts[0].startswith("==") and "*" not in parts[0]
+
+
+def choose(spec: DriverSpec, published: dict[str, list[PyFile]]) -> tuple[str | None, list[PyFile]]:
+    """The version the spec takes and the files it installs from, as pip chooses (PEP 592):
+    yanked files are not used; a release with only yanked files only for an exact pin."""
+    kept = {v: [f for f in files if f.yanked is None] for v, files in published.items()}
+    kept = {v: files for v, files in kept.items() if files}
+    version = spec.pick(kept)
+    if version is not None:
+        return version, kept[version]
+    if exact_pin(spec):
+        version = spec.pick(published)
+        if version is not None:
+            return version, published[version]
+    return None, []
 
 
 async def assess(http: PackageHttp, spec: DriverSpec, arch: str) -> Packaging:
@@ -147,17 +175,24 @@ async def assess(http: PackageHttp, spec: DriverSpec, arch: str) -> Packaging:
     if document is None:
         raise MatrixMismatch(f"{spec.text}: PyPI has no project {spec.package!r}")
     published = releases(document, url)
-    version = spec.pick(published)
+    version, files = choose(spec, published)
     if version is None:
-        latest = newest("pypi", published) or "none"
-        raise MatrixMismatch(f"{spec.text}: PyPI has no release of {spec.package} matching it (newest: {latest})")
-    files = published[version]
+        latest = newest("pypi", {v: f for v, f in published.items() if any(x.yanked is None for x in f)}) or "none"
+        yanked = [v for v, f in published.items() if spec.accepts(v) and all(x.yanked is not None for x in f)]
+        also = f"; {', '.join(yanked[:3])} yanked (only an exact == pin takes a yanked release)" if yanked else ""
+        raise MatrixMismatch(f"{spec.text}: PyPI has no release of {spec.package} matching it (newest: {latest}){also}")
     wheels = sort_wheels(files, arch)
     sdist = next((f for f in files if f.kind == "sdist"), None)
     source = None
     if not wheels.fitting and not wheels.pure and sdist is not None:
-        data = await http.get(sdist.url, limit=ARCHIVE_LIMIT)
+        data = await http.get(sdist.url, limit=ARCHIVE_LIMIT, via=url)
         if data is None:
             raise RegistryError(host_of(sdist.url), f"{sdist.filename} is listed but not served")
         source = sdist_facts(data, sdist.filename)
-    return judge(spec, version, files, arch, source)
+    verdict = judge(spec, version, files, arch, source)
+    reason = next((f.yanked for f in files if f.yanked is not None), None)
+    if reason is not None:
+        why = f": {reason}" if reason else ""
+        detail = f"{verdict.detail}; {version} is yanked{why} (taken for the exact pin, as pip does)"
+        verdict = _with(verdict, detail=detail)
+    return verdict

@@ -91,8 +91,8 @@ class CellPlan:
     # Why the cell cannot run at all (no host for its arch, its host down); it ends as `error`.
     unrunnable: Unrunnable | None = None
     bench: BenchSettings | None = None  # what the bench stage runs (None: no bench stage)
-    # Stages that must not share the host's CPUs with any other work (the full profile's
-    # bench): the scheduler is to run them alone. Today it is a mark; see docs/architecture.md.
+    # Stages that must not share the host's CPUs with any other work (every bench, in every
+    # profile): the runner runs them alone on their host (every slot held, the bench gate).
     exclusive: frozenset[Stage] = frozenset()
 
 
@@ -201,7 +201,9 @@ def make_plan(
                 continue
             host, emulated, reason = _choose_host(arch, hosts)
             bench = (
-                settings_for(chosen, matrix.sysbench, emulated=emulated) if KINDS[component.probe].benchmarks else None
+                settings_for(chosen, matrix.sysbench, emulated=emulated)
+                if KINDS[component.probe].benchmarks and component.bench
+                else None
             )
             stages = (
                 *((Stage.PACKAGING,) if installs(component) else ()),
@@ -223,7 +225,7 @@ def make_plan(
                     stages=stages,
                     unrunnable=reason,
                     bench=bench,
-                    exclusive=frozenset({Stage.BENCH}) if bench is not None and chosen is Profile.FULL else frozenset(),
+                    exclusive=frozenset({Stage.BENCH}) if bench is not None else frozenset(),
                 )
             )
     return Plan(matrix=matrix, profile=chosen, arches=wanted_arches, cells=tuple(cells), hosts=tuple(hosts))

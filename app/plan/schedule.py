@@ -21,7 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ecoready.domain.errors import ConfigError
 from ecoready.domain.model import HostFacts, Profile
+from ecoready.domain.reading import read_bounded
 from ecoready.plan.cells import CellPlan
 
 # Native seconds a cell of each probe kind took in the lab (start + smoke); "default" for
@@ -42,6 +44,7 @@ EXPECTED_SECONDS: Mapping[str, float] = {
 }
 UNIT_MEMORY = 1.5 * 2**30  # what one slot's worth of servers may use
 PULLS_AT_ONCE = 4
+MAX_HISTORY_BYTES = 64 << 20  # as a saved report (report/load.py)
 # Emulated lab cells took 2.7-3.3x their native seconds (bench/matrix.py). The plan's
 # EMULATION_FACTOR (6) is a margin for deadlines, not an estimate: ordering by it put a
 # native Galera behind every emulated connector and left it running alone at the end.
@@ -92,13 +95,13 @@ def history_seconds(directory: Path | None) -> dict[str, float]:
     reports = sorted(directory.glob("*.json"), reverse=True)
     for path in reports[:3]:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_bounded(path, MAX_HISTORY_BYTES, "report"))
             return {
                 str(c["id"]): float(c["seconds"])
                 for c in data.get("cells", [])
                 if isinstance(c, dict) and isinstance(c.get("seconds"), (int, float)) and c["seconds"] > 0
             }
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ConfigError, ValueError, KeyError, TypeError, RecursionError):
             continue
     return {}
 

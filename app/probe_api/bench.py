@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ecoready.domain.blame import Cause
 from ecoready.domain.errors import (
@@ -323,10 +323,15 @@ async def run_bench(
         for workload in settings.workloads:
 
             async def measure(workload: str = workload, access: str = access) -> str:
-                found, stalled = await _measure(driver, workload, access)
+                with ctx.run.activity.window(ctx.cell.id) as beside:
+                    found, stalled = await _measure(driver, workload, access)
+                shared = tuple(sorted(beside))
+                found = [replace(s, shared_with=shared) for s in found]
                 points.extend(found)
                 ctx.report_bench(driver.result(points, digests))
                 detail = series_detail(found) + (f"; {stalled} s with no commit" if stalled else "")
+                if shared:
+                    detail += f"; not alone on the host: {', '.join(shared)}"
                 bad = [f"{r.threads} thr run {r.repeat}" for s in found for r in s.runs if not r.ok]
                 if bad:
                     raise CheckFailed(f"runs with errors ({', '.join(bad)}): {detail}")

@@ -246,7 +246,13 @@ async def _installer(host: EngineHost, job: InstallJob) -> Installed | None:
             LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),
             **facts,
         }
-        image_id = await host.images.commit(container, CACHE_REPOSITORY, job.key, labels)
+        try:
+            image_id = await host.images.commit(container, CACHE_REPOSITORY, job.key, labels)
+        except DeadlineExceeded as exc:
+            raise DeadlineExceeded(
+                f"installing {job.of}: {exc.detail}; the engine is too busy: a re-run installs it again "
+                "(nothing was cached), best when the machine is less loaded"
+            ) from None
         return Installed(image_id, False, facts, result, asyncio.get_running_loop().time() - started)
     finally:
         await to_the_end(_remove(host, container))

@@ -13,6 +13,7 @@ from ecoready.domain.errors import InfraError
 from ecoready.domain.events import Event
 from ecoready.domain.model import HostFacts
 from ecoready.domain.specs import LABEL_CELL, LABEL_CREATED, LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
+from ecoready.probe_api.activity import BenchGate, HostActivity
 from ecoready.probe_api.handles import Endpoint
 from ecoready.probe_api.secrets import Secrets
 
@@ -60,6 +61,10 @@ class RunContext:
     # per cache key (two cells wanting the same install wait for the first).
     packages: PackageClient | None = None
     install_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    # What runs on this host now (a bench's series record what shared the host), and the
+    # gate that runs its bench stages one at a time with nothing else of the run beside them.
+    activity: HostActivity = field(default_factory=HostActivity)
+    gate: BenchGate = field(default_factory=BenchGate)
 
 
 def resource_labels(run: RunContext, cell_id: str, role: str) -> dict[str, str]:

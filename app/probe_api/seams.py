@@ -29,7 +29,15 @@ class HostImages(Protocol):
 
     async def image_id(self, reference: str) -> str: ...
 
-    async def commit(self, container_id: str, repository: str, tag: str, labels: Mapping[str, str]) -> str: ...
+    async def commit(
+        self,
+        container_id: str,
+        repository: str,
+        tag: str,
+        labels: Mapping[str, str],
+        *,
+        timeout: float = 600.0,
+    ) -> str: ...
 
     async def image_env(self, image: str) -> list[str]: ...
 

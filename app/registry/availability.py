@@ -101,7 +101,7 @@ def bench_arches(matrix: Matrix, wanted: Sequence[tuple[str, str]]) -> list[str]
 
 def registry_notes(unchecked: Mapping[str, tuple[int, str]], what: str = "cell") -> list[str]:
     """One line per registry that could not be asked (the run's report says so once, not
-    once per cell): `registry docker.io: unreachable (ConnectError: …): 12 cells not checked`."""
+    once per cell): `registry docker.io: unreachable (connection refused): 12 cells not checked`."""
     return [
         f"registry {registry}: {reason}: {count} {what}{'s' if count != 1 else ''} not checked"
         for registry, (count, reason) in sorted(unchecked.items())

@@ -19,6 +19,9 @@ import re
 import tempfile
 from pathlib import Path
 
+from ecoready.domain.errors import ConfigError
+from ecoready.domain.reading import read_bounded
+
 MAX_ENTRY = 4 << 20  # distribution's own manifest limit; configs are far smaller
 HEAD_MANNERS = ("answers", "refuses")
 _DIGEST = re.compile(r"^(sha256|sha512):([0-9a-f]{64,128})\Z")
@@ -60,8 +63,8 @@ class DiskCache:
         if not self.enabled or path is None:
             return None
         try:
-            body = path.read_bytes()
-        except OSError:
+            body = read_bounded(path, MAX_ENTRY, "cache entry")
+        except ConfigError:  # gone, too large or no regular file: not a hit
             return None
         if matches(digest, body):
             return body
@@ -83,8 +86,8 @@ class DiskCache:
         if not self.enabled:
             return None
         try:
-            text = self._tag_path(key).read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
+            text = read_bounded(self._tag_path(key), 256, "cache entry").decode("ascii").strip()
+        except (ConfigError, UnicodeDecodeError):
             return None
         return text if _DIGEST.match(text) else None
 
@@ -101,8 +104,8 @@ class DiskCache:
         if not self.enabled:
             return None
         try:
-            text = self._manners_path(host).read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
+            text = read_bounded(self._manners_path(host), 256, "cache entry").decode("ascii").strip()
+        except (ConfigError, UnicodeDecodeError):
             return None
         return text if text in HEAD_MANNERS else None
 

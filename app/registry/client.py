@@ -38,6 +38,7 @@ import httpx
 
 from ecoready.domain.errors import MirrorGap, RegistryError
 from ecoready.domain.model import Availability, RegistryStatus, Verdict
+from ecoready.domain.retry_after import RATE_LIMIT_WAIT
 from ecoready.matrix.document import Mirror, RegistrySettings
 from ecoready.matrix.mirrors import upstream_name
 from ecoready.registry.cache import DiskCache, default_dir, digest_of, matches
@@ -55,7 +56,6 @@ from ecoready.registry.manifests import (
 from ecoready.registry.transport import (
     DEFAULT_TIMEOUT,
     HEAD_REFUSED,
-    RATE_LIMIT_WAIT,
     REQUEST_DEADLINE,
     Credentials,
     RegistryTransport,

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ecoready.domain.errors import CredentialError
+from ecoready.domain.errors import ConfigError, CredentialError
+from ecoready.domain.reading import read_if_there
+
+MAX_CONFIG_BYTES = 1 << 20  # a docker config larger than this is not one
 
 DOCKER_HUB = "docker.io"
 HUB_SERVER_URL = "https://index.docker.io/v1/"  # the key docker login uses for Docker Hub
@@ -75,10 +78,11 @@ class DockerCredentials:
     def _load(self) -> dict[str, Any]:
         if self._config is None:
             try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-            except FileNotFoundError:
-                data = {}
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raw = read_if_there(self.path, MAX_CONFIG_BYTES, "docker config file")
+                data = {} if raw is None else json.loads(raw.decode("utf-8"))
+            except ConfigError as exc:
+                raise CredentialError(f"cannot read the docker config {exc.problems[0]}") from None
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
                 raise CredentialError(f"cannot read the docker config {self.path}: {type(exc).__name__}") from None
             self._config = data if isinstance(data, dict) else {}
         return self._config

@@ -1,13 +1,12 @@
 """What registries say in their HTTP headers, read without any I/O: auth challenges
 (`WWW-Authenticate`), Docker Hub's rate limit (`RateLimit-Limit`/`-Remaining`, whom it
-counts) and how long to wait (`Retry-After`)."""
+counts). How long to wait (`Retry-After`) is read by `domain/retry_after.py`, shared with the
+package registries."""
 
 from __future__ import annotations
 
-import email.utils
 import ipaddress
 import re
-from datetime import UTC, datetime
 
 _PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^,\s]*))')
 
@@ -38,20 +37,3 @@ def source_kind(source: str) -> str:
         return "ip"
     except ValueError:
         return "account"
-
-
-def retry_after(value: str) -> float | None:
-    """Seconds to wait from a `Retry-After` header (seconds, or an HTTP date); None when
-    it says neither."""
-    text = value.strip()
-    if not text:
-        return None
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())

@@ -38,8 +38,10 @@ import httpx
 from ecoready import __version__
 from ecoready.domain.errors import CredentialError, RegistryError
 from ecoready.domain.model import RegistryStatus
+from ecoready.domain.networds import network_words
+from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
-from ecoready.registry.headers import parse_challenge, parse_rate_limit, retry_after, source_kind
+from ecoready.registry.headers import parse_challenge, parse_rate_limit, source_kind
 from ecoready.registry.manifests import ACCEPT, ImageRef
 
 # httpx would default every phase to 5 s; registries can be slow to send a big index.
@@ -55,7 +57,6 @@ PER_REGISTRY = 8
 PER_REGISTRY_H2 = 16
 DOWN_FOR = 30.0  # seconds a registry that failed is not asked again (its cells fail fast)
 RETRY_PAUSE = 0.5
-RATE_LIMIT_WAIT = 10.0  # seconds a run waits in all, per registry, when asked to (429 Retry-After)
 MAX_THROTTLED = 20  # 429s answered with a wait for one request, however short the waits
 HUNG_REPOSITORIES = 3  # repositories in a row without an answer in time: the registry is down
 HEAD_REFUSED = (405, 501)  # answers of a registry that does not do HEAD on manifests
@@ -199,7 +200,7 @@ class RegistryTransport:
                 except httpx.HTTPError as exc:
                     raise self._went_down(host, registry, _unreachable(exc)) from None
                 except httpx.InvalidURL as exc:  # a reference no registry could name
-                    raise RegistryError(registry, f"cannot be asked: {_short(exc)}") from None
+                    raise RegistryError(registry, f"cannot be asked: not a usable address ({_short(exc)})") from None
                 self._hung_in_a_row.pop(host, None)  # it answers
                 if reply.http_version == "HTTP/2":
                     slot.widen(PER_REGISTRY_H2)  # streams of the one connection, not connections
@@ -547,7 +548,8 @@ def _timeout_kind(exc: BaseException, client: RegistryTransport) -> str:
 
 
 def _unreachable(exc: Exception) -> str:
-    return f"unreachable ({type(exc).__name__}: {_short(exc)})"
+    """`unreachable (connection refused)`: in a user's words, never the exception's class."""
+    return f"unreachable ({network_words(exc)})"
 
 
 def _short(exc: Exception) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ecoready.domain.model import (
+    BenchResult,
     BenchSeries,
     CellResult,
     HostFacts,
@@ -17,7 +18,7 @@ from ecoready.domain.model import (
     Status,
 )
 from ecoready.report.order import grid_rows
-from ecoready.report.present import EMULATED_MARK, packaging_text, short_text
+from ecoready.report.present import EMULATED_MARK, packaging_text, short_text, shows_emulated
 
 NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
 
@@ -89,8 +90,13 @@ def host_line(host: HostFacts) -> str:
         parts.append(f"{host.cpus} CPUs")
     if host.memory_bytes:
         parts.append(f"{host.memory_bytes / 2**30:.1f} GiB")
-    if host.price_per_hour is not None:
-        parts.append(f"{host.price_per_hour:g} USD/h")
+    if host.instance:
+        parts.append(host.instance)
+    for unit, price in (("h", host.price_per_hour), ("month", host.price_per_month), ("year", host.price_per_year)):
+        if price is not None:
+            parts.append(f"{price:g} USD/{unit}")
+    if host.vcpus is not None:
+        parts.append(f"{host.vcpus} vCPU")
     if host.cpu_ghz is not None:
         parts.append(f"{host.cpu_ghz:g} GHz")
     if host.docker:
@@ -207,7 +213,7 @@ def driver_row(cell: CellResult) -> list[str]:
     p = cell.packaging
     assert p is not None
     cached = " (installed by an earlier run)" if p.cached else ""
-    runtime = short_text(cell) + (f" {EMULATED_MARK}" if cell.emulated else "")
+    runtime = short_text(cell) + (f" {EMULATED_MARK}" if shows_emulated(cell) else "")
     return [cell.component, cell.arch, p.spec, p.version, packaging_text(p) + cached, runtime]
 
 
@@ -223,6 +229,23 @@ def no_bench_sentence(report: Report) -> str:
     if report.profile is Profile.SMOKE:
         return "None in this run: profile smoke runs no benchmark (use --profile quick or full)."
     return "None in this run: no cell reached its bench stage, or no component is of a benchmarked kind."
+
+
+def bench_conditions(bench: BenchResult) -> str:
+    """Under what conditions the numbers were measured, beside them in every view: alone on
+    the host or beside what; server and sysbench on their own CPUs or not."""
+    beside = sorted({name for s in bench.series for name in (s.shared_with or ())})
+    if beside:
+        alone = f"NOT alone on the host: beside {', '.join(beside)} (not compared)"
+    elif any(s.shared_with is None for s in bench.series):
+        alone = "what shared the host was not recorded (a report older than the record: not compared)"
+    else:
+        alone = "measured alone on the host"
+    if bench.cpusets:
+        pinned = ", ".join(f"{role} on CPU {cpus}" for role, cpus in bench.cpusets.items())
+    else:
+        pinned = "server and sysbench shared the host's CPUs (too few to pin them apart)"
+    return f"{alone}; {pinned}"
 
 
 def target_words(target: str) -> str:

@@ -12,6 +12,7 @@ from ecoready.domain.text import one_line
 from ecoready.report.images_table import registry_line, verdict_counts
 from ecoready.report.json import registry_dict
 from ecoready.report.present import packaging_text
+from ecoready.report.width import fit_table, terminal_width
 
 DRIVERS_SCHEMA_VERSION = 1
 
@@ -38,9 +39,11 @@ def render_json(report: DriversReport) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def render_table(report: DriversReport) -> str:
-    header = ("driver", "arch", "version", "packaging", "what the registry has")
-    rows = [
+def render_table(report: DriversReport, total: int | None = None) -> str:
+    """The table in `total` columns (default: the terminal's width): the registry's words
+    wrap; narrow, the version column goes first."""
+    header: tuple[str, ...] = ("driver", "arch", "version", "packaging", "what the registry has")
+    rows: list[tuple[str, ...]] = [
         (
             one_line(c.spec, 70),
             c.arch,
@@ -50,11 +53,12 @@ def render_table(report: DriversReport) -> str:
         )
         for c in report.checks
     ]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
-    lines = []
-    for row in [header, *rows]:
-        lines.append(("  ".join(row[i].ljust(widths[i]) for i in range(len(widths))) + "  " + row[-1]).rstrip())
-    lines.insert(1, "-" * min(120, max(len(line) for line in lines)))
+    total = total or terminal_width()
+    if sum(max(len(r[i]) for r in [header, *rows]) + 2 for i in range(4)) + 24 > total:
+        # narrow: the verdict leads the registry's words, both wrapped, none cut
+        header = ("driver", "arch", "version", "packaging: what the registry has")
+        rows = [(r[0], r[1], r[2], f"{r[3]}: {r[4]}" if r[4] else r[3]) for r in rows]
+    lines = fit_table(header, rows, total, droppable=(2,))
     lines.append("")
     lines += [registry_line(r) for r in report.registries]
     total = len(report.checks)

@@ -27,6 +27,7 @@ from ecoready.report.common import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
+    bench_conditions,
     counts_line,
     cv_text,
     docker_versions,
@@ -43,7 +44,7 @@ from ecoready.report.common import (
     run_line,
     target_words,
 )
-from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
+from ecoready.report.cost import Comparison, columns_for, compare, compare_heading, compare_hosts, price_notes
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import (
@@ -54,8 +55,10 @@ from ecoready.report.present import (
     MEANING,
     packaging_line,
     short_text,
+    shows_emulated,
     size_text,
 )
+from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
 from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
@@ -145,7 +148,7 @@ def cell_body(cell: CellResult) -> str:
     parts = []
     if cell.detail:
         parts.append(f"<p>{esc(cell.detail)}</p>")
-    if cell.emulated:
+    if shows_emulated(cell):
         parts.append(f"<p class=emu>{EMULATED_MARK} {esc(EMULATED_MEANING)}</p>")
     if cell.packaging is not None:
         packaging = esc(packaging_line(cell.packaging))
@@ -183,7 +186,7 @@ def cell_body(cell: CellResult) -> str:
 def grid_cell(cell: CellResult | None, where: str = "") -> str:
     if cell is None:
         return "<td class=none>not in the matrix</td>"
-    emu = f' <span class=emu title="emulated">{EMULATED_MARK}</span>' if cell.emulated else ""
+    emu = f' <span class=emu title="emulated">{EMULATED_MARK}</span>' if shows_emulated(cell) else ""
     emu += f" <small>{esc(where.strip())}</small>" if where else ""
     label = esc(short_text(cell))
     return (
@@ -235,7 +238,7 @@ def failed(report: Report) -> str:
     out = ["<h2>What failed</h2>"]
     advised = advice_by_cell(report)
     for cell in cells:
-        emu = f" <span class=emu>{EMULATED_MARK} emulated</span>" if cell.emulated else ""
+        emu = f" <span class=emu>{EMULATED_MARK} emulated</span>" if shows_emulated(cell) else ""
         out.append(f"<h3>{GLYPH[cell.status]} {esc(cell.component)} on {esc(cell.arch)}: {cell.status.value}{emu}</h3>")
         items = "".join(
             f"<li><b>{esc(f.where)}</b> ({esc(f.outcome)}): {esc(f.detail) or 'no detail'}</li>" for f in failures(cell)
@@ -309,7 +312,7 @@ def benchmarks(report: Report) -> str:
             where += f", {esc(bench.cpu_model)}"
         if bench.cpus:
             where += f", {bench.cpus} CPUs"
-        out.append(f"<p>{where}</p>")
+        out.append(f"<p>{where}</p><p>{esc(bench_conditions(bench))}</p>")
         if bench.emulated or cell.emulated:
             out.append(
                 f"<p class=warning><b>{EMULATED_MARK} Emulated:</b> these numbers measure the emulator, not the CPU. "
@@ -317,18 +320,25 @@ def benchmarks(report: Report) -> str:
             )
         header = ["workload", "access", "threads", "tps", "qps", "p95 ms", "CV", "runs"]
         out.append(table(header, series_rows(bench.series), numeric=range(2, 8)))
-    out.append(comparison(compare(report)))
+    out.append(comparison(report, compare(report)))
     return "".join(out)
 
 
-def comparison(result: Comparison) -> str:
+def comparison(report: Report, result: Comparison) -> str:
     if not result.tables and not result.absent:
         return ""
     out = ["<h2>arm64 vs amd64</h2>"]
     for t in result.tables:
         out.append(f"<h3>{esc(compare_heading(t))}</h3><p>{esc(compare_hosts(t))}</p>")
-        rows = [[c.text(r) for c in COMPARE_COLUMNS] for r in t.rows]
-        out.append(table([c.title for c in COMPARE_COLUMNS], rows, numeric=range(len(COMPARE_COLUMNS))))
+        columns = columns_for(t)
+        rows = [[c.text(r) for c in columns] for r in t.rows]
+        out.append(table([c.heading(t) for c in columns], rows, numeric=range(len(columns))))
+    for view in same_cost(report, result):
+        out.append(f"<h3>Same cost: {esc(view.arm64.host)} vs {esc(view.amd64.host)}</h3><p>{esc(headline(view))}</p>")
+        out.append("<ul>" + "".join(f"<li>{esc(line_text(view, line))}</li>" for line in view.lines) + "</ul>")
+    notes = price_notes(report)
+    if notes:
+        out.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     if result.absent:
         out.append("<p>Not compared:</p><ul>" + "".join(f"<li>{esc(a)}</li>" for a in result.absent) + "</ul>")
     return "".join(out)

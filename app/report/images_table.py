@@ -16,6 +16,7 @@ from ecoready.domain.model import ImageCheck, ImagesReport, RegistryStatus, Verd
 from ecoready.domain.text import one_line
 from ecoready.report.json import registry_dict
 from ecoready.report.present import size_text
+from ecoready.report.width import fit_table, terminal_width
 
 IMAGES_SCHEMA_VERSION = 1
 
@@ -97,7 +98,9 @@ def _duration(seconds: int) -> str:
     return f"{seconds} s"
 
 
-def render_table(report: ImagesReport) -> str:
+def render_table(report: ImagesReport, total: int | None = None) -> str:
+    """The table in `total` columns (default: the terminal's width): the reasons wrap;
+    narrow, the digest and then the size columns go first."""
     header = ("component", "arch", "verdict", "size", "digest", "how it was found / why not")
     rows = [
         (
@@ -110,12 +113,7 @@ def render_table(report: ImagesReport) -> str:
         )
         for c in report.checks
     ]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
-    lines = []
-    for row in [header, *rows]:
-        cells = [row[i].ljust(widths[i]) for i in range(len(widths))]
-        lines.append(("  ".join(cells) + "  " + row[-1]).rstrip())
-    lines.insert(1, "-" * min(120, max(len(line) for line in lines)))
+    lines = fit_table(header, rows, total or terminal_width(), droppable=(4, 3))
     lines.append("")
     lines += [registry_line(r) for r in report.registries]
     counts = summary(report)

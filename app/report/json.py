@@ -22,8 +22,10 @@ from ecoready.domain.model import (
     Report,
     StageResult,
 )
+from ecoready.report.cost import UNIT_HOURS, columns_for, compare, price_given, price_in, stale
 from ecoready.report.legacy import with_blame
 from ecoready.report.migration import plan_pins, plan_steps
+from ecoready.report.samecost import headline, line_text, same_cost
 
 RATE_LIMIT = ("limit", "remaining", "window_s", "source")
 SERIES_KEYS = ("workload", "access", "threads")  # a run's, written once per series
@@ -85,11 +87,17 @@ LAYOUTS = {
         first=("tool", "zipfian", "target", "emulated", "profile", "cpu_model", "cpus", "page_size", "image_digests"),
         optional=frozenset({"cpusets", "method"}),  # added after schema 1 was first written
     ),
-    HostFacts: Layout(finish=_served, optional=frozenset({"docker", "serves", "error", "engine", "engine_kind"})),
+    HostFacts: Layout(
+        finish=_served,
+        optional=frozenset(
+            {"docker", "serves", "error", "engine", "engine_kind"}
+            | {"price_per_month", "price_per_year", "vcpus", "memory_gib", "instance", "price_source", "price_date"}
+        ),
+    ),
     RegistryStatus: Layout(
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
-    Report: Layout(optional=frozenset({"platforms", "migration", "title"})),
+    Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"})),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
     ImageInfo: Layout(optional=frozenset({"mirror"})),  # reports before mirrors per registry
 }
@@ -105,11 +113,13 @@ def report_dict(report: Report) -> dict[str, Any]:
         "tool": {"name": "ecoready", "version": report.tool_version},
         **{key: plain[key] for key in ("run_id", "matrix", "title", "profile", "started_at", "finished_at")},
         "interrupted": plain["interrupted"],
+        "merged_from": plain["merged_from"],
         "arches": plain["arches"],
         "hosts": plain["hosts"],
         "summary": dict(sorted(counts.items())),
         **{key: plain[key] for key in ("notes", "registries", "platforms")},
         "migration": migration_dict(report, plain["migration"]),
+        "comparison": comparison_dict(report),
         "cells": list(plain["cells"].values()),
     }
 
@@ -119,6 +129,53 @@ def migration_dict(report: Report, written: Plain) -> Plain:
     (derived: written for readers, recomputed from the report when it is loaded)."""
     steps = plan_steps(report)
     return {**written, "plan": to_plain(steps), "pins": to_plain(plan_pins(report, steps))}
+
+
+def comparison_dict(report: Report) -> Plain:
+    """The arm64-vs-amd64 tables (every column the views show, by key), the same-cost
+    view and the prices they rest on (derived: written for readers, never read back)."""
+    result = compare(report)
+    tables = [
+        {
+            **{k: v for k, v in to_plain(t).items() if k != "rows"},
+            "columns": [{"key": c.key, "title": c.heading(t)} for c in columns_for(t)],
+            "rows": to_plain(t.rows),
+        }
+        for t in result.tables
+    ]
+    views = [
+        {
+            **to_plain(view),
+            "headline": headline(view),
+            "lines": [{**to_plain(line), "text": line_text(view, line)} for line in view.lines],
+        }
+        for view in same_cost(report, result)
+    ]
+    return {"tables": tables, "same_cost": views, "prices": prices_list(report), "absent": list(result.absent)}
+
+
+def prices_list(report: Report) -> list[Plain]:
+    """Each priced host: the price as given, every unit derived from it, and its source."""
+    out = []
+    for host in report.hosts:
+        given = price_given(host)
+        if given is None:
+            continue
+        out.append(
+            {
+                "host": host.name,
+                "instance": host.instance,
+                "given": {"usd": given[0], "unit": given[1]},
+                **{f"price_per_{unit}": price_in(host, unit) for unit in UNIT_HOURS},
+                "vcpus": host.vcpus,
+                "cpu_ghz": host.cpu_ghz,
+                "memory_gib": host.memory_gib,
+                "source": host.price_source,
+                "date": host.price_date,
+                "stale": bool(host.price_date) and stale(host.price_date, report.started_at),
+            }
+        )
+    return out
 
 
 def registry_dict(status: RegistryStatus) -> dict[str, Any]:

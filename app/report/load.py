@@ -14,8 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ecoready.domain.codec import from_plain, kind_of
-from ecoready.domain.errors import DataError, ReportError
+from ecoready.domain.errors import ConfigError, DataError, ReportError
 from ecoready.domain.model import REPORT_SCHEMA_VERSION, CellResult, Report
+from ecoready.domain.reading import position, read_bounded, too_many_digits
 from ecoready.report.json import LAYOUTS
 
 MAX_REPORT_BYTES = 64 << 20  # a report of thousands of cells is a few MiB
@@ -72,6 +73,8 @@ def parse_report(text: str, source: str = "report") -> Report:
         raise ReportError(f"{source}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
     except RecursionError:
         raise ReportError(f"{source}: nested too deeply to be a report") from None
+    except ValueError as exc:  # a number longer than Python turns into an integer
+        raise ReportError(str(too_many_digits(source, text, exc))) from None
     if isinstance(data, Mapping) and "schema_version" not in data:
         raise ReportError(f"{source}: not an ecoready report (no schema_version)")
     return report_from_dict(data, source)
@@ -80,18 +83,21 @@ def parse_report(text: str, source: str = "report") -> Report:
 def load_report(path: str | Path) -> Report:
     """Read a report file (`-` = stdin)."""
     name = str(path)
-    try:
-        if name == "-":
+    if name == "-":
+        try:
             raw = sys.stdin.buffer.read(MAX_REPORT_BYTES + 1)
-        else:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_REPORT_BYTES + 1)
-    except OSError as exc:
-        raise ReportError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_REPORT_BYTES:
-        raise ReportError(f"{name}: larger than {MAX_REPORT_BYTES >> 20} MiB: not a report")
+        except OSError as exc:
+            raise ReportError(f"{name}: cannot read: {exc.strerror or exc}") from None
+        if len(raw) > MAX_REPORT_BYTES:
+            raise ReportError(f"{name}: larger than {MAX_REPORT_BYTES >> 20} MiB: not a report")
+    else:
+        try:
+            raw = read_bounded(path, MAX_REPORT_BYTES, "report")
+        except ConfigError as exc:
+            raise ReportError(str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ReportError(f"{name}: not UTF-8 (byte {exc.start})") from None
+        line, col = position(raw, exc.start)
+        raise ReportError(f"{name}:{line}:{col}: not UTF-8 (byte {exc.start})") from None
     return parse_report(text, name)

@@ -27,6 +27,7 @@ from ecoready.report.common import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
+    bench_conditions,
     counts_line,
     cv_text,
     docker_versions,
@@ -43,21 +44,44 @@ from ecoready.report.common import (
     run_line,
     target_words,
 )
-from ecoready.report.cost import COMPARE_COLUMNS, Comparison, compare, compare_heading, compare_hosts
-from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.cost import (
+    Comparison,
+    columns_for,
+    compare,
+    compare_heading,
+    compare_hosts,
+    price_notes,
+)
+from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
-from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text
+from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
+from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
 
 LOG_LINES = 10
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 _BACKTICKS = re.compile(r"`+")
+_CODE_SPAN = re.compile(r"`([^`]+)`")  # `a word in backticks`: a code span
 
 
 def md(text: str) -> str:
-    """Inert, one-line, escaped Markdown text: HTML as entities, markup characters escaped."""
+    """Inert, one-line, escaped Markdown text: HTML as entities, markup characters escaped;
+    a `quoted` word (the remedies' `image`, `backend =`) is a code span, as GitHub shows
+    it, unless it holds a character a code span would show raw (`<`, `&`)."""
     text = inert(text, 0).replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        if "<" in span.group(1) or "&" in span.group(1):
+            continue
+        out.append(_escaped(text[at : span.start()]))
+        out.append(f"`{span.group(1).replace('|', chr(92) + '|')}`")
+        at = span.end()
+    out.append(_escaped(text[at:]))
+    return "".join(out)
+
+
+def _escaped(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
@@ -77,7 +101,10 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
 
 
 def cell_label(cell: CellResult) -> str:
-    return md(short_text(cell)) + (f" {EMULATED_MARK}" if cell.emulated else "")
+    return md(short_text(cell)) + (f" {EMULATED_MARK}" if shows_emulated(cell) else "")
+
+
+NOT_IN = "· not in the matrix"  # never a blank cell: GitHub draws it as nothing at all
 
 
 def grid(report: Report) -> list[str]:
@@ -87,7 +114,7 @@ def grid(report: Report) -> list[str]:
         who = f"**{md(cid)}**" + (f"<br>{md(name)}" if name and name != cid else "")
         rows.append(
             [md(category.value), who]
-            + [cell_label(cells[a]) + md(host_mark(report, cells[a])) if a in cells else "" for a in arches]
+            + [cell_label(cells[a]) + md(host_mark(report, cells[a])) if a in cells else NOT_IN for a in arches]
         )
     return table(["category", "component", *(md(column_title(report, a)) for a in arches)], rows)
 
@@ -114,7 +141,7 @@ def failed(report: Report) -> list[str]:
     lines = ["## What failed", ""]
     advised = advice_by_cell(report)
     for cell in cells:
-        emulated = f" {EMULATED_MARK} emulated" if cell.emulated else ""
+        emulated = f" {EMULATED_MARK} emulated" if shows_emulated(cell) else ""
         lines.append(f"### {GLYPH[cell.status]} {md(cell.component)} on {md(cell.arch)}: {cell.status.value}{emulated}")
         lines.append("")
         found = failures(cell)
@@ -142,7 +169,7 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
         where += f", {md(bench.cpu_model)}"
     if bench.cpus:
         where += f", {bench.cpus} CPUs"
-    lines = [f"### {md(cell.component)} on {md(cell.arch)}", "", where, ""]
+    lines = [f"### {md(cell.component)} on {md(cell.arch)}", "", where, "", md(bench_conditions(bench)), ""]
     if bench.emulated or cell.emulated:
         lines.extend(
             [
@@ -174,14 +201,22 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
     return lines
 
 
-def comparison(result: Comparison) -> list[str]:
+def comparison(report: Report, result: Comparison) -> list[str]:
     if not result.tables and not result.absent:
         return []
     lines = ["## arm64 vs amd64", ""]
     for t in result.tables:
         lines.extend([f"### {md(compare_heading(t))}", "", md(compare_hosts(t)), ""])
-        rows = [[c.text(r) for c in COMPARE_COLUMNS] for r in t.rows]
-        lines.extend(table([c.title for c in COMPARE_COLUMNS], rows, right=range(len(COMPARE_COLUMNS))))
+        columns = columns_for(t)
+        rows = [[c.text(r) for c in columns] for r in t.rows]
+        lines.extend(table([c.heading(t) for c in columns], rows, right=range(len(columns))))
+        lines.append("")
+    for view in same_cost(report, result):
+        lines.extend([f"### Same cost: {md(view.arm64.host)} vs {md(view.amd64.host)}", "", md(headline(view)), ""])
+        lines.extend(f"- {md(line_text(view, line))}" for line in view.lines)
+        lines.append("")
+    lines.extend(f"- {md(note)}" for note in price_notes(report))
+    if price_notes(report):
         lines.append("")
     if result.absent:
         lines.extend(["Not compared:", ""])
@@ -231,7 +266,12 @@ def migration(report: Report) -> list[str]:
     """The migration plan: per component and arch what to do, and which arch pins can
     go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone)."""
     steps = plan_steps(report)
-    lines = ["## Migration plan", ""]
+    lines = ["## Migration plan", "", "### What to change, in order", ""]
+    todo = actions(report)
+    lines.extend(f"{n}. {md(text)}" for n, text in enumerate(todo, 1))
+    if not todo:
+        lines.append("Nothing to change: every component is ready on every arch as pinned.")
+    lines.extend(["", "### Every component and arch", ""])
     lines.extend(table(list(PLAN_HEADER), [[md(v) for v in step_row(s)] for s in steps]))
     lines.append("")
     pins = plan_pins(report, steps)
@@ -258,7 +298,7 @@ def render(report: Report) -> str:
         assert cell.bench is not None
         lines.extend(bench_section(cell, cell.bench))
     if benched:
-        lines.extend(comparison(compare(report)))
+        lines.extend(comparison(report, compare(report)))
     lines.extend(binaries(report))
     if report.hosts:
         lines.extend(["## Hosts", ""])

@@ -2,8 +2,9 @@
 
 Cells are united by id. When two reports hold the same cell, a native result wins over an
 emulated one, then the one that finished later; the report notes which was kept. Hosts
-with the same name but different facts (both runners call theirs `local`) are renamed
-`<name>-<native arch>` so every cell still points at the host that ran it.
+with the same name but different facts (both runners call theirs `local`) are each renamed
+`<name>-<native arch>` so every cell still points at the host that ran it, by a name
+that says which machine it is.
 """
 
 from __future__ import annotations
@@ -29,21 +30,29 @@ def _unique(values: Sequence[str]) -> list[str]:
 
 
 def _rename_hosts(parts: Sequence[tuple[str, Report]]) -> list[tuple[str, Report]]:
-    """Give clashing host names a suffix (per report), rewriting that report's cells."""
-    seen: dict[str, HostFacts] = {}
+    """Hosts of one name with different facts (both runners call theirs `local`) are each
+    renamed `<name>-<native arch>`, in every report, the first too: a bare `local` beside
+    `local-arm64` would leave the reader guessing which machine it is."""
+    facts: dict[str, list[HostFacts]] = {}
+    for _label, report in parts:
+        for host in report.hosts:
+            known = facts.setdefault(host.name, [])
+            if host not in known:
+                known.append(host)
+    names: dict[str, list[str]] = {}  # a clashing name -> the new name of each of its facts
+    taken = {name for name, hosts in facts.items() if len(hosts) == 1}
+    for name, hosts in facts.items():
+        if len(hosts) < 2:
+            continue
+        for host in hosts:
+            new, n = f"{name}-{host.native_arch}", 2
+            while new in taken:
+                new, n = f"{name}-{host.native_arch}-{n}", n + 1
+            taken.add(new)
+            names.setdefault(name, []).append(new)
     out: list[tuple[str, Report]] = []
     for label, report in parts:
-        renames: dict[str, str] = {}
-        for host in report.hosts:
-            other = seen.get(host.name)
-            if other is not None and other != host:
-                new = f"{host.name}-{host.native_arch}"
-                n = 2
-                while new in seen and seen[new] != host:
-                    new = f"{host.name}-{host.native_arch}-{n}"
-                    n += 1
-                renames[host.name] = new
-            seen.setdefault(renames.get(host.name, host.name), host)
+        renames = {h.name: names[h.name][facts[h.name].index(h)] for h in report.hosts if h.name in names}
         if renames:
             report = replace(
                 report,
@@ -114,6 +123,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
         migration=_merge_migration(reports, cells),
         title=" + ".join(_unique([r.title for r in reports if r.title])),
+        merged_from=tuple(_unique([i for r in reports for i in (r.merged_from or (r.run_id,))])),
     )
 
 

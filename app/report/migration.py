@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ecoready.domain.model import CellResult, Report, Status, TagSearch, normalize_arch
+from ecoready.domain.model import CellResult, Report, Stage, Status, TagSearch, normalize_arch
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import status_detail
 
@@ -71,12 +71,18 @@ def plan_steps(report: Report) -> list[Step]:
         for arch in arches_of(report):
             cell = cells.get(arch)
             if cell is not None:
-                steps.append(_step(cell, images[component], searches.get((component, arch)), cells, slowdown))
+                found = searches.get((component, arch))
+                steps.append(_step(cell, images[component], found, cells, slowdown, len(report.merged_from) > 1))
     return steps
 
 
 def _step(
-    cell: CellResult, image: str, found: TagSearch | None, row: dict[str, CellResult], slowdown: float | None
+    cell: CellResult,
+    image: str,
+    found: TagSearch | None,
+    row: dict[str, CellResult],
+    slowdown: float | None,
+    merged: bool = False,
 ) -> Step:
     def step(action: Action, text: str, why: str) -> Step:
         return Step(cell.component, cell.arch, image, action, text, why)
@@ -99,13 +105,87 @@ def _step(
     other = next((c for a, c in row.items() if a != arch and c.status is Status.READY and c.emulated), None)
     if other is not None:
         cost = f"; emulated cells took {slowdown:.1f}x as long as native ones in this run" if slowdown else ""
+        if merged:
+            cost = "; the cost of emulation is not measured (the merged reports ran apart, under other loads)"
         seen = f"the {other.arch} image was ready under emulation in {other.seconds:.1f} s"
         why = f"{cell.status.value} for {arch}; {seen}{cost}"
         return step(Action.EMULATE, f"emulate the {other.arch} image", why)
-    why = status_detail(cell)
+    why = _what_failed(cell) + _other_arch(cell, row)
     if found is not None:
         why += f"; {found.error}" if found.error else f"; no other tag publishes {arch} ({looked(found)})"
     return step(Action.BLOCKED, "blocked", why)
+
+
+# log lines that say why, by how much they say: the first such line is the cause, the last
+# one ("Aborting") its consequence
+_TELLING = ("exec format error", "illegal instruction", "sigill", "[error]", "fatal", "error:", "error ")
+
+
+def telling_line(lines: Sequence[str]) -> str:
+    """The log line that says most about a failure: the first of the most telling kind."""
+    for marker in _TELLING:
+        for line in lines:
+            if marker in line.lower() and "aborting" not in line.lower():
+                return line.strip()
+    return ""
+
+
+def _what_failed(cell: CellResult) -> str:
+    """The cell's status and detail, with the log's telling line when the detail quotes a
+    less useful one (`exited with code 1: ... [ERROR] Aborting`)."""
+    said = status_detail(cell)
+    line = telling_line(cell.log_tail)
+    if line and line not in said:
+        head = said.split(": ", 2)
+        return f"{': '.join(head[:2])}: {line}" if len(head) > 2 else f"{said}: {line}"
+    return said
+
+
+def _other_arch(cell: CellResult, row: dict[str, CellResult]) -> str:
+    """What the other arches showed: ready natively there (the gap is this arch's), or the
+    same failure there too (not an arch gap: the image or its settings)."""
+    parts = []
+    for arch, other in row.items():
+        if arch == cell.arch or not other.status.finished:
+            continue
+        if other.status is Status.READY:
+            how = "under emulation" if other.emulated else "natively"
+            parts.append(f"ready on {arch} ({how}): a gap of {cell.arch}'s")
+        elif other.status is cell.status and telling_line(other.log_tail) == telling_line(cell.log_tail):
+            parts.append(
+                f"{other.status.value} on {arch} too, the same way: not an arch gap (the image or its settings)"
+            )
+    return "; " + "; ".join(parts) if parts else ""
+
+
+def actions(report: Report) -> list[str]:
+    """What to change, in order: the cheap and sure first (another tag, an upgrade, the pins
+    that can go), then what costs (emulation), then what needs a decision (blocked), then
+    what to check again (not checked). Plain sentences; empty when nothing is to change."""
+    steps = plan_steps(report)
+    out: list[str] = []
+    for step in (s for s in steps if s.action is Action.USE):
+        out.append(f"{step.component} on {step.arch}: {step.text} instead of {step.image} ({step.why})")
+    for step in (s for s in steps if s.action is Action.UPGRADE):
+        out.append(f"{step.component} on {step.arch}: {step.text} ({step.why})")
+    for pin in plan_pins(report, steps):
+        where = f" at {'; '.join(pin.pinned_at)}" if pin.pinned_at else ""
+        name = pin.service or pin.component
+        if pin.verdict == "drop":
+            out.append(f"{name}: drop the pin {pin.platform}{where} ({pin.why})")
+        elif pin.verdict == "drop after":
+            out.append(f"{name}: then drop the pin {pin.platform}{where} (after: {pin.why})")
+    for step in (s for s in steps if s.action is Action.EMULATE):
+        out.append(f"{step.component} on {step.arch}: no image for {step.arch}; {step.text} ({step.why})")
+    for step in (s for s in steps if s.action is Action.BLOCKED):
+        out.append(
+            f"{step.component} on {step.arch}: blocked: {step.why}; decide: another image or version, "
+            "or ask the publisher"
+        )
+    unknown = sorted({f"{s.component}/{s.arch}" for s in steps if s.action is Action.UNKNOWN})
+    if unknown:
+        out.append(f"check again (the run could not judge them): {', '.join(unknown)}")
+    return out
 
 
 def looked(found: TagSearch) -> str:
@@ -114,15 +194,24 @@ def looked(found: TagSearch) -> str:
 
 def emulation_slowdown(report: Report) -> float | None:
     """How much longer emulated cells took than native ones of the same component (the
-    median ratio over components ready both ways); None when the run has no such pair."""
+    median ratio over components ready both ways), their benches left out (a bench runs
+    for as long as it is told); None when the run has no such pair, and for a merged
+    report (its halves ran apart, under other loads: not measured)."""
+    if len(report.merged_from) > 1:
+        return None
     ratios = []
     for _category, _component, _name, cells in grid_rows(report):
-        ready = [c for c in cells.values() if c.status is Status.READY and c.seconds > 0]
-        native = [c.seconds for c in ready if not c.emulated]
-        emulated = [c.seconds for c in ready if c.emulated]
+        ready = [(c, _work_seconds(c)) for c in cells.values() if c.status is Status.READY]
+        native = [s for c, s in ready if not c.emulated and s > 0]
+        emulated = [s for c, s in ready if c.emulated and s > 0]
         if native and emulated:
             ratios.append(max(emulated) / min(native))
     return statistics.median(ratios) if ratios else None
+
+
+def _work_seconds(cell: CellResult) -> float:
+    bench = cell.stage_result(Stage.BENCH)
+    return cell.seconds - (bench.seconds if bench is not None else 0.0)
 
 
 def plan_pins(report: Report, steps: Sequence[Step]) -> list[Pin]:

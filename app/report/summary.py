@@ -4,12 +4,13 @@ Text from containers and report files is made inert: this goes to terminals."""
 
 from __future__ import annotations
 
-from ecoready.domain.model import CellResult, Report, Status
+from ecoready.domain.model import Category, CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
-from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text
-from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines, plural, registry_troubles
+from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text, shows_emulated
+from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines, plural, registry_troubles, trouble
+from ecoready.report.width import blocks, share, terminal_width
 
 
 def hosts_by_arch(report: Report) -> dict[str, str]:
@@ -38,22 +39,53 @@ def host_mark(report: Report, cell: CellResult) -> str:
     return f" @{cell.host}" if several and cell.host and cell.arch not in hosts_by_arch(report) else ""
 
 
-def render_grid(report: Report, width: int = 30) -> str:
-    arches = arches_of(report)
+GridRow = tuple[Category, str, str, dict[str, CellResult]]
+# a grid column: wide enough for `✘ broken 12.3s ᵉ`, at most what a long detail needs
+COLUMN_LOW, COLUMN_HIGH = 16, 30
+
+
+def render_grid(report: Report, total: int | None = None) -> str:
+    """The grid in `total` columns (default: the terminal's width): narrower columns first,
+    then the arches in blocks one under the other, never a line wider than `total`."""
+    total = total or terminal_width()
+    arches = list(arches_of(report))
     rows = grid_rows(report)
-    name_w = max([len("component"), *(len(r[1]) + 2 for r in rows), *(len(p.host) + 2 for p in report.platforms)]) + 2
-    header = "component".ljust(name_w) + "".join(_one_line(column_title(report, a)).ljust(width) for a in arches)
+    names = [len(r[1]) + 2 for r in rows] + [len(p.host) + 2 for p in report.platforms]
+    name_w = min(max([len("component"), *names]) + 2, max(12, total // 3))
+    width = share(total, name_w, len(arches), COLUMN_LOW, COLUMN_HIGH)
+    out: list[str] = []
+    for block in blocks(arches, name_w, width, total):
+        if out:
+            out.append("")
+        out.extend(_grid_block(report, rows, list(block), name_w, width))
+    return "\n".join(out)
+
+
+def _name(text: str, width: int) -> str:
+    text = _one_line(text)
+    return (text if len(text) <= width - 1 else text[: width - 2] + "…").ljust(width)
+
+
+def _grid_text(report: Report, cell: CellResult, width: int) -> str:
+    """A cell in `width - 2` characters; one that a shared trouble stopped says which."""
+    shared = trouble(cell)
+    if shared is not None:
+        text = f"{GLYPH[cell.status]} not checked: {shared[0].split()[0]}"
+        return text if len(text) <= width - 2 else text[: width - 3] + "…"
+    mark = host_mark(report, cell)
+    return _one_line(cell_text(cell, width - 2 - len(mark)) + mark)
+
+
+def _grid_block(report: Report, rows: list[GridRow], arches: list[str], name_w: int, width: int) -> list[str]:
+    header = "component".ljust(name_w) + "".join(_name(column_title(report, a), width) for a in arches)
     lines = [header.rstrip(), "-" * len(header.rstrip())]
     category = None
-    for cat, cid, _name, cells in rows:
+    for cat, cid, _label, cells in rows:
         if cat is not category:
-            lines.append(f"[{cat.value}]")
+            lines.append(_name(f"[{cat.value}]", name_w + width * len(arches)).rstrip())
             category = cat
-        text = "".join(
-            (_one_line(cell_text(cells[a], width - 2) + host_mark(report, cells[a])) if a in cells else "").ljust(width)
-            for a in arches
-        )
-        lines.append((f"  {_one_line(cid)}".ljust(name_w) + text).rstrip())
+        text = "".join((_grid_text(report, cells[a], width) if a in cells else "").ljust(width) for a in arches)
+        lines.append((_name(f"  {cid}", name_w) + text).rstrip())
     if report.platforms:  # platform fitness: a row per host, what a container of each arch saw
         lines.append("[platform]")
         order = [h.name for h in report.hosts]
@@ -66,8 +98,8 @@ def render_grid(report: Report, width: int = 30) -> str:
             text = "".join(
                 (_one_line(platform_text(seen[a], width - 2)) if a in seen else "").ljust(width) for a in arches
             )
-            lines.append((f"  {_one_line(host)}".ljust(name_w) + text).rstrip())
-    return "\n".join(lines)
+            lines.append((_name(f"  {host}", name_w) + text).rstrip())
+    return lines
 
 
 def render_summary(report: Report) -> str:
@@ -84,7 +116,7 @@ def render_summary(report: Report) -> str:
         "",
         f"{plural(len(cells), 'cell')}: "
         + ", ".join(parts)
-        + (f"   ({EMULATED_MARK} = emulated)" if any(c.emulated for c in cells) else ""),
+        + (f"   ({EMULATED_MARK} = emulated)" if any(shows_emulated(c) for c in cells) else ""),
     ]
     several = len({c.host for c in cells if c.host}) > 1
     for advised in advice_to_list(report):  # what failed, and what to do about it

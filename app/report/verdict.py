@@ -28,10 +28,25 @@ EMULATOR_REMEDY = (
 )
 NATIVE_REMEDY = "confirm on a native {arch} host (add it under [[hosts]]): emulation can fail where hardware runs"
 REGISTRY_REMEDY = (
-    "check the network, or set a mirror for that registry (`[registry.mirrors]` in the matrix, or "
-    "ECOREADY_REGISTRY_MIRRORS) that holds the images, "
-    "or try the offline lab matrix (containers/lab.toml)"
+    "check that this machine reaches the registry (its name, the network, a proxy: HTTPS_PROXY), "
+    "or set a mirror for that registry (`[registry.mirrors]` in the matrix, or ECOREADY_REGISTRY_MIRRORS) "
+    "that holds the images, then re-run"
 )
+# a registry on this machine that does not answer is one that is not started
+LOCAL_REGISTRY_REMEDY = (
+    "start the registry at {registry} (for the offline lab: `ecoready lab up`), or point the matrix's "
+    "images at a registry that answers, then re-run"
+)
+LOCAL_HOSTS = ("127.", "localhost", "[::1]", "::1")
+
+
+def registry_remedy(registry: str) -> str:
+    """The way out for a registry that could not be asked, for where it is."""
+    if registry.startswith(LOCAL_HOSTS):
+        return LOCAL_REGISTRY_REMEDY.format(registry=registry)
+    return REGISTRY_REMEDY
+
+
 ENGINE_REMEDY = "start the docker engine (or check the host's address), then re-run"
 NOT_OURS = "not the component's fault: see the detail, fix the cause, then re-run the cell"
 BLOCKERS = (Status.MISSING, Status.BROKEN)
@@ -101,6 +116,22 @@ def why(cell: CellResult) -> Why:
     if found is None or found[1].status is not cell.status:
         return Why(cell, None, None)
     return Why(cell, *found)
+
+
+def trouble(cell: CellResult) -> tuple[str, str] | None:
+    """(what, why) when the cell could not run because of something many cells share: a
+    registry, a backend, the engine (`registry docker.io`, `unreachable (timed out)`), so
+    that it is said once per run, not once per cell."""
+    said_ = why(cell)
+    if said_.blame is None or said_.cause is None:
+        return None
+    if said_.cause is Cause.REGISTRY:
+        return f"registry {said_.blame.subject}", said_.detail
+    if said_.cause is Cause.BACKEND:
+        return f"backend {said_.blame.subject}", said_.detail
+    if said_.cause in (Cause.ENGINE_UNREACHABLE, Cause.HOST_LOST):
+        return f"engine of {cell.host or 'the host'}", said_.detail
+    return None
 
 
 def registry_failure(cell: CellResult) -> tuple[str, str] | None:
@@ -251,7 +282,9 @@ def _remedy(w: Why, step: Step | None, searched: bool) -> str:
     remedy = _REMEDIES[cause]
     text = remedy[1] if w.cell.emulated and len(remedy) > 1 else remedy[0]
     subject = w.blame.subject if w.blame else ""
-    behind = REGISTRY_REMEDY if w.blame is not None and w.blame.behind is Cause.REGISTRY else "see its own row"
+    if cause is Cause.REGISTRY:
+        return registry_remedy(subject)
+    behind = registry_remedy(subject) if w.blame is not None and w.blame.behind is Cause.REGISTRY else "see its own row"
     return text.format(arch=arch, subject=subject, behind=behind)
 
 
@@ -381,16 +414,30 @@ def backend_troubles(report: Report) -> dict[tuple[str, str, Cause | None], list
     return grouped
 
 
+def engine_troubles(report: Report) -> dict[tuple[str, str], list[str]]:
+    """(engine, why) -> the cells it could not run (unreachable, or lost mid-run)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for cell in report.cells.values():
+        found = trouble(cell)
+        if found is not None and found[0].startswith("engine of "):
+            grouped.setdefault(found, []).append(cell.id)
+    return grouped
+
+
 def infra_lines(report: Report) -> list[str]:
-    """`registry docker.io: unreachable (ConnectError: …): 12 cells not checked; way out: …`,
+    """`registry docker.io: unreachable (connection refused): 12 cells not checked; way out: …`,
     and `backend mysql-8.4: …: 3 cells not checked`: each trouble once, with the way out."""
     lines = [
-        f"registry {t.registry}: {t.reason}: {plural(len(t.cells), 'cell')} not checked; way out: {REGISTRY_REMEDY}"
+        f"registry {t.registry}: {t.reason}: {plural(len(t.cells), 'cell')} not checked; "
+        f"way out: {registry_remedy(t.registry)}"
         for t in registry_troubles(report)
     ]
     for (backend, why_, behind), cells in sorted(backend_troubles(report).items(), key=lambda item: item[0][:2]):
-        out = REGISTRY_REMEDY if behind is Cause.REGISTRY else "fix it (its own row says why)"
+        out = "the registry of its image cannot be asked (above)" if behind is Cause.REGISTRY else ""
+        out = out or "fix it (its own row says why)"
         lines.append(f"backend {backend}: {why_}: {plural(len(cells), 'cell')} not checked; way out: {out}")
+    for (engine, why_), cells in sorted(engine_troubles(report).items()):
+        lines.append(f"{engine}: {why_}: {plural(len(cells), 'cell')} not checked; way out: {ENGINE_REMEDY}")
     return lines
 
 
@@ -399,6 +446,7 @@ def advice_to_list(report: Report) -> list[Advice]:
     `infra_lines`, when more than one cell shares them."""
     collapsed = {cid for t in registry_troubles(report) if len(t.cells) > 1 for cid in t.cells}
     collapsed |= {cid for cells in backend_troubles(report).values() if len(cells) > 1 for cid in cells}
+    collapsed |= {cid for cells in engine_troubles(report).values() if len(cells) > 1 for cid in cells}
     return [a for a in advice(report) if a.cell_id not in collapsed]
 
 

@@ -21,15 +21,26 @@ from ecoready.audit.findings import findings, mislabelled, summary
 from ecoready.audit.locate import candidates, search_dirs
 from ecoready.audit.program import audit_program
 from ecoready.domain.codec import from_plain, to_plain
-from ecoready.domain.errors import DataError, DeadlineExceeded, DockerUnavailable, EngineError, MislabelledBinary, Skip
+from ecoready.domain.errors import (
+    ConfigError,
+    DataError,
+    DeadlineExceeded,
+    DockerUnavailable,
+    EngineError,
+    MislabelledBinary,
+    Skip,
+)
 from ecoready.domain.events import AuditReported, Event
 from ecoready.domain.model import AuditResult, BinaryAudit, ImageInfo, PlatformFitness
+from ecoready.domain.reading import read_bounded
 from ecoready.domain.specs import ImageFile
+from ecoready.plan.cells import AUDIT_BUDGET_S
 from ecoready.probe_api.run_context import RunContext, resource_labels
 
 # Part of every cache key: entries written by another version of the audit are not read.
 AUDIT_VERSION = 1
 MAX_PROGRAM_BYTES = 512 << 20  # a main program larger than this is named, not read
+MAX_CACHED_BYTES = 4 << 20  # one image's cached audit
 READ_TIMEOUT = 90.0  # seconds for every file of one image
 
 log = logging.getLogger("ecoready.audit")
@@ -55,11 +66,11 @@ class AuditCache:
         if path is None:
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_bounded(path, MAX_CACHED_BYTES, "cached audit"))
             if not isinstance(data, dict) or data.get("key") != key:
                 return None
             return from_plain(AuditResult, data.get("audit"))
-        except (OSError, ValueError, DataError):
+        except (ConfigError, ValueError, DataError, RecursionError):
             return None
 
     def put(self, key: str, audit: AuditResult) -> None:
@@ -173,8 +184,9 @@ class Auditor:
         except (DeadlineExceeded, EngineError) as exc:  # the audit is not worth the cell: it goes on
             raise Skip(f"the programs could not be read: {exc}") from None
         binaries = []
+        deadline = began + AUDIT_BUDGET_S  # the stage's own: past it, no thread goes on reading
         for names, found in zip(programs, files, strict=True):
-            binaries.append(await asyncio.to_thread(_audit_file, names, found))
+            binaries.append(await asyncio.to_thread(_audit_file, names, found, deadline))
         result = AuditResult(
             arch=image.arch,
             image_digest=image.digest or image.image_id,
@@ -185,10 +197,12 @@ class Auditor:
         return result
 
 
-def _audit_file(names: Sequence[str], found: ImageFile | None) -> BinaryAudit:
+def _audit_file(names: Sequence[str], found: ImageFile | None, deadline: float | None = None) -> BinaryAudit:
     if found is None:
         return BinaryAudit(program=" or ".join(names))
     program = os.path.basename(found.asked)
+    if found.note:
+        return BinaryAudit(program, found.path, note=f"not read: {found.path} is {found.note}, not a program file")
     if not found.complete:
         return BinaryAudit(program, found.path, size=found.size, note=f"not read: {found.size:,} bytes is too large")
-    return audit_program(program, found.path, found.data)
+    return audit_program(program, found.path, found.data, deadline)

@@ -16,6 +16,7 @@ An engine that cannot run the arch gets a note with the remedy for that kind of 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -26,7 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ecoready.domain.blame import Cause
+from ecoready.domain.errors import ConfigError
 from ecoready.domain.model import PlatformFitness
+from ecoready.domain.reading import read_bounded
 from ecoready.engine.kinds import EngineKind
 from ecoready.engine.platform import Emulator
 from ecoready.probe_api.run_context import RunContext
@@ -53,10 +56,8 @@ class EngineMemory:
 
     def _load(self) -> dict[str, dict[str, dict[str, object]]]:
         try:
-            with self.path.open("rb") as handle:
-                raw = handle.read(MAX_MEMORY_BYTES + 1)
-            data = json.loads(raw) if len(raw) <= MAX_MEMORY_BYTES else {}
-        except (OSError, ValueError, RecursionError):
+            data = json.loads(read_bounded(self.path, MAX_MEMORY_BYTES, "emulation memory"))
+        except (ConfigError, ValueError, RecursionError):  # gone, too large, not ours: forgotten
             return {}
         if not isinstance(data, dict):
             return {}
@@ -118,8 +119,6 @@ async def find_emulation(
     """The arches of `candidates` the engine of `run` can run (module docstring). `hint`:
     the binfmt table of the engine's kernel, empty when that kernel is not this one;
     no arch is served on a guess."""
-    import asyncio
-
     identity = run.host.identity
     host = run.host.name
     out = Emulation()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ecoready.domain.errors import EcoreadyError
 from ecoready.domain.model import Host, HostFacts, PlatformFitness
@@ -38,7 +39,7 @@ class Engine:
 
 
 def host_specs(hosts: Sequence[Host]) -> tuple[Host, ...]:
-    """The matrix's hosts; none means the local engine (DOCKER_HOST or the default socket)."""
+    """The matrix's hosts; none means the engine found as the docker CLI finds it (engine/discovery.py)."""
     return tuple(hosts) or (LOCAL,)
 
 
@@ -62,11 +63,25 @@ def unreachable_facts(engine: Engine) -> HostFacts:
         name=spec.name,
         native_arch="",
         serves=spec.arches,
-        price_per_hour=spec.price_per_hour,
-        cpu_ghz=spec.cpu_ghz,
         docker=spec.docker,
         error=f"unreachable: {engine.error}",
+        **cost_facts(spec),
     )
+
+
+def cost_facts(spec: Host) -> dict[str, Any]:
+    """The cost model's facts of a host, as [[hosts]] (or the price file) gave them."""
+    return {
+        "price_per_hour": spec.price_per_hour,
+        "price_per_month": spec.price_per_month,
+        "price_per_year": spec.price_per_year,
+        "cpu_ghz": spec.cpu_ghz,
+        "vcpus": spec.vcpus,
+        "memory_gib": spec.memory_gib,
+        "instance": spec.instance,
+        "price_source": spec.price_source,
+        "price_date": spec.price_date,
+    }
 
 
 def emulation_wanted(spec: Host, native: str, wanted: Sequence[str]) -> list[str]:
@@ -98,7 +113,8 @@ async def learn_facts(
         candidates = emulation_wanted(spec, native, wanted)
         others_native = {e.facts.native_arch for e in engines if e is not engine and e.facts and not e.error}
         # an arch another host runs natively need not be proven here, unless [[hosts]] lists it
-        candidates = [a for a in candidates if a in spec.arches or a not in others_native]
+        # nor one no cell of the run needs (no image of the matrix for it)
+        candidates = [a for a in candidates if (a in spec.arches or a not in others_native) and survey_images(a)]
         found = await find_emulation(
             runs[spec.name],
             candidates,
@@ -116,9 +132,8 @@ async def learn_facts(
             emulated_arches=tuple(found.emulators),
             emulators=found.emulators,
             serves=serves,
-            price_per_hour=spec.price_per_hour,
-            cpu_ghz=spec.cpu_ghz,
             docker=spec.docker,
+            **cost_facts(spec),
         )
 
     # the engines' own views first: a host need not prove it emulates an arch that another

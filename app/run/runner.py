@@ -49,8 +49,9 @@ from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.platform import WIDEST_CPU
+from ecoready.matrix.bench_settings import estimate_seconds
 from ecoready.matrix.kinds import KINDS, verification
-from ecoready.plan.cells import CellPlan, Plan
+from ecoready.plan.cells import EMULATION_FACTOR, CellPlan, Plan
 from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_first
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
@@ -140,6 +141,9 @@ class Runner:
                 host=c.host,
                 emulated=c.emulated,
                 verification=verification(KINDS[c.component.probe], c.component.options),
+                bench_s=round(estimate_seconds(c.bench, EMULATION_FACTOR if c.emulated else 1.0), 1)
+                if c.bench
+                else 0.0,
             )
             for c in self.plan.cells
         )
@@ -177,7 +181,8 @@ class Runner:
         if any(c.exclusive for c in self.plan.cells):
             self.run.emit(
                 RunNote(
-                    "profile full: benchmarks run one at a time with nothing else running, so their numbers are clean"
+                    "benchmarks run one at a time per host with nothing else of the run beside them, "
+                    "so their numbers are clean (the run takes longer)"
                 )
             )
         order = longest_first(self.plan.cells, self.history)
@@ -320,20 +325,22 @@ class Runner:
                 elif stage is Stage.IMAGE:  # network-bound: outside the CPU slots, overlapping other work
                     if scheduler.pulls.locked():
                         emit(CellQueued(cell.id))
-                    async with scheduler.pulls:
+                    async with scheduler.pulls, run.gate.shared():  # never beside a bench
                         outcome = await self._stage(cell, ctx, probe, stage)
                     if cell.id in self._missing:
                         self._missing.discard(cell.id)
                         await self._search_tags(cell, ctx)
                 elif stage is Stage.AUDIT:  # reads files and parses them: outside the CPU slots too
-                    outcome = await self._stage(cell, ctx, probe, stage)
+                    async with run.gate.shared():
+                        outcome = await self._stage(cell, ctx, probe, stage)
                 elif stage in cell.exclusive:
                     if held is not None:  # give the slot back first: two cells waiting for all would deadlock
                         slots.release(held)
                     held = None
                     emit(CellQueued(cell.id))
                     held = await slots.acquire(slots.units, expected)
-                    outcome = await self._stage(cell, ctx, probe, stage)
+                    async with run.gate.alone():  # and no pull or audit of the run beside it
+                        outcome = await self._stage(cell, ctx, probe, stage)
                 else:
                     if held is None:
                         emit(CellQueued(cell.id))
@@ -374,6 +381,14 @@ class Runner:
         emit = self.run.emit
         emit(StageStarted(cell.id, stage))
         ctx.stage = stage
+        ctx.run.activity.begin(cell.id, stage.value)
+        try:
+            return await self._stage_body(cell, ctx, probe, stage)
+        finally:
+            ctx.run.activity.end(cell.id, stage.value)
+
+    async def _stage_body(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> Outcome:
+        emit = self.run.emit
         budget = cell.budgets[stage]
         started = time.monotonic()
         detail, blame = "", None
@@ -485,6 +500,13 @@ class Runner:
         except StageFailed as exc:
             raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})", cause=exc.cause) from None
         return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {fix})"
+
+
+def _bench_seconds(cell: CellPlan) -> float:
+    """What the cell's bench stage is expected to take (0: it has none)."""
+    if cell.bench is None:
+        return 0.0
+    return round(estimate_seconds(cell.bench, EMULATION_FACTOR if cell.emulated else 1.0), 1)
 
 
 async def _quiet(awaitable: object) -> object:

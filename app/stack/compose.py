@@ -2,9 +2,10 @@
 
 Read with PyYAML's safe loader, bounded in size like a matrix, and walked only where the
 compose specification puts scalars: a value of another shape is noted, never turned into
-text (YAML aliases can make a small file a huge tree). What compose would take from
+text; YAML aliases are bounded by the loader (`yaml_bounded.py`). What compose would take from
 elsewhere (`${VAR}` from the shell or `.env`, `env_file`, volumes) is not read: each such
-place is noted for `ecoready init` to print. `${VAR:-default}` becomes its default.
+place is noted for `ecoready init` to print. `${VAR:-default}` becomes its default and `$$`
+a literal `$`, as compose reads them. `include:` files are followed (`read_compose`).
 """
 
 from __future__ import annotations
@@ -15,49 +16,107 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ecoready.domain.errors import ConfigError, Problem
+from ecoready.domain.reading import read_text_bounded
 from ecoready.stack.services import Service
+from ecoready.stack.yaml_bounded import load_one
 
 MAX_COMPOSE_BYTES = 1 << 20
-_DEFAULTED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}$]*)\}")
-_UNSET = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+# compose's interpolation: `$$` is a literal `$`; `${VAR:-default}` and `${VAR-default}`
+# take their default (no shell or .env is read); other variables are left for compose
+_TOKEN = re.compile(r"\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}$]*)\}|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 Scalar = str | int | float | bool
 
 
-def read_compose(path: Path) -> tuple[str, list[Service]]:
-    """(project name, services) of a compose file; ConfigError (file:line:col) when it
-    cannot be read or is not a compose file."""
-    file = str(path)
-    try:
-        if path.stat().st_size > MAX_COMPOSE_BYTES:
-            raise ConfigError([Problem(file, 1, 1, f"larger than {MAX_COMPOSE_BYTES} bytes: not a compose file")])
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ConfigError([Problem(file, 1, 1, "no such file")]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([Problem(file, 1, 1, "not UTF-8 text")]) from None
-    except OSError as exc:
-        raise ConfigError([Problem(file, 1, 1, f"cannot read: {exc.strerror or exc}")]) from None
-    return parse_compose(text, file)
+MAX_INCLUDED = 32  # compose files read through `include:`, all levels together
+
+
+def read_compose(path: Path) -> tuple[str, list[Service], list[str]]:
+    """(project name, services, lines about files not read) of a compose file and the
+    files its `include:` names (followed as compose follows them, relative to the file
+    that names them); ConfigError (file:line:col) when one cannot be read or is not a
+    compose file."""
+    data = _document(read_text_bounded(path, MAX_COMPOSE_BYTES, "compose file"), str(path))
+    project = _project(data, str(path))
+    services = _services(data, str(path), project, required=not _includes(data))
+    notes: list[str] = []
+    _follow(data, path, project, services, notes, {path.resolve()})
+    if not services:
+        raise ConfigError([Problem(str(path), 1, 1, "no service in it nor in the files it includes")])
+    return project, services, notes
 
 
 def parse_compose(text: str, file: str = "docker-compose.yml") -> tuple[str, list[Service]]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        raise ConfigError([Problem(file, line, col, f"YAML: {exc.problem or exc}")]) from None
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise ConfigError([Problem(file, 1, 1, f"YAML: {type(exc).__name__}")]) from None
-    services = data.get("services") if isinstance(data, dict) else None
+    """(project name, services) of one compose document (its `include:` not followed)."""
+    data = _document(text, file)
+    project = _project(data, file)
+    return project, _services(data, file, project, required=True)
+
+
+def _document(text: str, file: str) -> dict[str, Any]:
+    data = load_one(text, file)
+    if not isinstance(data, dict):
+        raise ConfigError([Problem(file, 1, 1, "no `services:` mapping: not a compose file")])
+    return data
+
+
+def _project(data: Mapping[str, Any], file: str) -> str:
+    name = data.get("name")
+    return name if isinstance(name, str) and name else Path(file).resolve().parent.name
+
+
+def _services(data: Mapping[str, Any], file: str, project: str, *, required: bool) -> list[Service]:
+    services = data.get("services")
+    if services is None and not required:
+        return []
     if not isinstance(services, dict) or not services:
         raise ConfigError([Problem(file, 1, 1, "no `services:` mapping: not a compose file")])
-    name = data.get("name")
-    project = name if isinstance(name, str) and name else Path(file).resolve().parent.name
-    return project, [_service(str(key), value, project) for key, value in services.items()]
+    return [_service(str(key), value, project) for key, value in services.items()]
+
+
+def _includes(data: Mapping[str, Any]) -> list[object]:
+    value = data.get("include")
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
+def _follow(
+    data: Mapping[str, Any], path: Path, project: str, services: list[Service], notes: list[str], seen: set[Path]
+) -> None:
+    """The services of the files `data`'s `include:` names, added to `services` (compose's
+    rules: a path relative to the including file, the first of a `path:` list read and its
+    overrides said, a service defined twice refused by compose and so said here)."""
+    for item in _includes(data):
+        raw = item.get("path") if isinstance(item, dict) else item
+        given = raw if isinstance(raw, list) else [raw]
+        paths = [p for p in given if isinstance(p, str) and p]
+        if not paths or len(paths) != len(given):
+            notes.append(f"{path}: an `include:` entry without a file path: not followed")
+            continue
+        first, unset = interpolate(paths[0])
+        for other in paths[1:]:
+            notes.append(f"{path}: include {other}: an override file: not read (the row is the base file's)")
+        if unset:
+            notes.append(f"{path}: include {paths[0]}: needs variables from the shell or .env: not followed")
+            continue
+        if "://" in first:
+            notes.append(f"{path}: include {first}: a remote file: not followed (download it and include the copy)")
+            continue
+        target = (path.parent / first).resolve()
+        if target in seen:
+            notes.append(f"{path}: include {first}: included already: not read again")
+            continue
+        if len(seen) >= MAX_INCLUDED:
+            notes.append(f"{path}: include {first}: more than {MAX_INCLUDED} included files: not followed")
+            continue
+        seen.add(target)
+        included = _document(read_text_bounded(target, MAX_COMPOSE_BYTES, "compose file"), str(target))
+        names = {s.name for s in services}
+        for service in _services(included, str(target), project, required=not _includes(included)):
+            if service.name in names:
+                notes.append(f"{target}: service {service.name} is defined already: compose refuses this file")
+            else:
+                services.append(service)
+        _follow(included, target, project, services, notes, seen)
 
 
 def _service(name: str, raw: object, project: str) -> Service:
@@ -82,9 +141,22 @@ def _service(name: str, raw: object, project: str) -> Service:
         entrypoint=_argv(spec.get("entrypoint"), "entrypoint", notes),
         healthcheck=_healthcheck(spec.get("healthcheck"), notes),
         ports=_ports(spec.get("ports"), spec.get("expose"), notes),
+        restart=_restart(spec, notes),
         built=built,
         notes=tuple(notes),
     )
+
+
+def _restart(spec: Mapping[str, Any], notes: list[str]) -> str:
+    """`restart:`, or the swarm form `deploy.restart_policy.condition` (any -> always)."""
+    if "restart" in spec:
+        return _text(spec.get("restart"), "restart", notes)
+    deploy = spec.get("deploy")
+    policy = deploy.get("restart_policy") if isinstance(deploy, dict) else None
+    condition = policy.get("condition") if isinstance(policy, dict) else None
+    if isinstance(condition, str):
+        return "always" if condition == "any" else condition
+    return ""
 
 
 def _scalar(value: object) -> str | None:
@@ -106,11 +178,29 @@ def _text(value: object, key: str, notes: list[str]) -> str:
 
 
 def _interpolated(text: str, where: str, notes: list[str]) -> str:
-    """`${VAR:-default}` -> default; other variables are compose's to fill: noted, kept."""
-    text = _DEFAULTED.sub(lambda m: m.group(1), text)
-    if _UNSET.search(text):
+    """`$$` -> `$`, `${VAR:-default}` -> default; other variables are compose's to fill:
+    noted, kept."""
+    value, unset = interpolate(text)
+    if unset:
         notes.append(f"`{where}` uses variables from the shell or .env, which are not read")
-    return text.replace("$$", "$")
+    return value
+
+
+def interpolate(text: str) -> tuple[str, bool]:
+    """(text as compose reads it without a shell or .env, whether a variable was left)."""
+    unset = False
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal unset
+        written = match.group(0)
+        if written == "$$":
+            return "$"
+        if match.group(1) is not None:
+            return match.group(1)
+        unset = True
+        return written
+
+    return _TOKEN.sub(one, text), unset
 
 
 def _names(value: object, notes: list[str]) -> tuple[str, ...]:
@@ -147,7 +237,11 @@ def _environment(value: object, notes: list[str]) -> dict[str, str]:
         if text is None:
             notes.append(f"`{key}` is not a single value")
             continue
-        env[key] = _DEFAULTED.sub(lambda m: m.group(1), text).replace("$$", "$")  # the rest: mapping.py says
+        value, unset = interpolate(text)
+        if unset:
+            notes.append(f"`{key}` needs variables from the shell or .env: left out")
+            continue
+        env[key] = value
     return env
 
 

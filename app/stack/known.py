@@ -56,5 +56,49 @@ def repository_name(reference: str) -> str:
     return last.split(":", 1)[0].lower()
 
 
+# Other names vendors publish a known component under (the last part of the repository):
+# Percona's ProxySQL 2 and 3 images, Bitnami's and the MariaDB Foundation's, Oracle's
+# package names. `bitnami/mysql`, `percona/percona-server`, `mysql/mysql-server` and
+# `container-registry.oracle.com/mysql/community-server` end in names KNOWN holds.
+VENDOR_NAMES: Mapping[str, str] = {
+    "proxysql2": "proxysql",
+    "proxysql3": "proxysql",
+    "mariadb-server": "mariadb",
+    "mariadb-devel": "mariadb",
+    "mysql-community-server": "mysql",
+    "percona-server-mysql": "percona-server",
+    "mysqlrouter": "mysql-router",
+    "xtrabackup": "percona-xtrabackup",
+    "pt": "percona-toolkit",
+    "pmm": "pmm-server",
+}
+# Percona's operators publish their components as tags of the operator's repository
+# (`percona/percona-xtradb-cluster-operator:1.15.0-proxysql`): the tag's last part says which
+OPERATOR_TAGS: Mapping[str, str] = {
+    "proxysql": "proxysql",
+    "haproxy": "haproxy",
+    "router": "mysql-router",
+    "toolkit": "percona-toolkit",
+}
+
+
 def known(reference: str) -> Known | None:
-    return KNOWN.get(repository_name(reference))
+    name = repository_name(reference)
+    found = KNOWN.get(VENDOR_NAMES.get(name, name))
+    if found is None and name.endswith("-operator"):
+        tag = reference.split("@", 1)[0].rsplit("/", 1)[-1].partition(":")[2].lower()
+        part = OPERATOR_TAGS.get(tag.rsplit("-", 1)[-1]) if "-" in tag else None
+        found = KNOWN.get(part) if part else None
+    return found
+
+
+# Images whose entrypoint reads a password from a file named by `<VARIABLE>_FILE` (the
+# official images' convention): the repository's last name part -> those variables. ecoready
+# gives passwords only as files, so init writes `<VARIABLE>_FILE = "{password_file}"`.
+FILE_SECRETS: Mapping[str, frozenset[str]] = {
+    "wordpress": frozenset({"WORDPRESS_DB_PASSWORD"}),
+    "nextcloud": frozenset({"MYSQL_PASSWORD"}),
+}
+
+# `restart:` policies that keep a container up: the service is a daemon, not a job
+DAEMON_RESTARTS = frozenset({"always", "unless-stopped"})

@@ -6,7 +6,7 @@ StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs (every container and in
 container), Services (the host names a workload is reached by) and the custom resources of
 the operators `operators.py` knows. Nothing else is read and no cluster is contacted.
 
-Read with PyYAML's safe loader and walked only where the Kubernetes API puts what is read,
+Read with PyYAML's safe loader (bounded: `yaml_bounded.py`) and walked only where the Kubernetes API puts what is read,
 each list so far (`MAX_*`): aliases, huge documents and unknown kinds cost bounded time
 and memory, and each thing not understood is a line. Secrets are never read: an
 environment variable taken from one is left out and said where its value lives.
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ecoready.domain.errors import ConfigError, Problem
+from ecoready.domain.reading import read_bounded, read_text_bounded
 from ecoready.stack.kube_pins import ArchPins, read_pins
 from ecoready.stack.operators import read_operator
 from ecoready.stack.services import Service
+from ecoready.stack.yaml_bounded import load_all
 
 MAX_BYTES = 8 << 20  # all files together
 MAX_FILES = 500
@@ -67,10 +67,9 @@ def is_kubernetes(path: Path) -> bool:
     """A folder, or a file with a top-level `apiVersion:`/`kind:` (compose files have none)."""
     if path.is_dir():
         return True
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(MAX_BYTES).decode("utf-8", "replace")
-    except OSError:
+    try:  # not a regular file, or too large: the compose reader says why
+        head = read_bounded(path, MAX_BYTES, "manifest file").decode("utf-8", "replace")
+    except ConfigError:
         return False
     return _TOP_LEVEL.search(head) is not None
 
@@ -90,20 +89,11 @@ def _texts(path: Path) -> Iterator[tuple[str, str]]:
     files = [path] if not path.is_dir() else _files(path)
     total = 0
     for file in files:
-        try:
-            size = file.stat().st_size
-            total += size
-            if total > MAX_BYTES:
-                raise ConfigError(
-                    [Problem(str(file), 1, 1, f"the manifests are larger than {MAX_BYTES} bytes together")]
-                )
-            yield str(file), file.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            raise ConfigError([Problem(str(file), 1, 1, "no such file")]) from None
-        except UnicodeDecodeError:
-            raise ConfigError([Problem(str(file), 1, 1, "not UTF-8 text")]) from None
-        except OSError as exc:
-            raise ConfigError([Problem(str(file), 1, 1, f"cannot read: {exc.strerror or exc}")]) from None
+        text = read_text_bounded(file, MAX_BYTES, "manifest file")
+        total += len(text)
+        if total > MAX_BYTES:
+            raise ConfigError([Problem(str(file), 1, 1, f"the manifests are larger than {MAX_BYTES} bytes together")])
+        yield str(file), text
 
 
 def _files(folder: Path) -> list[Path]:
@@ -121,18 +111,11 @@ def _files(folder: Path) -> list[Path]:
 def _documents(texts: list[tuple[str, str]]) -> Iterator[tuple[str, object]]:
     count = 0
     for file, text in texts:
-        try:
-            for doc in yaml.safe_load_all(text):
-                count += 1
-                if count > MAX_DOCUMENTS:
-                    raise ConfigError([Problem(file, 1, 1, f"more than {MAX_DOCUMENTS} documents")])
-                yield file, doc
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark
-            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-            raise ConfigError([Problem(file, line, col, f"YAML: {exc.problem or exc}")]) from None
-        except (yaml.YAMLError, RecursionError) as exc:
-            raise ConfigError([Problem(file, 1, 1, f"YAML: {type(exc).__name__}")]) from None
+        for doc in load_all(text, file):
+            count += 1
+            if count > MAX_DOCUMENTS:
+                raise ConfigError([Problem(file, 1, 1, f"more than {MAX_DOCUMENTS} documents")])
+            yield file, doc
 
 
 def _objects(docs: Iterator[tuple[str, object]]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -20,15 +20,15 @@ from typing import Any
 from ecoready.domain.model import Category
 from ecoready.domain.text import acting_character, shown
 from ecoready.matrix.command_options import placeholders_in
+from ecoready.matrix.document import floating_tag
 from ecoready.matrix.kinds import KINDS
-from ecoready.stack.known import KNOWN, Known, known
+from ecoready.stack.known import DAEMON_RESTARTS, FILE_SECRETS, KNOWN, Known, known, repository_name
 from ecoready.stack.services import Service
 
 _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _SECRET = re.compile(r"PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|PRIVATE|CREDENTIAL", re.IGNORECASE)
 _FLAG = frozenset({"", "0", "1", "yes", "no", "true", "false", "on", "off"})
-_VARIABLE = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_]")
 _CREDENTIALS_IN_URL = re.compile(r"//[^/@\s:]*:[^/@\s]*@")
 _DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}\Z")
 # Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
@@ -100,6 +100,12 @@ def map_services(services: Sequence[Service]) -> Mapped:
         if not _REFERENCE.match(service.image) or service.image.startswith("sha256:"):  # an image id: no
             undecided.append(f"{service.name}: no image reference ecoready can ask a registry for: left out")
             continue
+        tag = floating_tag(service.image)
+        if tag is not None and not service.built:
+            undecided.append(
+                f"{service.name}: {service.image} floats ({tag}): a run checks whatever it is that day; "
+                "pin a version tag"
+            )
         if service.built:
             undecided.append(
                 f"{service.name}: built from source (`build:`): push {service.image} to a registry "
@@ -121,6 +127,15 @@ def map_services(services: Sequence[Service]) -> Mapped:
             backend = None  # a server (or cluster) brings its own
         if kind is not None and KINDS[kind.probe].needs_backend and backend is None and len(servers) == 1:
             backend, reason = next(iter(servers)), "the stack's only MySQL server"
+        elif kind is not None and KINDS[kind.probe].needs_backend and backend is None and servers:
+            # several servers and nothing says which: the first, and the user is told to choose
+            names = [s.name for s in usable if s.name in servers]
+            backend = names[0]
+            reason = f"{len(names)} servers ({', '.join(names)}): set `backend =` to the one it works with"
+            undecided.append(
+                f"{service.name}: {len(names)} MySQL servers ({', '.join(names)}) and nothing says which one "
+                f"{kind.what} works with: set `backend =` (written: {ids[backend]})"
+            )
         if kind is not None and backend is not None and _is_proxy(kind):
             fronts[service.name] = backend
         if kind is not None and (backend is not None or not KINDS[kind.probe].needs_backend):
@@ -182,14 +197,43 @@ def _known_row(
     options = dict(kind.options)
     why = [f"{service.name}: {service.image} is {kind.what}: probe {kind.probe}"]
     if kind.probe == "server" and service.command:
-        if all(arg.startswith("--") for arg in service.command):
-            options["args"] = list(service.command)
+        kept, dropped = server_options(service.command)
+        if kept:
+            options["args"] = kept
             why.append("its server options (compose `command:`, Kubernetes `args`) are kept as args")
-        else:
-            undecided.append(f"{service.name}: its `command:` is not server options: not taken over")
+        if dropped:
+            words = " ".join(shown(w) for w in dropped)
+            undecided.append(f"{service.name}: `command:` words that are no server option, dropped: {words}")
     if backend is not None:
         why.append(f"backend {backend}: {reason}")
     return _row(service, ids, kind.category, kind.probe, backend, options, why)
+
+
+# a server's own programs: a command naming one is its options after the name
+_SERVER_PROGRAMS = frozenset({"mysqld", "mariadbd", "mysqld_safe", "mariadbd-safe", "docker-entrypoint.sh"})
+
+
+def server_options(command: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the server options a command holds, `--name=value` each; the words that are none).
+    `mysqld --max-connections 500` is `--max-connections=500`: a server takes no other words."""
+    words = list(command)
+    if words and not words[0].startswith("-") and words[0].rsplit("/", 1)[-1] in _SERVER_PROGRAMS:
+        words = words[1:]
+    kept: list[str] = []
+    dropped: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word.startswith("--") and len(word) > 2:
+            if "=" not in word and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                kept.append(f"{word}={words[i + 1]}")
+                i += 2
+                continue
+            kept.append(word)
+        else:
+            dropped.append(word)
+        i += 1
+    return kept, dropped
 
 
 def _generic_row(
@@ -201,9 +245,12 @@ def _generic_row(
     reason: str,
     undecided: list[str],
 ) -> Row:
-    mode = "service" if service.ports or service.healthcheck else "run"
+    daemon = service.restart in DAEMON_RESTARTS
+    mode = "service" if service.ports or service.healthcheck or daemon else "run"
     what = "passes when it is up and healthy" if mode == "service" else "passes when its command exits 0"
     why = [f"{service.name}: {service.image} is not an image ecoready knows: generic probe, mode {mode} ({what})"]
+    if daemon and not (service.ports or service.healthcheck):
+        why.append(f"`restart: {service.restart}`: a daemon that stays up, not a command that exits")
     if mode == "run":
         undecided.append(
             f"{service.name}: no ports, expose or healthcheck: checked as a command that must exit 0 "
@@ -226,7 +273,7 @@ def _generic_row(
     server = by_name[backend] if backend is not None else None
     hosts = (backend, *(proxy for proxy, target in fronts.items() if target == backend)) if backend else ()
     hosts = (*hosts, *(alias for host in hosts for alias in by_name[host].aliases))
-    env, database = _environment(service, server, hosts, undecided)
+    env, database = _environment(service, server, hosts, undecided, FILE_SECRETS.get(repository_name(service.image)))
     if env:
         options["env"] = env
     if database:
@@ -277,11 +324,16 @@ def _placeholder_free(words: Sequence[str]) -> bool:
 
 
 def _environment(
-    service: Service, server: Service | None, hosts: Sequence[str], undecided: list[str]
+    service: Service,
+    server: Service | None,
+    hosts: Sequence[str],
+    undecided: list[str],
+    file_secrets: frozenset[str] | None = None,
 ) -> tuple[dict[str, str], str]:
     """The service's environment for the generic probe: the backend's host, port, user and
-    database as placeholders, a password file's path as `{password_file}`; secrets and
-    what compose would fill in from elsewhere left out (and said)."""
+    database as placeholders, a password file's path as `{password_file}` (also for a
+    password variable of an image known to read `<VARIABLE>_FILE`: `file_secrets`); secrets
+    and what compose would fill in from elsewhere left out (and said)."""
     env: dict[str, str] = {}
     database = ""
     db_env = server.environment if server is not None else {}
@@ -294,12 +346,12 @@ def _environment(
             undecided.append(f"{where} is not a name the matrix takes: left out")
         elif _acting([value]):
             undecided.append(f"{where} holds {_acting([value])}: left out")
-        elif _VARIABLE.search(value):
-            undecided.append(f"{where} needs variables from the shell or .env: left out")
         elif placeholders_in(value):  # the matrix would read them as placeholders
             undecided.append(f"{where} has {{…}} words ecoready would fill in: left out")
         elif server is not None and "PASS" in upper and upper.endswith("_FILE"):
             env[key] = "{password_file}"
+        elif server is not None and file_secrets and key in file_secrets:
+            env[f"{key}_FILE"] = "{password_file}"  # the image reads it from the file
         elif (_SECRET.search(key) and value.lower() not in _FLAG) or _CREDENTIALS_IN_URL.search(value):
             more = ""
             if server is not None and "PASS" in upper:
@@ -322,6 +374,9 @@ def _backend_value(key: str, value: str, hosts: Sequence[str], user: str, databa
     or inside a URL (`mysql://shop@db:3306/shop`)."""
     if value in hosts:
         return "{host}", ""
+    host, _, port = value.rpartition(":")
+    if host in hosts and port == MYSQL_PORT:  # `db:3306` (WORDPRESS_DB_HOST's form)
+        return "{host}:{port}", ""
     if "PORT" in key and value == MYSQL_PORT:
         return "{port}", ""
     if key.endswith(("USER", "USERNAME")) and value == user:

@@ -31,6 +31,7 @@ class Service:
     entrypoint: tuple[str, ...] = ()
     healthcheck: tuple[str, ...] = ()  # Docker's test form: ("CMD", ...) or ("CMD-SHELL", "...")
     ports: tuple[int, ...] = ()  # TCP ports inside the container (ports:, expose:)
+    restart: str = ""  # compose `restart:` (always, unless-stopped, on-failure, no): a daemon's mark
     built: bool = False  # the compose file builds it (`build:`)
     role: str = ""  # a `known.py` name when the source says what it is (an operator's part)
     aliases: tuple[str, ...] = ()  # other host names it is reached by (Kubernetes Services)

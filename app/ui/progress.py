@@ -9,9 +9,9 @@ from typing import IO, Protocol
 from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
 from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert
-from ecoready.report.present import EMULATED_MARK, GLYPH, status_detail
+from ecoready.report.present import EMULATED_MARK, GLYPH, shows_emulated, status_detail, took_text
 from ecoready.report.summary import render_summary
-from ecoready.report.verdict import plural
+from ecoready.report.verdict import plural, trouble
 
 
 class Progress(Protocol):
@@ -30,6 +30,7 @@ class PlainProgress:
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self.started = time.monotonic()
+        self.said: set[str] = set()  # the shared troubles said already (registry, backend, engine)
 
     def _print(self, text: str) -> None:
         self.stream.write(inert(text, 0) + "\n")
@@ -53,15 +54,21 @@ class PlainProgress:
             self.start(report)
         elif isinstance(event, CellFinished):
             cell = report.cells[event.cell_id]
-            mark = f" {EMULATED_MARK}emulated" if cell.emulated else ""
+            count = f"[{_done(report):>3}/{len(report.cells)}] {GLYPH[cell.status]} {cell.id}"
+            shared = trouble(cell)
+            if shared is not None and shared[0] in self.said:  # said once, with its reason
+                self._print(f"{count} not checked: {shared[0]} (see above)")
+                return
+            if shared is not None:
+                self.said.add(shared[0])
+            mark = f" {EMULATED_MARK}emulated" if shows_emulated(cell) else ""
             detail = f": {status_detail(cell).removeprefix(cell.status.value + ': ')}" if cell.detail else ""
             # a registry's verdict (missing, or not asked) took no time worth a number
-            took = f" {cell.seconds:.1f}s" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
-            self._print(
-                f"[{_done(report):>3}/{len(report.cells)}] {GLYPH[cell.status]} {cell.id}{mark} "
-                f"{cell.status.value}{took}{detail}"
-            )
+            took = f" {took_text(cell)}" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
+            self._print(f"{count}{mark} {cell.status.value}{took}{detail}")
         elif isinstance(event, RunNote):
+            if any(event.text.startswith(f"{what}: ") for what in self.said):
+                return  # the summary says it once more, with the cells it cost and the way out
             self._print(f"ecoready: note: {event.text}")
 
     def note(self, text: str) -> None:

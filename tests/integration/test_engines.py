@@ -175,3 +175,21 @@ def test_an_engine_that_cannot_run_arm64_gets_no_host_and_its_own_remedy(lab: Pa
     assert (
         asked.stderr.strip().splitlines()[-1].startswith("ecoready: error: no engine serves arm64: register qemu-user")
     )
+
+
+def test_doctor_on_a_working_engine_and_lab_registry_is_ready(tmp_path: Path) -> None:
+    """The lab registry answers and the engine runs: the summary says ready, exit 0."""
+    import subprocess
+    import sys
+
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        'arches = ["amd64"]\n[[components]]\nid = "lab"\ncategory = "server"\nprobe = "server"\n'
+        'image = "127.0.0.1:5000/lab/mariadb:10.11"\n'
+    )
+    exe = Path(sys.executable).with_name("ecoready")
+    result = subprocess.run(
+        [str(exe), "doctor", "--matrix", str(matrix)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith(f"doctor: ready to run {matrix}")

@@ -108,7 +108,75 @@ async def test_the_engine_reads_image_files_following_links_and_bounded() -> Non
     assert any(item.startswith("PATH=") for item in env)
     assert linked is not None and (linked.asked, linked.path) == ("/usr/sbin/mysqld", "/usr/sbin/mariadbd")
     assert linked.size > 1 << 20 and linked.data == b"" and not linked.complete  # over max_bytes: named, not read
-    assert missing is None and folder is None
+    assert missing is None
+    assert folder is not None and folder.note == "a directory"  # said as such, not "not found"
     assert large is not None and not large.complete
     assert small is not None and small.complete and small.data.strip()[:2].isdigit()
     assert docker_labelled(f"{TEST_LABEL_KEY}={TEST_SESSION}")["containers"] == []  # created, never started, removed
+
+
+async def test_a_symlink_loop_or_a_directory_at_a_programs_path_is_said_as_such(tmp_path: Path) -> None:
+    """A stranger's image: the program's path is a symlink loop, or a folder. The audit reads
+    neither, says which, and the engine's error never reaches the user raw."""
+    import subprocess
+    import uuid
+
+    from ecoready.engine.docker_host import DockerHost
+    from ecoready.lab.recipes import IMAGES, image_tag
+    from ecoready.run.audit import _audit_file
+
+    base = image_tag(next(i for i in IMAGES if i.name == "mariadb" and i.tag == "10.11"), "amd64")
+    context = tmp_path / "context"
+    (context / "loop").mkdir(parents=True)
+    (context / "loop" / "mysqld").symlink_to("mariadbd")
+    (context / "loop" / "mariadbd").symlink_to("mysqld")
+    (context / "Dockerfile").write_text(f"FROM {base}\nCOPY loop/ /opt/loop/\n")
+    tag = f"ecoready-test/audit-loop:{uuid.uuid4().hex[:12]}"
+    subprocess.run(["docker", "build", "-q", "-t", tag, str(context)], capture_output=True, timeout=300, check=True)
+    host = await DockerHost.connect()
+    labels = {TEST_LABEL_KEY: TEST_SESSION, "ecoready.role": "audit"}
+    try:
+        loop, folder = await host.images.read_files(
+            tag, [["/opt/loop/mysqld"], ["/opt/loop", "/usr/bin/nothere"]], labels=labels, max_bytes=1 << 20, timeout=60
+        )
+    finally:
+        await host.close()
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
+    assert loop is not None and loop.note in ("a symlink loop", "a chain of more than 8 symlinks"), loop
+    assert folder is not None and folder.note == "a directory"
+    said = _audit_file(["mysqld"], loop)
+    assert said.note.startswith("not read: /opt/loop/") and "symlink" in said.note
+    assert docker_labelled(f"{TEST_LABEL_KEY}={TEST_SESSION}")["containers"] == []
+
+
+async def test_a_large_program_is_held_once_in_memory(tmp_path: Path) -> None:
+    """The bytes of a program read for the audit are one buffer, not chunks and their join
+    (a 500 MB program took ecoready past 1.3 GB)."""
+    import os
+    import subprocess
+    import tracemalloc
+    import uuid
+
+    from ecoready.engine.docker_host import DockerHost
+    from ecoready.lab.recipes import IMAGES, image_tag
+
+    size = 64 << 20
+    base = image_tag(next(i for i in IMAGES if i.name == "mariadb" and i.tag == "10.11"), "amd64")
+    context = tmp_path / "context"
+    context.mkdir()
+    (context / "big").write_bytes(os.urandom(size))
+    (context / "Dockerfile").write_text(f"FROM {base}\nCOPY big /usr/sbin/big\n")
+    tag = f"ecoready-test/audit-big:{uuid.uuid4().hex[:12]}"
+    subprocess.run(["docker", "build", "-q", "-t", tag, str(context)], capture_output=True, timeout=300, check=True)
+    host = await DockerHost.connect()
+    labels = {TEST_LABEL_KEY: TEST_SESSION, "ecoready.role": "audit"}
+    tracemalloc.start()
+    try:
+        (big,) = await host.images.read_files(tag, [["/usr/sbin/big"]], labels=labels, max_bytes=size, timeout=120)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        await host.close()
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, timeout=120)
+    assert big is not None and big.complete and len(big.data) == size
+    assert peak < size * 1.25, f"peak {peak / 2**20:.0f} MiB for a {size >> 20} MiB program"

@@ -296,7 +296,15 @@ class FakeHostImages:
     async def image_id(self, reference: str) -> str:
         return self.committed[reference][0]
 
-    async def commit(self, container_id: str, repository: str, tag: str, labels: Mapping[str, str]) -> str:
+    async def commit(
+        self,
+        container_id: str,
+        repository: str,
+        tag: str,
+        labels: Mapping[str, str],
+        *,
+        timeout: float = 600.0,
+    ) -> str:
         image_id = f"img:{repository}:{tag}"
         self.committed[f"{repository}:{tag}"] = (image_id, dict(labels))
         return image_id

@@ -51,6 +51,7 @@ def series(workload: str, threads: int, tps: list[float], p95: float = 2.5) -> B
         ordered[len(ordered) // 2] * 20,
         p95,
         spread / mean,
+        shared_with=(),
     )
 
 

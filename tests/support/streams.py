@@ -82,7 +82,7 @@ def _bench(spec: CellSpec) -> BenchResult:
     series = []
     for threads, tps in spec.bench:
         run = BenchRun("oltp_read_write", "uniform", threads, 1, tps, tps * 20, 12.5 / threads + 3, 0, 0, 10.0)
-        series.append(BenchSeries("oltp_read_write", "uniform", threads, (run,), tps, tps * 20, run.p95_ms, 0.01))
+        series.append(BenchSeries("oltp_read_write", "uniform", threads, (run,), tps, tps * 20, run.p95_ms, 0.01, ()))
     return BenchResult(
         tool="sysbench 1.0.20",
         zipfian="",

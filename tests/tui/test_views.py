@@ -54,7 +54,7 @@ async def test_the_grid_shows_the_folded_report() -> None:
         for cell in report.cells.values():
             assert app.cell_text(cell.component, cell.arch) == cell_label(cell, app.grid.arch_width)
         assert app.cell_text("connector-python", "arm64").startswith("▶ start")
-        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing ᵉ"
+        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing"  # never ran: no emulated mark
         assert app.grid.shown == [
             "mariadb-10.11",
             "mariadb-11.8",
@@ -101,7 +101,7 @@ async def test_r_reruns_the_selected_cell_and_R_waits_until_nothing_runs() -> No
         await settle(app, pilot)
         assert session.reruns == [["mariadb-10.11/amd64"]]
         assert app.events_seen - seen == sum(getattr(e, "cell_id", "") == "mariadb-10.11/amd64" for e in events)
-        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 64.2s"
+        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 4.2s + bench 60.0s"  # start and bench apart
         await pilot.press("R")
         await settle(app, pilot)
         assert sorted(session.reruns[-1]) == sorted(fold(events).cells)
@@ -132,7 +132,7 @@ async def test_cells_waiting_for_their_turn_in_a_rerun_show_as_pending() -> None
         assert app.report.cells["mariadb-10.11/amd64"].status is Status.READY  # the report is untouched
         session.gate.set()
         await settle(app, pilot)
-        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 64.2s"
+        assert app.cell_text("mariadb-10.11", "amd64") == "✔ ready 4.2s + bench 60.0s"  # start and bench apart
         assert str(app.progress_line.render()).startswith("10/10 done")
 
 
@@ -200,6 +200,24 @@ async def test_e_exports_in_the_format_chosen(tmp_path: Path, monkeypatch: pytes
     assert "mariadb-backup" in text and not text.lstrip().startswith("{")
 
 
+async def test_the_dialog_marks_the_format_the_extension_typed_will_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = make_app(streams.lab_like())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("e", "ctrl+u", *"out.html")
+        formats = app.screen.query_one("#export-format", OptionList)
+        assert str(formats.get_option("format-html").prompt).startswith("●")
+        assert str(formats.get_option("format-json").prompt).startswith("○")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("out.html (HTML)" in n for n in notes(app))
+        assert app.saved == ["out.html"] and not app.saved_json
+    assert (tmp_path / "out.html").read_text().startswith("<!DOCTYPE html>")
+
+
 async def test_export_says_why_it_cannot_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     app = make_app(streams.lab_like())
@@ -237,7 +255,7 @@ async def test_t_switches_theme_and_the_cells_follow() -> None:
         await pilot.pause()
         assert not app.current_theme.dark
         assert app.screen.styles.background != background
-        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing ᵉ"  # drawn again, same words
+        assert app.cell_text("proxysql-2.7", "arm64") == "∅ missing"  # drawn again, same words
         await pilot.press("t")
         assert app.current_theme.dark
 
@@ -364,6 +382,10 @@ def test_the_exit_line_says_the_answer_and_where_the_report_went(tmp_path: Path)
 
     line = exit_line(report, [], keep)
     assert line.startswith("ecoready: amd64 5 of 6 ready, 1 not checked · arm64 1 of 6 ready, 2 blocked, 1 partial;")
-    assert f"report kept in {tmp_path / 'ecoready-01234567.json'}" in line
+    assert f"JSON kept in {tmp_path / 'ecoready-01234567.json'}" in line
     assert json.loads(kept[0])["run_id"] == report.run_id
-    assert exit_line(report, ["out.html"], keep).endswith("; report written to out.html")
+    # an HTML export alone does not lose the JSON; a JSON export is the record itself
+    html_only = exit_line(report, ["out.html"], keep)
+    assert "; report written to out.html; JSON kept in " in html_only and len(kept) == 2
+    assert exit_line(report, ["out.json"], keep, saved_json=True).endswith("; report written to out.json")
+    assert len(kept) == 2

@@ -112,9 +112,14 @@ def test_a_level_is_needed_when_spread_over_the_code_not_when_in_a_few_functions
     assert (chosen.needs, chosen.uses) == ("x86-64", "x86-64-v4")
     # CRC32 is a path chosen at run time however widely it is used
     assert x86.levels({"crc32": 50}, {"crc32": 40}, 100).needs == "x86-64"
-    # a level the program declares counts, and says so
+    # a level an ELF note states above the baseline counts, and says so
     declared = x86.levels({}, {}, 100, declared=0b10)
-    assert (declared.needs, declared.basis) == ("x86-64-v2", "declared by the program (ELF note: x86-64-v2)")
+    assert (declared.needs, declared.basis) == (
+        "x86-64-v2",
+        "an ELF note of its objects states x86-64-v2 (GNU property x86 ISA needed)",
+    )
+    # the baseline note is the start files', in every program: no basis
+    assert x86.levels({}, {}, 100, declared=0b1).basis == "no instructions above the baseline"
 
 
 def test_files_that_are_not_programs_are_said_so() -> None:

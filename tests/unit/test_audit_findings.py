@@ -13,7 +13,7 @@ OUTLINE = BinaryAudit(
 )  # fmt: skip
 BASELINE = BinaryAudit(
     "mariadbd", "/usr/sbin/mariadbd", "amd64", 25_997_608, 4096, crc32_count=423, pmull_count=10,
-    x86_needs="x86-64", x86_uses="x86-64-v4", x86_basis="declared by the program (ELF note: x86-64)",
+    x86_needs="x86-64", x86_uses="x86-64-v4", x86_basis="instructions above it in a few functions only",
 )  # fmt: skip
 NEOVERSE = PlatformFitness(
     "graviton", "arm64", False, machine="aarch64", cpus=64, features=("lse", "crc32", "pmull"), page_size=4096
@@ -41,6 +41,18 @@ def test_outline_atomics_on_a_cpu_without_lse_fall_back_to_loops() -> None:
     lse = by_code(findings([OUTLINE], "arm64", CORTEX_A72), "lse-outline")
     assert lse.severity is Severity.HAZARD
     assert "lacks them: it falls back to exclusive load/store loops" in lse.text
+
+
+def test_outline_atomics_beside_inline_exclusive_loops_say_both() -> None:
+    # HAProxy on arm64: outline helpers (each an LSE instruction and its loop) and its own
+    # 128-bit LDXP/STXP loops, which no helper covers
+    haproxy = replace(OUTLINE, program="haproxy", lse_count=12, llsc_count=14)
+    lse = by_code(findings([haproxy], "arm64", NEOVERSE), "lse-outline")
+    assert lse.text == (
+        "haproxy picks LSE atomics at run time (outline atomics); this CPU has LSE: it uses them; it also "
+        "holds 2 exclusive load/store loops of its own (inline, such as 128-bit LDXP/STXP), which run as "
+        "loops on every CPU"
+    )
 
 
 def test_a_build_without_lse_on_a_64_core_host_expects_contention() -> None:
@@ -85,8 +97,8 @@ def test_an_x86_level_above_the_emulated_cpu_is_fatal_and_names_the_fix() -> Non
     fine = by_code(findings([BASELINE], "amd64", QEMU_X86), "x86-level")
     assert fine.severity is Severity.FINE
     assert (
-        fine.text
-        == "mariadbd needs x86-64, this qemu CPU offers x86-64: fine (it has x86-64-v4 paths it picks at run time)"
+        fine.text == "mariadbd needs x86-64, this qemu CPU offers x86-64: fine (it has x86-64-v4 instructions in a few "
+        "functions: paths chosen at run time, or code that needs x86-64-v4 when it is reached)"
     )
     unknown = by_code(findings([v3], "amd64", None), "x86-level")
     assert unknown.text.startswith("mariadbd needs x86-64-v3: CPUs before Haswell")

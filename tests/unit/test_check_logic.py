@@ -146,9 +146,33 @@ def test_cli_check_judges_a_saved_report_as_ci_does_after_a_merge(tmp_path: Path
         assert "REGRESSED mariadb-10.11/amd64: ready -> broken" in second.stdout
     assert len(hook.posts) == 1
     mixed = ecoready("check", "--report", str(good), "--history", history, "--only", "x")
-    assert mixed.returncode == 2 and "drop --matrix and the run options" in mixed.stderr
+    assert mixed.returncode == 2 and "drop --only" in mixed.stderr
     unfinished = tmp_path / "unfinished.json"
     unfinished.write_text(json_report.render(replace(run(base, 3), finished_at=None)))
     refused = ecoready("check", "--report", str(unfinished), "--history", history)
     assert refused.returncode == 2 and "did not finish" in refused.stderr
     assert len(list((tmp_path / "history").glob("*.json"))) == 2
+
+
+def test_cli_check_report_needs_no_matrix_toml(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    base = lab_report("lab-run")
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json_report.render(run(base, 1)))
+    bad.write_text(json_report.render(run(base, 2, Status.BROKEN)))
+    empty = tmp_path / "empty"  # no matrix.toml here
+    empty.mkdir()
+    exe = Path(sys.executable).with_name("ecoready")
+
+    def check(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [str(exe), "check", "--history", str(tmp_path / "h"), *args]
+        return subprocess.run(argv, capture_output=True, text=True, cwd=empty, env=os.environ, timeout=120)
+
+    first = check("--report", str(good))
+    assert first.returncode == 0, first.stderr
+    second = check("--report", str(bad), "--matrix", "whatever.toml")  # --matrix is not read with --report
+    assert second.returncode == 1, second.stderr
+    assert "REGRESSED mariadb-10.11/amd64: ready -> broken" in second.stdout

@@ -45,7 +45,7 @@ def test_frequency_scaling_and_missing_inputs() -> None:
 
 def series(tps: float, threads: int = 8) -> BenchSeries:
     run = BenchRun("oltp_point_select", "uniform", threads, 1, tps, tps, 1.0, 0, 0, 10.0)
-    return BenchSeries("oltp_point_select", "uniform", threads, (run,), tps, tps, 1.0, 0.0)
+    return BenchSeries("oltp_point_select", "uniform", threads, (run,), tps, tps, 1.0, 0.0, shared_with=())
 
 
 def cell(arch: str, host: str, tps: list[float], emulated: bool = False) -> CellResult:
@@ -93,7 +93,7 @@ def test_missing_price_keeps_tps_but_not_per_usd() -> None:
     result = compare(report(cell("arm64", "graviton", [1000]), cell("amd64", "x86", [800]), hosts=hosts))
     (row,) = result.tables[0].rows
     assert row.tps_percent == pytest.approx(25.0) and row.per_usd_percent is None and row.arm64_scaled_tps is None
-    assert any("no price_per_hour" in a for a in result.absent)
+    assert any("no price for host" in a for a in result.absent)
 
 
 def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
@@ -146,3 +146,25 @@ def test_cells_that_did_not_run_are_not_listed_as_not_compared() -> None:
     absent = compare(replace(report, cells=cells)).absent
     assert not any("mysql-8.4" in sentence for sentence in absent)  # missing: its row says so
     assert "mariadb-10.11/arm64: no benchmark (profile smoke, or not a benchmarked kind)" in absent  # it ran
+
+
+def test_each_bench_says_under_what_conditions_it_measured() -> None:
+    from dataclasses import replace
+
+    from ecoready.report.common import bench_conditions
+
+    alone = cell("amd64", "x86", [1000]).bench
+    assert alone is not None
+    pinned = replace(alone, cpusets={"server": "0", "sysbench": "1"})
+    assert bench_conditions(pinned) == "measured alone on the host; server on CPU 0, sysbench on CPU 1"
+    assert bench_conditions(alone).endswith("server and sysbench shared the host's CPUs (too few to pin them apart)")
+    beside = replace(pinned, series=tuple(replace(s, shared_with=("mysql/amd64 bench",)) for s in pinned.series))
+    assert bench_conditions(beside).startswith("NOT alone on the host: beside mysql/amd64 bench (not compared)")
+    older = replace(pinned, series=tuple(replace(s, shared_with=None) for s in pinned.series))
+    assert bench_conditions(older).startswith("what shared the host was not recorded")
+    # and such a cell enters no comparison: "not measured"
+    result = compare(
+        report(cell("arm64", "graviton", [1000]), replace(cell("amd64", "x86", [800]), bench=beside), hosts=HOSTS)
+    )
+    assert result.tables == ()
+    assert result.absent == ("db/amd64: not measured alone (beside mysql/amd64 bench): no ratio from it",)

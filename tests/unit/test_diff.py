@@ -158,6 +158,9 @@ def test_diff_dict_has_stable_keys() -> None:
         "lost_arches",
         "bench_changes",
         "not_compared",
+        "lost_series",
+        "mismatch",
+        "regressions",
     ]
     assert data["status_changes"] == [
         {
@@ -212,3 +215,95 @@ def test_cli_diff_without_files_compares_the_last_two_reports_of_the_history(tmp
     assert alone.returncode == 2 and "1 report(s) in the history" in alone.stderr
     helped = ecoready("diff", "--help")
     assert "OLD is the earlier report" in " ".join(helped.stdout.split())
+
+
+def crowded(report: Report, cell_id: str, shared_with: tuple[str, ...] | None) -> Report:
+    cells = dict(report.cells)
+    cell = cells[cell_id]
+    assert cell.bench is not None
+    series = tuple(replace(s, shared_with=shared_with) for s in cell.bench.series)
+    cells[cell_id] = replace(cell, bench=replace(cell.bench, series=series))
+    return replace(report, cells=cells)
+
+
+def test_bench_series_are_compared_only_when_both_ran_alone_on_their_host() -> None:
+    """The issue's case: 1,565 tps beside four other benches vs 7,171 alone is no +358%."""
+    old = bench_report()
+    beside = crowded(scaled(old, "mariadb-10.11/amd64", 0.2), "mariadb-10.11/amd64", ("mysql-8.4/amd64 bench",))
+    change = diff(beside, old)
+    assert not change.bench and not change.regressed and not change.changed
+    assert "mariadb-10.11/amd64: in the old report it ran beside mysql-8.4/amd64 bench: bench not compared" in (
+        change.not_compared
+    )
+    unknown = crowded(old, "mariadb-10.11/amd64", None)  # a report older than the record
+    change = diff(unknown, scaled(old, "mariadb-10.11/amd64", 0.5))
+    assert not change.bench
+    assert "mariadb-10.11/amd64: the old report does not record what shared the host: bench not compared" in (
+        change.not_compared
+    )
+    assert len(diff(old, scaled(old, "mariadb-10.11/amd64", 0.5)).bench) == 8  # both alone: compared
+
+
+def amd64_only(report: Report) -> Report:
+    cells = {k: c for k, c in report.cells.items() if c.arch == "amd64"}
+    return replace(report, arches=("amd64",), cells=cells, run_id="e" * 32)
+
+
+def test_a_lost_arch_is_a_regression_and_the_subset_is_said_first() -> None:
+    full = lab_report("lab-mixed")
+    change = diff(full, amd64_only(full))
+    assert change.lost_arches == ("arm64",) and change.regressed
+    assert "arch arm64: lost (no cell of it in the new report)" in change.regressions
+    text = diff_text(change).splitlines()
+    assert text[1].startswith("  note: the new report covers") and "(a subset)" in text[1]
+    assert "  REGRESSED lost arch arm64" in text
+    assert diff_dict(change)["mismatch"] and diff_dict(change)["regressed"] is True
+
+
+def test_a_lost_ready_cell_is_a_regression_a_lost_broken_one_is_not() -> None:
+    old = lab_report("lab-run")
+    ready = next(k for k, c in old.cells.items() if c.status is Status.READY and c.arch == "amd64")
+    fewer = replace(old, cells={k: c for k, c in old.cells.items() if k != ready})
+    change = diff(old, fewer)
+    assert change.regressed and f"{ready}: lost (was ready)" in change.regressions
+    assert f"  REGRESSED lost cell {ready} (was ready)" in diff_text(change).splitlines()
+    broken = with_status(old, ready, Status.BROKEN)
+    assert not diff(broken, replace(fewer, run_id="d" * 32)).regressed
+
+
+def test_a_lost_bench_series_is_a_regression() -> None:
+    old = bench_report()
+    cells = dict(old.cells)
+    cell = cells["mariadb-10.11/amd64"]
+    assert cell.bench is not None and len(cell.bench.series) > 1
+    kept = cell.bench.series[1:]
+    cells[cell.id] = replace(cell, bench=replace(cell.bench, series=kept))
+    change = diff(old, replace(old, cells=cells))
+    gone = cell.bench.series[0]
+    (lost,) = change.lost_series
+    assert (lost.cell, lost.workload, lost.threads) == (cell.id, gone.workload, gone.threads)
+    assert change.regressed and any(
+        "REGRESSED lost bench mariadb-10.11/amd64" in line for line in diff_text(change).splitlines()
+    )
+
+
+def test_different_matrices_and_profiles_are_said_before_the_changes() -> None:
+    from ecoready.domain.model import Profile
+
+    old = lab_report("lab-run")
+    other = replace(
+        old, matrix="elsewhere.toml", profile=Profile.FULL if old.profile is not Profile.FULL else Profile.SMOKE
+    )
+    lines = diff_text(diff(old, other)).splitlines()
+    assert lines[1] == f"  note: different matrices: {old.matrix} then elsewhere.toml"
+    assert lines[2].startswith("  note: different profiles: ")
+
+
+def test_cli_diff_of_a_lost_arch_exits_1(tmp_path: Path) -> None:
+    full = lab_report("lab-mixed")
+    old_path, new_path = tmp_path / "full.json", tmp_path / "amd64-only.json"
+    old_path.write_text(json_report.render(full))
+    new_path.write_text(json_report.render(amd64_only(full)))
+    result = ecoready("diff", str(old_path), str(new_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "REGRESSED lost arch arm64" in result.stdout

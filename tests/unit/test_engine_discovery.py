@@ -20,6 +20,7 @@ from ecoready.domain.errors import EnvironmentProblem
 from ecoready.engine.discovery import MAX_CONFIG_BYTES, EngineAddress, find_engine, kind_of_url
 from ecoready.engine.identity import identify, on_this_kernel
 from ecoready.engine.kinds import BY_KEY, DOCKER_ENGINE, KINDS, emulation_fix, kind_of_engine
+from ecoready.run.emulation import ASKED_AS, REMEMBER_SECONDS, EngineMemory
 
 
 @pytest.fixture
@@ -201,3 +202,25 @@ def test_an_address_looks_like_its_product() -> None:
     said_nothing = identify(EngineAddress("unix:///run/podman/podman.sock", "DOCKER_HOST", BY_KEY["podman"]), {}, {})
     assert said_nothing.kind is DOCKER_ENGINE
     assert kind_of_url("unix:///srv/other.sock") is DOCKER_ENGINE
+
+
+def test_what_an_engine_answered_is_remembered_a_week_and_forgotten_when_untrue(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "engines.json"
+    memory = EngineMemory(path, now=1000.0)
+    assert memory.known("engine-1", "arm64") is None
+    memory.remember("engine-1", "arm64", ASKED_AS)
+    assert EngineMemory(path, now=1000.0 + REMEMBER_SECONDS - 1).known("engine-1", "arm64") == ASKED_AS
+    assert EngineMemory(path, now=1000.0 + REMEMBER_SECONDS + 1).known("engine-1", "arm64") is None  # stale
+    assert EngineMemory(path, now=1000.0).known("engine-2", "arm64") is None  # another engine
+    later = EngineMemory(path, now=1001.0)
+    later.forget("engine-1", "arm64")
+    assert EngineMemory(path, now=1001.0).known("engine-1", "arm64") is None
+    memory.remember("", "arm64", ASKED_AS)  # an engine without an ID is never remembered
+    assert json.loads(path.read_text()) == {"engine-1": {}}
+
+
+@pytest.mark.parametrize("content", [b"[1, 2]", b"{broken", b'{"e": {"arm64": {"at": "x", "emulator": 5}}}'])
+def test_a_damaged_memory_only_forgets(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "engines.json"
+    path.write_bytes(content)
+    assert EngineMemory(path).known("e", "arm64") is None

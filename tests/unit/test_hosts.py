@@ -275,7 +275,10 @@ def test_merged_reports_keep_each_runners_platforms_under_its_host() -> None:
         )
 
     merged = merge([("amd.json", runner("amd64", "1" * 32)), ("arm.json", runner("arm64", "2" * 32))])
-    assert [(p.host, p.arch) for p in merged.platforms] == [("local", "amd64"), ("local-arm64", "arm64")]
+    assert [(p.host, p.arch) for p in merged.platforms] == [("local-amd64", "amd64"), ("local-arm64", "arm64")]
+    assert {c.host: c.arch for c in merged.cells.values()} == {"local-amd64": "amd64", "local-arm64": "arm64"}
+    backwards = merge([("arm.json", runner("arm64", "2" * 32)), ("amd.json", runner("amd64", "1" * 32))])
+    assert {h.name: h.native_arch for h in backwards.hosts} == {"local-arm64": "arm64", "local-amd64": "amd64"}
 
 
 def test_the_summary_grid_has_a_platform_row_group() -> None:

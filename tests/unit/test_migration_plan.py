@@ -222,9 +222,85 @@ def test_the_plan_verb_prints_the_tables(tmp_path: Path) -> None:
     result = ecoready("plan", str(saved))
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("# Migration plan: stack.toml")
+    assert result.stdout.index("### What to change, in order") < result.stdout.index("| legacy |")
     assert "| legacy | 127.0.0.1:5000/lab/legacy:1 | arm64 | blocked |" in result.stdout
     assert "| legacy | legacy | linux/amd64 | keep | arm64: blocked |" in result.stdout
     old = tmp_path / "old.json"
     old.write_text(json_report.render(replace(stack(), migration=Migration())))
     refused = ecoready("plan", str(old))
     assert refused.returncode == 2 and "predates" in refused.stderr
+
+
+def test_a_merged_report_derives_no_emulation_cost() -> None:
+    """Its halves ran apart, under other loads: the ratio is 'not measured'."""
+    from ecoready.report.merge import merge
+
+    r = stack()
+    half = replace(r, run_id="b" * 32)
+    merged = merge([("one.json", r), ("two.json", half)])
+    assert len(merged.merged_from) == 2 and emulation_slowdown(merged) is None
+    why = steps_by_cell(merged)["armonly/amd64"][2]
+    assert "not measured" in why and "as long as" not in why
+
+
+def test_the_emulation_cost_leaves_the_benches_out() -> None:
+    from ecoready.domain.model import Outcome, Stage, StageResult
+
+    r = stack()
+    cells = dict(r.cells)
+    native = cells["db/amd64"]
+    # 5 s of start and smoke, plus a 80 s bench: still 5 s of work against emulated 27.5 s
+    cells["db/amd64"] = replace(
+        native, seconds=native.seconds + 80, stages=(*native.stages, StageResult(Stage.BENCH, Outcome.PASS, 80.0))
+    )
+    assert emulation_slowdown(replace(r, cells=cells)) == 5.0
+
+
+def test_the_plan_leads_with_the_actions_in_order() -> None:
+    from ecoready.report.migration import actions
+
+    todo = actions(stack())
+    kinds = [t.split(": ")[1].split()[0] if " on " in t.split(": ")[0] else t for t in todo]
+    assert todo[0].startswith("suffix on arm64: use 1-aarch64 instead of")  # a tag: cheapest, surest
+    assert todo[1].startswith("upgrade on arm64: upgrade to >= 2")
+    assert todo[2].startswith("db: drop the pin linux/amd64")
+    assert any(t.startswith("armonly on amd64: no image for amd64; emulate the arm64 image") for t in todo)
+    assert todo[-2].startswith("legacy on arm64: blocked:") and "decide:" in todo[-2]
+    assert todo[-1] == "check again (the run could not judge them): flaky/amd64"
+    assert len(kinds) == 8
+    assert actions(report([cell("db", "amd64", Status.READY)], [origin("db")])) == []
+
+
+def test_a_blocked_cell_quotes_the_telling_log_line_and_what_the_other_arch_showed() -> None:
+    log = (
+        "[Note] [Entrypoint]: Initializing database files",
+        "0 [ERROR] InnoDB: Can't create file './ibdata1' when --innodb-read-only is set",
+        "0 [ERROR] Plugin 'InnoDB' registration as a STORAGE ENGINE failed.",
+        "0 [ERROR] Aborting",
+    )
+    broken = replace(
+        cell("ro", "arm64", Status.BROKEN, detail="exited with code 1: 0 [ERROR] Aborting", emulated=True), log_tail=log
+    )
+    ready = cell("ro", "amd64", Status.READY)
+    why = steps_by_cell(report([ready, broken], [origin("ro")]))["ro/arm64"][2]
+    assert "Can't create file './ibdata1'" in why and why.count("Aborting") <= 1
+    assert "ready on amd64 (natively): a gap of arm64's" in why
+    both = replace(broken, id="ro/amd64", arch="amd64", emulated=False)
+    why = steps_by_cell(report([both, broken], [origin("ro")]))["ro/arm64"][2]
+    assert "broken on amd64 too, the same way: not an arch gap" in why
+
+
+def test_the_plan_as_text_fits_80_columns_actions_first(tmp_path: Path) -> None:
+    from ecoready.report.plan_text import render_plan
+
+    text = render_plan(stack(), 80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    lines = text.splitlines()
+    at = lines.index("What to change, in order:")
+    assert lines[at + 1].startswith("  1. suffix on arm64: use 1-aarch64")
+    assert text.index("What to change") < text.index("Every component and arch")
+    saved = tmp_path / "report.json"
+    saved.write_text(json_report.render(stack()))
+    shown = ecoready("plan", str(saved), "--format", "text", env={"COLUMNS": "80"})
+    assert shown.returncode == 0 and max(len(line) for line in shown.stdout.splitlines()) <= 80
+    assert shown.stdout.startswith("Migration plan: stack.toml")

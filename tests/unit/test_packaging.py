@@ -54,7 +54,12 @@ def test_the_wheel_holds_ecoready_only(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"ecoready"}
-    for expected in ("ecoready/ui/tui/app.tcss", "ecoready/probe_api/sysbench_lua/zipfian.lua", "ecoready/py.typed"):
+    for expected in (
+        "ecoready/ui/tui/app.tcss",
+        "ecoready/probe_api/sysbench_lua/zipfian.lua",
+        "ecoready/py.typed",
+        "ecoready/matrix/prices.toml",
+    ):
         assert expected in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "ecoready = ecoready.ui.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

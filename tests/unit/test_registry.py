@@ -15,10 +15,11 @@ import pytest
 
 from ecoready.domain.errors import CredentialError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
+from ecoready.domain.retry_after import retry_after
 from ecoready.matrix.mirrors import parse_mirror
 from ecoready.registry.cache import DiskCache, digest_of
 from ecoready.registry.credentials import DockerCredentials, Login, registry_key, server_url
-from ecoready.registry.headers import parse_challenge, parse_rate_limit, retry_after
+from ecoready.registry.headers import parse_challenge, parse_rate_limit
 from ecoready.registry.manifests import (
     ImageRef,
     index_platforms,
@@ -267,7 +268,7 @@ def test_the_images_table_is_inert_and_the_json_complete() -> None:
         ),
         registries=(RegistryStatus("r", requests=3, limit=100, remaining=97, window_s=21600, source="ip"),),
     )
-    table = render_table(report)
+    table = render_table(report, 200)  # wide: every column (test_table_widths: narrow)
     assert "\x1b" not in table and "\x07" not in table
     rows = [line.split() for line in table.splitlines()]
     assert ["db", "amd64", "available", "1.2", "MiB", "sha256:bbbbbbbbbbbb", "index"] in rows

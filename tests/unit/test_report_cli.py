@@ -60,9 +60,10 @@ def test_merging_two_native_runners(tmp_path: Path) -> None:
     arm = split_by_arch(mixed, "arm64", "")
     merged = merge([("amd.json", amd), ("arm.json", arm)])
     assert set(merged.cells) == set(mixed.cells) and merged.arches == ("amd64", "arm64")
-    # both runners called their host "local": the arm64 one is renamed, its cells follow
-    assert [h.name for h in merged.hosts] == ["local", "local-arm64"]
+    # both runners called their host "local": each is renamed after its arch, its cells follow
+    assert [h.name for h in merged.hosts] == ["local-amd64", "local-arm64"]
     assert {c.host for c in merged.cells.values() if c.arch == "arm64"} == {"local-arm64"}
+    assert {c.host for c in merged.cells.values() if c.arch == "amd64"} == {"local-amd64"}
     assert not any(c.emulated for c in merged.cells.values())
     assert merged.notes[-1] == "merged from amd.json (run 11111111); arm.json (run 22222222)"
     assert len(merged.run_id) == 32 and merged.run_id != amd.run_id

@@ -20,6 +20,7 @@ from ecoready.domain.model import Report, Status
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
+from ecoready.report.present import shows_emulated
 from tests.support.reports_sample import DATA, EXPECTED, LAB_REPORTS, bench_report, lab_report
 
 RENDERERS: dict[str, Callable[[Report], str]] = {"md": markdown.render, "html": html.render, "xml": junit.render}
@@ -108,7 +109,7 @@ def test_html_grid_has_a_details_cell_per_cell_a_legend_and_marks_emulation() ->
     assert sum(1 for t, _ in tags if t == "details") >= len(report.cells)
     for status in {c.status for c in report.cells.values()}:
         assert f"st-{status.value}" in text and f"<b>{status.value}</b>" in text  # in the grid and the legend
-    emulated = [c for c in report.cells.values() if c.emulated]
+    emulated = [c for c in report.cells.values() if shows_emulated(c)]  # never on a cell that never ran
     assert text.count('<span class=emu title="emulated">ᵉ</span>') == len(emulated)
     assert "ᵉ ran emulated" in text
 
@@ -181,3 +182,16 @@ def test_every_exporter_writes_utf8_text_ending_in_a_newline(tmp_path: Path) -> 
             text = render(report_named(name))
             assert text.endswith("\n") and "\x1b" not in text
             (tmp_path / "out").write_text(text, encoding="utf-8")
+
+
+def test_markdown_shows_code_as_code_and_no_blank_cell_on_github() -> None:
+    text = markdown.render(lab_report("lab-mixed"))
+    assert "check the row's `image` (repository and tag)" in text  # a code span, not \\`image\\`
+    assert "\\`" not in text
+    grid = [line for line in text.splitlines() if line.startswith("| server |")]
+    assert grid and all("|  |" not in line for line in grid)
+    assert any("· not in the matrix" in line for line in grid)  # the arch that row does not have
+    # what comes from elsewhere stays inert: no HTML from inside a code span
+    assert markdown.md("`<img src=x>` and `a|b`") == "\\`&lt;img src=x&gt;\\` and `a\\|b`"
+    page = MarkdownIt("commonmark").enable("table").render(text)  # as GitHub draws it
+    assert "<code>image</code>" in page and "<td></td>" not in page

@@ -259,11 +259,9 @@ def test_aliases_that_grow_a_huge_tree_cost_bounded_time() -> None:
         """
     )
     start = time.monotonic()
-    services, _ = parse_kubernetes([("bomb.yaml", text)])
+    with pytest.raises(ConfigError, match=r"^bomb\.yaml:\d+:\d+: YAML: aliases here expand to more than"):
+        parse_kubernetes([("bomb.yaml", text)])
     assert time.monotonic() - start < 5
-    assert [s.image for s in services] == ["x/c:1"]
-    assert services[0].environment == {} and services[0].command == () and services[0].platform == ""
-    assert len(services[0].notes) <= 4
 
 
 def test_an_alias_of_a_huge_list_is_walked_only_so_far() -> None:

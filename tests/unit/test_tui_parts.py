@@ -14,7 +14,7 @@ from ecoready.domain.model import Category, CellResult, RegistryStatus, Stage, S
 from ecoready.domain.state import fold
 from ecoready.report import available
 from ecoready.report.cost import compare
-from ecoready.report.present import EMULATED_MARK
+from ecoready.report.present import EMULATED_MARK, shows_emulated
 from ecoready.ui.tui.bars import bar, bar_chart
 from ecoready.ui.tui.detail import detail_renderable, plain
 from ecoready.ui.tui.export import export_report
@@ -35,7 +35,7 @@ def test_a_label_always_fits_and_keeps_glyph_and_emulated_mark(width: int) -> No
         c = cell(status, detail="exec format error (the binary is not for this CPU)", seconds=12.9, stage=Stage.SMOKE)
         label = cell_label(c, width, Motion(3, 100.0, {c.id: 88.0}))
         assert len(label) <= width, (status, label)
-        assert label.endswith(EMULATED_MARK), label
+        assert label.endswith(EMULATED_MARK) is shows_emulated(c), label
         assert label[0] == cell_label(c, 100)[0]  # the glyph carries the meaning
 
 
@@ -43,7 +43,7 @@ def test_labels_read_as_the_issue_shows_them() -> None:
     ready = cell(Status.READY, seconds=4.1, emulated=False)
     assert cell_label(ready, 30) == "✔ ready 4.1s"
     assert cell_label(ready, 12) == "✔ 4.1s"  # narrow columns: the same short form everywhere
-    assert cell_label(cell(Status.MISSING), 30) == f"∅ missing {EMULATED_MARK}"
+    assert cell_label(cell(Status.MISSING), 30) == "∅ missing"  # never ran: not emulated
     broken = cell(Status.BROKEN, detail="exec format error", emulated=False)
     assert cell_label(broken, 40) == "✘ broken: exec format error"
     assert cell_label(broken, 10) == "✘ broken"
@@ -177,3 +177,29 @@ def test_the_compare_column_only_when_native_numbers_can_fill_it() -> None:
 
     assert comparable(fold(streams.two_native_hosts()))
     assert not comparable(fold(streams.lab_like()))  # arm64 only emulated: nothing to compare
+
+
+def test_the_eta_counts_the_benches_still_to_run_one_after_the_other() -> None:
+    """Benches run alone: three 80 s benches left are 240 s whatever the pace of the rest."""
+    from ecoready.domain.model import Category, CellResult, Outcome, Profile, Report, Stage, StageResult, Status
+    from ecoready.ui.tui.statusbar import Batch
+
+    def cell(name: str, status: Status, bench_s: float | None = None) -> CellResult:
+        stages: tuple[StageResult, ...] = (StageResult(Stage.START, Outcome.PASS, 5.0),)
+        if bench_s is not None:
+            stages += (StageResult(Stage.BENCH, Outcome.PASS, bench_s),)
+        return CellResult(f"{name}/amd64", name, name, Category.SERVER, "amd64", "h", False, status, stages=stages)
+
+    cells = [
+        cell("a", Status.READY, 80.0),
+        cell("b", Status.RUNNING),
+        cell("c", Status.PENDING),
+        cell("d", Status.PENDING),
+    ]
+    report = Report(1, "r", "0", "m", Profile.QUICK, "t", cells={c.id: c for c in cells})
+    batch = Batch(frozenset(report.cells), benches={c.id: 80.0 for c in cells})
+    # a took 90 s (10 of its own, 80 of bench): the 3 left take 10 s each of their own, and 80 s each of bench
+    assert batch.eta(report, 90.0) == 3 * 10.0 + 3 * 80.0
+    assert Batch(frozenset(report.cells)).eta(report, 90.0) == 3 * 10.0  # no bench known: the pace alone
+    idle = Report(1, "r", "0", "m", Profile.QUICK, "t", cells={c.id: c for c in cells[1:]})
+    assert Batch(frozenset(idle.cells), benches={"b/amd64": 80.0}).eta(idle, 5.0) == 80.0  # none finished yet

@@ -80,7 +80,7 @@ def test_reasons_and_remedies_of_the_gap_rows() -> None:
     assert said["gap-mislabelled"].remedy.startswith("the image is not what its index claims")
     # the backend is blamed, not the cell's own image, and the way out is the registry's
     assert said["router"].reason == "backend mysql-8.4: docker.io: unreachable (ConnectError: name not known)"
-    assert said["router"].remedy.startswith("fix the backend mysql-8.4 first (check the network")
+    assert said["router"].remedy.startswith("fix the backend mysql-8.4 first (check that this machine reaches")
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTERS))
@@ -119,8 +119,9 @@ def test_an_offline_upstream_run_says_each_registry_once_with_the_way_out() -> N
         "registry container-registry.oracle.com",
         "registry docker.io",
     ]
-    assert "4 cells not checked; way out: check the network, or set a mirror for that registry" in lines[1]
-    assert "try the offline lab matrix (containers/lab.toml)" in lines[1]
+    assert "4 cells not checked; way out: check that this machine reaches the registry" in lines[1]
+    assert "or set a mirror for that registry (`[registry.mirrors]` in the matrix" in lines[1]
+    assert "containers/lab.toml" not in "".join(lines)  # the project's test matrix helps no user's stack
     assert advice_to_list(report) == []  # no cell repeats it
     summary = render_summary(report)
     assert summary.count("registry docker.io: unreachable") == 1
@@ -206,3 +207,24 @@ def test_the_plain_progress_says_a_registry_verdict_without_a_duration_or_a_repe
         "∅ ghost/amd64 missing: 127.0.0.1:5000/lab/does-not-exist:1 not found; no 1-amd64 or 1-x86_64 tag"
     )
     assert aria.endswith("◐ mariadb-aria-only/amd64 partial 3.1s: failed: crud")
+
+
+def test_an_engine_that_went_away_is_said_once_for_all_its_cells() -> None:
+    from dataclasses import replace
+
+    from ecoready.domain.blame import Outcome
+    from ecoready.domain.model import StageResult, Status
+
+    base = load_report(REPORTS / "lab-run.json")
+    lost = StageResult(Stage.START, Outcome.ERROR, 0.1, "docker daemon unavailable", (), Blame(Cause.HOST_LOST))
+    cells = {
+        k: replace(c, status=Status.ERROR, detail="start: docker daemon unavailable", stages=(lost,))
+        for k, c in base.cells.items()
+    }
+    report = replace(base, cells=cells)
+    lines = [line for line in infra_lines(report) if line.startswith("engine of ")]
+    assert len(lines) == 1 and f"{len(cells)} cells not checked" in lines[0]
+    assert "way out: start the docker engine" in lines[0]
+    assert advice_to_list(report) == []  # no cell repeats it
+    summary = render_summary(report)
+    assert summary.count("way out: start the docker engine") == 1 and "what to do" not in summary

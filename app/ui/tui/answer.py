@@ -17,27 +17,28 @@ from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.files import keep_in_state
 from ecoready.report.json import render as render_json
-from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD
+from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD, shows_emulated, took_text
 from ecoready.report.verdict import advice_for, arch_verdicts, glance, infra_lines
 
 
-def exit_line(report: Report, saved: Sequence[str], keep: Callable[[str, str], Path]) -> str:
+def exit_line(report: Report, saved: Sequence[str], keep: Callable[[str, str], Path], saved_json: bool = False) -> str:
     """What the terminal keeps once the app is gone: the answer in a line, and where the
-    report went (the files exported, else the JSON kept in the state folder)."""
-    where = f"report written to {', '.join(saved)}" if saved else ""
-    if not saved:
+    report went: the files exported, and the JSON kept in the state folder unless one of
+    them is the JSON (an HTML export alone must not lose the record)."""
+    parts = [f"report written to {', '.join(saved)}"] if saved else []
+    if not saved_json:
         try:
             kept = keep(f"ecoready-{report.run_id[:8] or 'run'}.json", render_json(report))
-            where = f"report kept in {kept} (`ecoready report {kept} --html FILE` renders it)"
+            parts.append(f"JSON kept in {kept} (`ecoready report {kept} --html FILE` renders it)")
         except (EcoreadyError, OSError) as exc:
-            where = f"report not saved ({exc}): export it with e next time"
-    return f"ecoready: {glance(report)}; {where}"
+            parts.append(f"JSON not saved ({exc}): export it with e next time")
+    return f"ecoready: {glance(report)}; {'; '.join(parts)}"
 
 
-def say_on_exit(report: Report, saved: Sequence[str]) -> None:
+def say_on_exit(report: Report, saved: Sequence[str], saved_json: bool = False) -> None:
     """Once the terminal is back: one line of what the run found, and where it went."""
     if report.cells:
-        print(inert(exit_line(report, saved, keep_in_state), 0), file=sys.stderr)
+        print(inert(exit_line(report, saved, keep_in_state, saved_json), 0), file=sys.stderr)
 
 
 def verdict_text(report: Report) -> Text:
@@ -57,7 +58,7 @@ def reason_text(report: Report, cell: CellResult | None) -> Text:
     """What the selected cell says: under way, ready, or why not and what to do."""
     if cell is None:
         return Text("choose a cell: its reason shows here (⏎ opens its details)", style=Style(dim=True))
-    where = f"{inert(cell.id, 0)}{f' {EMULATED_MARK}emulated' if cell.emulated else ''}: "
+    where = f"{inert(cell.id, 0)}{f' {EMULATED_MARK}emulated' if shows_emulated(cell) else ''}: "
     if cell.queued:
         return Text(f"{GLYPH[Status.PENDING]} {where}{QUEUED_WORD}, waiting for a free slot", style=Style(dim=True))
     if cell.status is Status.RUNNING:
@@ -69,7 +70,7 @@ def reason_text(report: Report, cell: CellResult | None) -> Text:
         if found_as.startswith("tag "):  # ready, but not under the tag the matrix names
             tag = inert(found_as.removeprefix("tag "), 0)
             return Text(f"{GLYPH[Status.READY]} {where}ready under the tag {tag} only: pin that tag for {cell.arch}")
-        return Text(f"{GLYPH[Status.READY]} {where}ready in {cell.seconds:.1f}s: every stage passed")
+        return Text(f"{GLYPH[Status.READY]} {where}ready in {took_text(cell)}: every stage passed")
     advised = advice_for(report, cell.id)
     text = Text(f"{GLYPH[cell.status]} {where}{cell.status.value}", style=Style(bold=True))
     if advised is not None:

@@ -56,6 +56,9 @@ SPIN_PER_SECOND = 2
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 
+TALL = 40  # rows from which the lines around the grid may take more of the screen
+
+
 class EcoreadyApp(App[int]):
     TITLE = "ecoready"
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
@@ -98,6 +101,7 @@ class EcoreadyApp(App[int]):
         self.session_open = False
         self.row_filter = RowFilter()
         self.progress = ProgressState(clock)
+        self._benches: dict[str, float] = {}  # cell id -> its bench's expected seconds (RunStarted)
         self.comparison = Comparison((), ())
         self.events_seen = 0
         self._dirty: set[str] = set()
@@ -116,6 +120,7 @@ class EcoreadyApp(App[int]):
         self._quitting = False
         self._session_closed = False
         self.saved: list[str] = []  # the files written from the app (exports), for the exit line
+        self.saved_json = False  # one of them is the JSON (else the JSON is kept on exit too)
 
     def compose(self) -> ComposeResult:
         # Kept by reference: `query_one` looks at the screen in front, which may be a view.
@@ -135,6 +140,7 @@ class EcoreadyApp(App[int]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self._use_height(self.size.height)
         self.header.show(self.report, self.matrix.title, self.size.width)
         self.set_interval(FLUSH_SECONDS, self.flush)
         catch_stop_signals(asyncio.get_running_loop(), self._stop_signal)
@@ -175,7 +181,8 @@ class EcoreadyApp(App[int]):
             self._dirty.clear()
             self.timers.clear()
             self._queued.clear()
-            self.progress.start(self.report.cells, "run")
+            self._benches = {c.cell_id: c.bench_s for c in event.cells if c.bench_s}
+            self.progress.start(self.report.cells, "run", self._benches)
         elif isinstance(event, RunNote):
             self.notify(inert(event.text), title="note", markup=False)  # text from the run: never markup
         elif isinstance(event, RegistryObserved):
@@ -303,8 +310,16 @@ class EcoreadyApp(App[int]):
             line.show(self.progress.text(self.view, self._notice, self.row_filter.describe()))
 
     def on_resize(self, event: Resize) -> None:
+        self._use_height(event.size.height)
         if self._rows_built and event.size.width != self._built_width:
             self._rebuild = True
+
+    def _use_height(self, height: int) -> None:
+        """A tall terminal gives the verdict and reason lines room to say all (a short one
+        keeps them to a few lines: the grid comes first)."""
+        tall = height >= TALL
+        self.verdicts.styles.max_height = 10 if tall else 4
+        self.reason.styles.max_height = 8 if tall else 4
 
     def cell_text(self, component: str, arch: str) -> str:
         """The text a cell shows now (for tests and screen readers)."""
@@ -350,7 +365,7 @@ class EcoreadyApp(App[int]):
         if not ready:
             self.notify("already running or waiting for its turn", severity="warning")
             return
-        self.progress.start(ready, "re-run")
+        self.progress.start(ready, "re-run", self._benches)
         self._queued.update(ready)  # waiting for a slot until the runner starts them
         self._dirty.update(ready)
         self.run_worker(self.session.rerun(ready), group="rerun", exit_on_error=False)
@@ -416,6 +431,8 @@ class EcoreadyApp(App[int]):
         def done(result: Exported | None) -> None:
             if result is not None:
                 self.saved.append(str(result.path))
+                if result.module == "json":
+                    self.saved_json = True
                 self.notify(inert(f"wrote {result.path} ({result.format})"), title="exported", markup=False)
 
         self.push_screen(ExportScreen(self.report), done)
@@ -492,7 +509,7 @@ class EcoreadyApp(App[int]):
 def run_app(matrix: Matrix, options: RunOptions, theme: str | None = None) -> int:
     app = EcoreadyApp(matrix, options, theme=theme)
     code = app.run()
-    say_on_exit(app.report, app.saved)
+    say_on_exit(app.report, app.saved, app.saved_json)
     return code if isinstance(code, int) else 0
 
 

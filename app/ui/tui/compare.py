@@ -17,7 +17,8 @@ from textual.widgets import Footer, Static
 
 from ecoready.domain.model import Report
 from ecoready.domain.text import inert
-from ecoready.report.cost import COMPARE_COLUMNS, CompareTable, Comparison, compare
+from ecoready.report.cost import CompareTable, Comparison, columns_for, compare, price_notes
+from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.ui.tui.bars import bar_chart
 from ecoready.ui.tui.detail import plain
 
@@ -29,11 +30,12 @@ def table_renderable(table: CompareTable, width: int) -> RenderableType:
     )
     hosts = Text(inert(f"arm64 on {table.arm64_host}, amd64 on {table.amd64_host}"), style=Style(dim=True))
     grid = Table(box=None, header_style="bold", pad_edge=False)
-    for column in COMPARE_COLUMNS:
-        grid.add_column(column.short, justify="right", no_wrap=True)
+    columns = columns_for(table)
+    for column in columns:
+        grid.add_column(column.label(table), justify="right", no_wrap=True)
     bold = Style(bold=True)
     for row in table.rows:
-        cells = [(c.text(row, missing="–"), c.digits is None and c.value(row) is not None) for c in COMPARE_COLUMNS]
+        cells = [(c.text(row, missing="–"), c.digits is None and c.value(row) is not None) for c in columns]
         grid.add_row(*(Text(text, style=bold if percent else "") for text, percent in cells))
     chart = bar_chart(
         [
@@ -45,7 +47,7 @@ def table_renderable(table: CompareTable, width: int) -> RenderableType:
     return Group(title, hosts, grid, Text("tps over threads", style=Style(bold=True)), Text("\n".join(chart)), Text(""))
 
 
-def comparison_renderable(comparison: Comparison, width: int) -> RenderableType:
+def comparison_renderable(report: Report, comparison: Comparison, width: int) -> RenderableType:
     parts: list[RenderableType] = []
     if not comparison.tables:
         parts.append(
@@ -56,6 +58,13 @@ def comparison_renderable(comparison: Comparison, width: int) -> RenderableType:
             )
         )
     parts.extend(table_renderable(t, width) for t in comparison.tables)
+    for view in same_cost(report, comparison):
+        title = inert(f"same cost: {view.arm64.host} vs {view.amd64.host}")
+        parts.append(Text(title, style=Style(bold=True, underline=True)))
+        parts.append(Text(inert(headline(view))))
+        parts.extend(Text(inert(f"• {line_text(view, line)}")) for line in view.lines)
+        parts.append(Text(""))
+    parts.extend(Text(inert(note), style=Style(dim=True)) for note in price_notes(report))
     if comparison.absent:
         parts.append(Text("left out", style=Style(bold=True, underline=True)))
         parts.extend(Text(inert(f"• {sentence}")) for sentence in comparison.absent)
@@ -84,8 +93,10 @@ class CompareScreen(Screen[None]):
 
     def show(self, report: Report) -> None:
         self.report = report
-        self.query_one("#compare-body", Static).update(comparison_renderable(compare(report), self.app.size.width - 4))
+        self.query_one("#compare-body", Static).update(
+            comparison_renderable(report, compare(report), self.app.size.width - 4)
+        )
 
     def body_text(self, width: int = 160) -> str:
         """What the view shows, as plain text (for tests and screen readers)."""
-        return plain(comparison_renderable(compare(self.report), width), width)
+        return plain(comparison_renderable(self.report, compare(self.report), width), width)

@@ -26,8 +26,8 @@ from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, R
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
-from ecoready.report.common import cv_text
-from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text, size_text
+from ecoready.report.common import bench_conditions, cv_text
+from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text, size_text, took_text
 from ecoready.report.verdict import Advice, advice_for
 from ecoready.ui.tui.bars import bar_chart
 
@@ -63,7 +63,7 @@ def summary_section(cell: CellResult) -> RenderableType:
     if cell.status is Status.RUNNING and cell.stage is not None:
         text.append(f" ({cell.stage.value})")
     if cell.seconds >= 0.05:
-        text.append(f" in {cell.seconds:.1f}s")
+        text.append(f" in {took_text(cell)}")
     if cell.detail:
         detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # `missing: missing: …` reads badly
         text.append_text(safe(f": {detail}"))
@@ -161,6 +161,7 @@ def bench_section(bench: BenchResult | None, width: int) -> RenderableType:
     if bench.cpu_model:
         about += f" · {bench.cpu_model}, {bench.cpus} CPUs"
     parts.append(safe(about))
+    parts.append(safe(bench_conditions(bench)))
     if bench.emulated:
         parts.append(
             Text(

@@ -39,6 +39,7 @@ def export_report(report: Report, render: Renderer, path: str) -> Path:
 class Exported:
     path: Path
     format: str
+    module: str = ""  # the format's exporter ("json", "markdown", ...)
 
 
 class ExportScreen(ModalScreen[Exported | None]):
@@ -78,15 +79,30 @@ class ExportScreen(ModalScreen[Exported | None]):
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
 
+    def _mark(self) -> None:
+        options = self.query_one("#export-format", OptionList)
+        for index in range(len(self.formats)):
+            options.replace_option_prompt_at_index(index, self._prompt(index))
+
+    @on(Input.Changed, "#export-path")
+    def path_typed(self, event: Input.Changed) -> None:
+        """Until a format is picked, the mark follows the extension typed (out.html: HTML),
+        so the dialog shows the format that will be written."""
+        if self.picked:
+            return
+        typed = Path(event.value.strip()).suffix.lower()
+        index = next((i for i, (f, _) in enumerate(self.formats) if f.suffix == typed), self.chosen)
+        if index != self.chosen:
+            self.chosen = index
+            self._mark()
+
     @on(OptionList.OptionSelected, "#export-format")
     def format_chosen(self, event: OptionList.OptionSelected) -> None:
         old = self.formats[self.chosen][0]
         self.chosen = event.option_index
         self.picked = True
         new = self.formats[self.chosen][0]
-        options = self.query_one("#export-format", OptionList)
-        for index in range(len(self.formats)):
-            options.replace_option_prompt_at_index(index, self._prompt(index))
+        self._mark()
         path_input = self.query_one("#export-path", Input)
         if path_input.value.endswith(old.suffix):
             path_input.value = path_input.value[: -len(old.suffix)] + new.suffix
@@ -103,7 +119,7 @@ class ExportScreen(ModalScreen[Exported | None]):
         except (EcoreadyError, OSError) as exc:
             self.query_one("#export-error", Static).update(Text(f"cannot write: {exc}"))
             return
-        self.dismiss(Exported(path, fmt.title))
+        self.dismiss(Exported(path, fmt.title, fmt.module))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -35,6 +35,10 @@ def visible_rows(report: Report, row_filter: RowFilter) -> list[Row]:
     return [row for row in grid_rows(report) if row_filter.matches(row[1], row[2], row[0], row[3].values())]
 
 
+# an arch column grows with the terminal up to this: room for a failure's detail
+ARCH_MAX = 72
+
+
 def column_widths(total: int, arches: Sequence[str], names: Iterable[str], compare: bool) -> tuple[int, int, int]:
     """(component, arch, compare) widths that fill `total` columns of terminal."""
     compare_w = (18 if total >= 120 else 12) if compare else 0
@@ -43,7 +47,7 @@ def column_widths(total: int, arches: Sequence[str], names: Iterable[str], compa
     component = min(max([len(COMPONENT), *(len(n) + 2 for n in names)]), max(28, room))
     columns = 1 + len(arches) + (1 if compare else 0)
     spare = total - component - compare_w - 2 * columns - 2  # cell padding and the scrollbar
-    arch = max(12, min(48, spare // max(1, len(arches))))
+    arch = max(12, min(ARCH_MAX, spare // max(1, len(arches))))
     return component, arch, compare_w
 
 

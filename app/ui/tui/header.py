@@ -37,13 +37,17 @@ def host_line(host: HostFacts, arches: tuple[str, ...], width: int = 200) -> Tex
     extras = []
     if host.cpus:
         extras.append(f"{host.cpus} CPUs")
-    if host.docker_version:
+    if host.docker_version and not host.engine:  # the engine's line below names its version
         extras.append(f"docker {host.docker_version}")
-    if host.price_per_hour is not None:
-        extras.append(f"${host.price_per_hour:g}/h")
+    for unit, price in (("h", host.price_per_hour), ("mo", host.price_per_month), ("yr", host.price_per_year)):
+        if price is not None:
+            extras.append(f"${price:g}/{unit}")
     more = "  " + ", ".join(extras)
     if extras and text.cell_len + len(more) <= width - 2:  # the facts that matter stay on one line
         text.append(more, style=Style(dim=True))
+    engine = f"  {one_line(host.engine, 160)}"  # which engine answered, and how it was found
+    if host.engine and text.cell_len + len(engine) <= width - 2:
+        text.append(engine, style=Style(dim=True))
     return text
 
 

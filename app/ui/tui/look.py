@@ -15,7 +15,7 @@ from textual.theme import Theme
 from ecoready.domain.model import CellResult, Status
 from ecoready.domain.text import inert
 from ecoready.report.cost import CompareTable, Comparison
-from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text
+from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, shows_emulated, took_text
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -84,7 +84,7 @@ def cell_label(cell: CellResult, width: int, motion: Motion | None = None) -> st
 
     When the words do not fit, the glyph, the status and the emulated mark stay and the
     detail goes first (a detail cut to a few letters says nothing)."""
-    tail = f" {EMULATED_MARK}" if cell.emulated else ""
+    tail = f" {EMULATED_MARK}" if shows_emulated(cell) else ""
     # details come from containers: inert() drops escape sequences, Text keeps brackets literal
     text = inert(cell_text(cell, 10_000), 0).replace("\n", " ").removesuffix(tail)
     if cell.status is Status.RUNNING and not cell.queued:
@@ -93,11 +93,11 @@ def cell_label(cell: CellResult, width: int, motion: Motion | None = None) -> st
             extras.pop(0)  # the seconds go before the spinner
         text = " ".join([text, *extras])
     if cell.status is Status.READY and width < COMPACT_READY_BELOW:
-        text = f"{GLYPH[cell.status]} {cell.seconds:.1f}s"  # the same form down the whole column
+        text = f"{GLYPH[cell.status]} {took_text(cell, compact=True)}"  # the same form down the whole column
     if len(text) + len(tail) <= width:
         return text + tail
     if cell.status is Status.READY:
-        text = f"{GLYPH[cell.status]} {cell.seconds:.1f}s"
+        text = f"{GLYPH[cell.status]} {took_text(cell, compact=True)}"
     else:
         head, _, detail = text.partition(": ")
         room = width - len(head) - len(tail) - 2

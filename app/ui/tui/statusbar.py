@@ -1,16 +1,17 @@
 """The progress line above the key hints: cells done of total (per status), elapsed time
-and an estimate of what is left for the batch under way (the run, or a re-run)."""
+and an estimate of what is left for the batch under way (the run, or a re-run), benches
+counted one after the other."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from ecoready.domain.model import Report, Status
+from ecoready.domain.model import Report, Stage, Status
 from ecoready.report.present import GLYPH
 
 
@@ -28,9 +29,32 @@ class Batch:
     started: float = 0.0
     ended: float | None = None
     label: str = "run"
+    benches: Mapping[str, float] = field(default_factory=dict)  # cell id -> expected bench seconds
 
     def remaining(self, report: Report) -> int:
         return sum(1 for cid in self.cells if cid in report.cells and not report.cells[cid].status.finished)
+
+    def eta(self, report: Report, elapsed: float) -> float | None:
+        """Seconds left: the cells' other work at the pace so far, plus the benches still to
+        run one after the other (they run alone: nothing else overlaps them). None before
+        any cell finished and with no bench to count."""
+        bench_done, bench_left, finished, left = 0.0, 0.0, 0, 0
+        for cid in self.cells:
+            cell = report.cells.get(cid)
+            if cell is None:
+                continue
+            stage = cell.stage_result(Stage.BENCH)
+            if stage is not None and stage.outcome is not None:
+                bench_done += stage.seconds
+            elif not cell.status.finished:
+                bench_left += self.benches.get(cid, 0.0)
+            if cell.status.finished:
+                finished += 1
+            else:
+                left += 1
+        if not finished:
+            return bench_left or None
+        return max(0.0, elapsed - bench_done) / finished * left + bench_left
 
 
 @dataclass
@@ -38,8 +62,8 @@ class ProgressState:
     clock: Callable[[], float]
     batch: Batch = field(default_factory=Batch)
 
-    def start(self, cells: Iterable[str], label: str) -> None:
-        self.batch = Batch(frozenset(cells), self.clock(), None, label)
+    def start(self, cells: Iterable[str], label: str, benches: Mapping[str, float] | None = None) -> None:
+        self.batch = Batch(frozenset(cells), self.clock(), None, label, dict(benches or {}))
 
     def text(self, report: Report, notice: str = "", filter_text: str = "") -> Text:
         cells = report.cells.values()
@@ -72,8 +96,8 @@ class ProgressState:
             if batch.ended is not None:
                 out.append(f"  {batch.label} took {clock_text(elapsed)}", style=Style(dim=True))
             else:
-                finished = len(batch.cells) - remaining
-                eta = f"ETA ~{clock_text(elapsed / finished * remaining)}" if finished else "ETA –"
+                left = batch.eta(report, elapsed)
+                eta = "ETA –" if left is None else f"ETA ~{clock_text(left)}"
                 out.append(f"  {clock_text(elapsed)} elapsed · {eta}", style=Style(dim=True))
         if filter_text:
             out.append(f"  filter: {filter_text}", style=Style(italic=True))

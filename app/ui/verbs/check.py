@@ -45,14 +45,17 @@ def request(args: argparse.Namespace) -> CheckRequest:
     from ecoready.ui.headless import CheckRequest
 
     saved = getattr(args, "report", None)
-    if saved and (args.only or args.arch or args.profile or args.concurrency or args.matrix):
-        raise UsageError("--report: a saved report is judged as it is: drop --matrix and the run options")
+    if saved and (args.only or args.arch or args.profile or args.concurrency):
+        raise UsageError(
+            "--report: a saved report is judged as it is (no matrix is read): drop --only, --arch, --profile "
+            "and --concurrency"
+        )
     return CheckRequest(
         history=Path(args.history).expanduser() if args.history else history.default_dir(),
         webhook=args.webhook or os.environ.get(options.WEBHOOK_ENV) or None,
         webhook_option="--webhook" if args.webhook else options.WEBHOOK_ENV,
         outputs=outputs(args),
         saved=saved,
-        matrix_path=matrix_path(args),
+        matrix_path="" if saved else matrix_path(args),  # a saved report needs no matrix.toml
         options=None if saved else run_options(args, load_matrix(args)),
     )

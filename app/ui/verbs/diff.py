@@ -17,7 +17,9 @@ def add(verbs: options.Verbs) -> None:
         help="what changed between two saved reports (exit 1 on a regression)",
         description="Print the cells that changed status, new or lost arches and cells, and bench changes "
         "beyond noise (more than twice the coefficient of variation) from OLD to NEW: OLD is the earlier "
-        "report (the baseline), NEW the later one; a cell ready in OLD and not in NEW is a regression. "
+        "report (the baseline), NEW the later one; a cell ready in OLD and not in NEW is a regression, and so is "
+        "an arch or a bench series OLD had and NEW lacks. Reports of different matrices, profiles or subsets "
+        "are compared all the same, and the diff says so first. "
         "Without files: the last two reports of the history (`ecoready check` stores them). "
         "Exit 1 when anything regressed.",
     )

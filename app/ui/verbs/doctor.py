@@ -20,18 +20,21 @@ if TYPE_CHECKING:  # only for annotations: the verb imports what it uses
 def add(verbs: options.Verbs) -> None:
     parser = verbs.add_parser(
         "doctor",
-        help="which engine, how it was found, what it runs, which CPU",
+        help="which engine, how it was found, what it runs, which CPU; exit 3 when a run could not start",
         description="Check the environment ecoready runs in: which engine it finds and how, the engine's "
         "CPU, memory and disk, which arches it can emulate, and whether each registry of the matrix answers. "
-        "Results on stdout.",
+        "Results on stdout, then one summary line. Exit 3 when something would stop a run (the engine "
+        "unreachable, the emulator of a wanted arch broken, a registry of the matrix that does not answer), "
+        "else 0.",
     )
     options.matrix(parser, help=f"the matrix whose registries to ask (default: {DEFAULT_MATRIX} if present)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """3 when the engine is unreachable, 1 when an emulator has a problem (a registry that
-    does not answer is said, and changes no code)."""
+    """Ends with one summary line. 3 (an environment error, design.md) when something would
+    stop a run: the engine unreachable, a wanted arch's emulator broken, a registry of the
+    matrix that does not answer; else 0 (what only might be a problem is said, as a warning)."""
     import asyncio
     import os
     import sys
@@ -39,8 +42,11 @@ def run(args: argparse.Namespace) -> int:
     from ecoready import __version__
 
     matrix = None if args.matrix is None and not Path(DEFAULT_MATRIX).is_file() else load_matrix(args)
+    wanted = matrix.arches if matrix is not None else DEFAULT_ARCHES
+    blockers: list[str] = []
+    warnings: list[str] = []
 
-    async def work() -> int:
+    async def work() -> None:
         from ecoready.engine.docker_host import DockerHost
         from ecoready.engine.platform import cpu_model, host_arch, page_size
 
@@ -50,13 +56,16 @@ def run(args: argparse.Namespace) -> int:
             f"{os.cpu_count()} CPUs, page size {page_size()}"
         )
         if matrix is not None:
-            for line in await registry_answers(matrix):
+            for line, registry in await registry_check(matrix):
                 say(line)
+                if registry:
+                    blockers.append(f"registry {registry} does not answer")
         try:
             host = await DockerHost.connect()
         except EcoreadyError as exc:
             say(f"engine: {exc}")
-            return 3
+            blockers.append("the engine is unreachable")
+            return
         try:
             facts = await host.facts({})
         finally:
@@ -69,13 +78,30 @@ def run(args: argparse.Namespace) -> int:
             f"kernel {facts.kernel or 'unknown'} ({where}), API {facts.api_version}"
         )
         say(engine_disk(identity.root_dir, same_kernel=identity.same_kernel))
-        problems = 0
-        for line, problem in emulation_lines(identity, facts.native_arch):
+        for arch, line, state in emulation_states(identity, facts.native_arch):
             say(line)
-            problems += problem
-        return 1 if problems else 0
+            if state == PROBLEM:
+                (blockers if arch in wanted else warnings).append(f"the emulator of {arch} is broken")
+            elif state == UNKNOWN and arch in wanted:
+                warnings.append(f"{arch} under emulation is not known yet")
 
-    return asyncio.run(work())
+    asyncio.run(work())
+    say(summary(blockers, warnings, matrix.path if matrix is not None else None))
+    return 3 if blockers else 0
+
+
+# The arches asked for when there is no matrix (those of `ecoready init`'s matrices)
+DEFAULT_ARCHES = ("amd64", "arm64")
+OK, PROBLEM, UNKNOWN = "ok", "problem", "unknown"
+
+
+def summary(blockers: list[str], warnings: list[str], matrix: str | None) -> str:
+    """The last line: whether a run can start, and what would stop it."""
+    of = f" {matrix}" if matrix else ""
+    also = f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''}: {'; '.join(warnings)})" if warnings else ""
+    if blockers:
+        return f"doctor: NOT READY to run{of}: {'; '.join(blockers)}{also}"
+    return f"doctor: ready to run{of}{also}"
 
 
 def engine_disk(root: str, *, same_kernel: bool) -> str:
@@ -92,15 +118,15 @@ def engine_disk(root: str, *, same_kernel: bool) -> str:
     return "engine disk: not readable from here (the engine's disk is in its VM or on its machine: see its settings)"
 
 
-def emulation_lines(identity: EngineIdentity, native: str) -> list[tuple[str, bool]]:
-    """One line per foreign arch: the binfmt table of the engine's kernel when it is this
-    one, else what the engine answered before (run/emulation.py); True marks a problem."""
+def emulation_states(identity: EngineIdentity, native: str) -> list[tuple[str, str, str]]:
+    """(arch, line, state) per foreign arch: the binfmt table of the engine's kernel when it
+    is this one, else what the engine answered before (run/emulation.py)."""
     from ecoready.engine.platform import emulators
     from ecoready.run.emulation import EngineMemory, remedy
 
     table = emulators() if identity.same_kernel else {}
     memory = EngineMemory()
-    lines: list[tuple[str, bool]] = []
+    lines: list[tuple[str, str, str]] = []
     for arch in (a for a in dict.fromkeys(("amd64", "arm64", *table)) if a != native):
         emulator = table.get(arch)
         remembered = memory.known(identity.engine_id, arch)
@@ -108,17 +134,20 @@ def emulation_lines(identity: EngineIdentity, native: str) -> list[tuple[str, bo
             problem = emulator.problem()
             said = f"{emulator.version or emulator.interpreter}, flags {emulator.flags or '-'}"
             if problem is None:
-                lines.append((f"emulation {arch}: {said}: ok", False))
+                lines.append((arch, f"emulation {arch}: {said}: ok", OK))
             else:
-                lines.append((f"emulation {arch}: {said}: PROBLEM: {problem}; {remedy(identity.kind, arch)}", True))
+                lines.append(
+                    (arch, f"emulation {arch}: {said}: PROBLEM: {problem}; {remedy(identity.kind, arch)}", PROBLEM)
+                )
         elif remembered is not None:
-            lines.append((f"emulation {arch}: the engine ran a container of {arch} in an earlier run: ok", False))
+            lines.append((arch, f"emulation {arch}: the engine ran a container of {arch} in an earlier run: ok", OK))
         else:
             lines.append(
                 (
+                    arch,
                     f"emulation {arch}: not known yet (a run asks the engine with a container of {arch}); "
                     f"to run {arch}: {remedy(identity.kind, arch)}",
-                    False,
+                    UNKNOWN,
                 )
             )
     return lines
@@ -127,6 +156,11 @@ def emulation_lines(identity: EngineIdentity, native: str) -> list[tuple[str, bo
 async def registry_answers(matrix: Matrix) -> list[str]:
     """`registry docker.io: answers` or `registry docker.io: does not answer: …`, one line per
     registry of the matrix (asked for its first image there, for this machine's arch)."""
+    return [line for line, _ in await registry_check(matrix)]
+
+
+async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
+    """(line, the registry when it does not answer, else "") per registry of the matrix."""
     import asyncio
 
     from ecoready.domain.model import Verdict
@@ -144,18 +178,19 @@ async def registry_answers(matrix: Matrix) -> list[str]:
         found = await asyncio.gather(
             *(client.resolve(image, host_arch()) for image in firsts.values()), return_exceptions=True
         )
-    lines = []
+    lines: list[tuple[str, str]] = []
     for (registry, image), answer in zip(firsts.items(), found, strict=True):
         on = client.mirror_for(registry)
         mirror = f" (through the {on.style} mirror {on.name})" if on else ""
         if isinstance(answer, BaseException):
             if not isinstance(answer, EcoreadyError):
                 raise answer
-            lines.append(f"registry {registry}{mirror}: does not answer: {str(answer).removeprefix(registry + ': ')}")
+            why = str(answer).removeprefix(registry + ": ")
+            lines.append((f"registry {registry}{mirror}: does not answer: {why}", registry))
         elif answer.verdict is Verdict.ERROR:
-            lines.append(f"registry {registry}{mirror}: does not answer: {answer.detail}")
+            lines.append((f"registry {registry}{mirror}: does not answer: {answer.detail}", registry))
         else:
-            lines.append(f"registry {registry}{mirror}: answers (asked for {image})")
+            lines.append((f"registry {registry}{mirror}: answers (asked for {image})", ""))
     if not firsts:
-        lines.append(f"registries: {matrix.path} names no image")
+        lines.append((f"registries: {matrix.path} names no image", ""))
     return lines

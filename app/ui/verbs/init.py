@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.compose:
         from ecoready.stack.compose import read_compose
 
-        project, services = read_compose(Path(args.compose))
+        project, services, read_notes = read_compose(Path(args.compose))
         title, how = f"{project} (from {Path(args.compose).name})", f"--from {args.compose}"
     elif args.from_host:
         services, engine = _host_services()

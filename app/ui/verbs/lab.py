@@ -37,10 +37,14 @@ def add(verbs: options.Verbs) -> None:
     parser.set_defaults(func=status)
 
 
+RESUME = "run `ecoready lab build` again: it keeps the images built already and resumes from this step"
+
+
 def build(args: argparse.Namespace) -> int:
     import asyncio
 
     async def work() -> int:
+        from ecoready.domain.errors import DeadlineExceeded, EngineError
         from ecoready.engine.docker_host import DockerHost
         from ecoready.lab.build import Lab
         from ecoready.lab.recipes import ARCHES
@@ -48,6 +52,9 @@ def build(args: argparse.Namespace) -> int:
         host = await DockerHost.connect()
         try:
             await Lab(host, eprint).build(arches=args.arch or ARCHES, only=args.only)
+        except (DeadlineExceeded, EngineError) as exc:
+            # every image is labelled with its recipe once built: a re-run skips those
+            raise type(exc)(f"lab build: {exc.detail}; {RESUME}") from None
         finally:
             await host.close()
         return 0

@@ -51,13 +51,11 @@ def run(args: argparse.Namespace) -> int:
 def floating_tags(matrix: Matrix) -> list[str]:
     """Rows whose image floats (`latest`, or no tag): a run checks whatever it is that day,
     and two runs may not compare (docs/matrix.md advises a pinned tag)."""
+    from ecoready.matrix.document import floating_tag
+
     out = []
     for component in matrix.components:
-        image = component.image
-        if "@" in image:
-            continue  # pinned by digest
-        name = image.rsplit("/", 1)[-1]
-        tag = name.split(":", 1)[1] if ":" in name else ""
-        if tag in ("", "latest"):
-            out.append(f"component {component.id!r}: image {image!r} floats ({tag or 'no tag'}): pin a version tag")
+        tag = floating_tag(component.image)
+        if tag is not None:
+            out.append(f"component {component.id!r}: image {component.image!r} floats ({tag}): pin a version tag")
     return out

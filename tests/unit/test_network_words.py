@@ -1,0 +1,85 @@
+"""Failed connections said in the user's words, from real sockets: never an exception's
+class name or an errno."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import httpx
+import pytest
+
+from ecoready.domain.errors import RegistryError
+from ecoready.domain.networds import NetFailure, failure_kind, network_words
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def failure(url: str) -> BaseException:
+    async with httpx.AsyncClient(timeout=5) as client:
+        try:
+            await client.get(url)
+        except httpx.HTTPError as exc:
+            return exc
+    raise AssertionError(f"{url} answered")
+
+
+def test_a_refused_connection_is_said_as_such() -> None:
+    exc = asyncio.run(failure(f"http://127.0.0.1:{closed_port()}/v2/"))
+    assert type(exc).__name__ == "ConnectError"  # what the library raises ...
+    assert network_words(exc) == "connection refused"  # ... and what the user reads
+
+
+def test_a_name_that_does_not_resolve_is_said_as_such() -> None:
+    exc = asyncio.run(failure("http://nowhere.invalid/v2/"))  # .invalid never resolves (RFC 6761)
+    assert failure_kind(exc) is NetFailure.NAME and network_words(exc) == "cannot resolve the name"
+
+
+def test_a_silent_server_times_out() -> None:
+    with socket.socket() as server:  # listens, never accepts nor answers
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+
+        async def ask() -> BaseException:
+            async with httpx.AsyncClient(timeout=0.5) as client:
+                try:
+                    await client.get(f"http://127.0.0.1:{port}/")
+                except httpx.HTTPError as exc:
+                    return exc
+            raise AssertionError("answered")
+
+        assert network_words(asyncio.run(ask())) == "timed out"
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind"),
+    [
+        (socket.gaierror(-2, "Name or service not known"), NetFailure.NAME),
+        (ConnectionRefusedError(111, "Connection refused"), NetFailure.REFUSED),
+        (OSError(113, "No route to host"), NetFailure.NO_ROUTE),
+        (ConnectionResetError(104, "Connection reset by peer"), NetFailure.CLOSED),
+        (RuntimeError("something else"), NetFailure.OTHER),
+    ],
+)
+def test_kinds(exc: BaseException, kind: NetFailure) -> None:
+    assert failure_kind(exc) is kind
+
+
+def test_the_registry_client_says_unreachable_in_words() -> None:
+    from ecoready.registry.client import RegistryClient
+
+    async def ask() -> str:
+        async with RegistryClient() as client:
+            try:
+                await client.resolve(f"127.0.0.1:{closed_port()}/lib/db:1", "amd64")
+            except RegistryError as exc:
+                return exc.reason
+            return "answered"
+
+    reason = asyncio.run(ask())
+    assert reason == "unreachable (connection refused)"
