@@ -84,6 +84,7 @@ class Cause(str, enum.Enum):
     ENGINE_REFUSED = "engine-refused"  # the engine refused a call
     ENGINE_STUCK = "engine-stuck"  # the engine sent nothing back to a short call for its whole timeout
     REGISTRY = "registry"  # a registry unreachable, not answering, refusing us, rate-limiting us
+    MIRROR_GAP = "mirror-gap"  # a registry mirror does not hold the image its upstream is asked for
     CREDENTIALS = "credentials"  # the registry credentials configured cannot be read
     PULL_STALLED = "pull-stalled"  # a pull made no progress
     BACKEND = "backend"  # the cell's backend could not be had (`behind` says why)
@@ -136,6 +137,7 @@ CAUSES: Mapping[Cause, CauseFacts] = {
     Cause.ENGINE_REFUSED: CauseFacts(_TOOL, Status.ERROR),
     Cause.ENGINE_STUCK: CauseFacts(_TOOL, Status.ERROR),
     Cause.REGISTRY: CauseFacts(_TOOL, Status.ERROR, "{subject}"),
+    Cause.MIRROR_GAP: CauseFacts(_TOOL, Status.ERROR, "mirror {subject}"),
     Cause.CREDENTIALS: CauseFacts(_TOOL, Status.ERROR),
     Cause.PULL_STALLED: CauseFacts(_TOOL, Status.ERROR),
     Cause.BACKEND: CauseFacts(_TOOL, Status.ERROR, "backend {subject}"),

@@ -12,6 +12,7 @@ EcoreadyError                                                             [cause
  |    +-- EngineError         the engine refused a call                    [engine-refused]
  |    +-- PullStalled         a pull made no progress                      [pull-stalled]
  |    +-- RegistryError       a registry could not be asked                [registry]
+ |    |    +-- MirrorGap        a registry mirror lacks an image             [mirror-gap]
  |    +-- CredentialError     registry credentials cannot be read          [credentials]
  |    +-- BackendFailed       the cell's backend server did not come up    [backend]
  |    +-- EmulatorProblem     the emulator cannot run the image at all     [emulator]
@@ -149,6 +150,14 @@ class RegistryError(InfraError):
         super().__init__(reason, subject=registry)
         self.registry = registry
         self.reason = reason
+
+
+class MirrorGap(RegistryError):
+    """A registry mirror does not hold an image its upstream registry is asked for: the
+    mirror's gap (`registry` is the mirror, `host[/prefix]`), never the component's
+    `missing`; `[registry] fallback = true` asks the upstream registry instead."""
+
+    cause = Cause.MIRROR_GAP
 
 
 class CredentialError(InfraError):

@@ -21,6 +21,7 @@ from ecoready.domain.model import (
     Stage,
     Status,
     TagSearch,
+    Verification,
 )
 from ecoready.domain.packaging import Packaging
 
@@ -34,6 +35,7 @@ class CellPlanned:
     arch: str
     host: str
     emulated: bool
+    verification: Verification | None = None  # its probe kind's (app/matrix/kinds.py)
     # the bench stage's expected seconds (0: no bench); benches run one at a time per host,
     # so the time left counts them one after the other
     bench_s: float = 0.0

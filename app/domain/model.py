@@ -151,6 +151,7 @@ class ImageInfo:
     size: int | None = None
     found_as: str = ""  # how availability was found, e.g. "index", "single manifest"
     image_id: str = ""  # local image id once pulled
+    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
 
 
 class Verdict(str, enum.Enum):
@@ -178,6 +179,7 @@ class Availability:
     arches: tuple[str, ...] = ()  # what the reference publishes
     pull_reference: str = ""  # repo@digest to pull for this arch
     exists: bool = True  # False: the reference names no image at all (not even a tag)
+    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
 
 
 @dataclass(frozen=True)
@@ -332,6 +334,16 @@ class AuditResult:
     cached: bool = False  # read from the audit cache: nothing read from the image
 
 
+class Verification(str, enum.Enum):
+    """How far a probe kind has been checked against the software it probes."""
+
+    LAB = "lab"  # verified here against the real software (the lab's images, built to the upstream contracts)
+    CONTRACT = "contract"  # written from the image's documented contract only: never run against it here
+
+
+CONTRACT_CAVEAT = "this probe has not been verified against the real image; the failure may be ecoready's"
+
+
 @dataclass(frozen=True)
 class CellResult:
     id: str  # "component/arch"
@@ -353,6 +365,8 @@ class CellResult:
     bench: BenchResult | None = None
     packaging: Packaging | None = None  # driver rows: the driver's package for this arch
     audit: AuditResult | None = None
+    # the probe's verification (app/matrix/kinds.py); None in reports written before it was said
+    verification: Verification | None = None
 
     @property
     def queued(self) -> bool:

@@ -127,6 +127,7 @@ def reduce(report: Report, event: Event) -> Report:
                 arch=p.arch,
                 host=p.host,
                 emulated=p.emulated,
+                verification=p.verification,
             )
             for p in event.cells
         }

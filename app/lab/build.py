@@ -50,6 +50,8 @@ from ecoready.lab.recipes import (
     LAB_DIR,
     RECIPE_LABEL,
     REGISTRY,
+    STAND_IN,
+    STAND_IN_BASES,
     Builder,
     LabImage,
     apt_into,
@@ -497,23 +499,59 @@ class Lab:
                 if writer.manifest(f"{arch}/{image.name}", image.tag) is not None:
                     entries.append((arch, f"{arch}/{image.name}"))
             entries.sort(key=lambda entry: image.arches.index(entry[0]))
-            for name, tag in ((image.name, image.tag), *image.aliases):
+            names = [(f"lab/{name}", tag) for name, tag in ((image.name, image.tag), *image.aliases)]
+            names += [(f"{STAND_IN}/{repo}", tag) for repo, tag in image.upstream]  # the Docker Hub stand-in
+            for repo, tag in names:
                 index = [
                     IndexEntry(
-                        writer.copy_manifest(source, image.tag, f"lab/{name}"),
+                        writer.copy_manifest(source, image.tag, repo),
                         "linux",
                         arch,
                         "v8" if arch == "arm64" else None,
                     )
                     for arch, source in entries
                 ]
-                writer.put_index(f"lab/{name}", tag, index)
+                writer.put_index(repo, tag, index)
 
         try:
             # the arches at once (a slot each): the engine gzips a layer on one core, and the
             # arches' images share no base layer (a failed push cancels the other)
             entries = await together(*(push(arch) for arch in arches))
             await asyncio.to_thread(write_indexes, entries)
+        finally:
+            writer.close()
+
+    async def publish_bases(self, arches: Sequence[str]) -> None:
+        """The Debian bases as the stand-in's `debian:<suite>-slim` (per-arch repositories
+        <arch>/debian, then the index hub/library/debian), for the tool images derived from
+        them (the bench stage's sysbench)."""
+        writer = RegistryWriter(f"http://{REGISTRY}")
+        try:
+            for suite in STAND_IN_BASES:
+                tag = f"{suite}-slim"
+                entries = []
+                for arch in arches:
+                    local = await self.base(suite, arch)
+                    image_id = await self.host.images.image_id(local)
+                    current = await asyncio.to_thread(writer.manifest, f"{arch}/debian", tag)
+                    if current is None or current.json.get("config", {}).get("digest") != image_id:
+                        async with self.book.slot():
+                            self.log(f"lab: pushing {arch}/debian:{tag}")
+                            await self.host.images.tag(local, f"{REGISTRY}/{arch}/debian", tag)
+                            await self.host.images.push(f"{REGISTRY}/{arch}/debian", tag)
+                    entries.append((arch, f"{arch}/debian"))
+
+                def write_index(entries: list[tuple[str, str]] = entries, tag: str = tag) -> None:
+                    repo = f"{STAND_IN}/library/debian"
+                    index = [
+                        IndexEntry(
+                            writer.copy_manifest(source, tag, repo), "linux", arch, "v8" if arch == "arm64" else None
+                        )
+                        for arch, source in entries
+                    ]
+                    writer.put_index(repo, tag, index)
+
+                await asyncio.to_thread(write_index)
         finally:
             writer.close()
 
@@ -579,6 +617,8 @@ class Lab:
             await self.publish(image, [a for a in arches if a in image.arches])
 
         await self.build_images(images, arches, then=publish)
+        if not only or STAND_IN in only:
+            await self.publish_bases(arches)
         if gaps:
             writer = RegistryWriter(f"http://{REGISTRY}")
             try:

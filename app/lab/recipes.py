@@ -27,6 +27,14 @@ ARCHES = ("amd64", "arm64")
 # take ~30 s under emulation).
 BASE_PACKAGES = {"bookworm": ("ca-certificates",)}
 
+# The lab as a Docker Hub stand-in: what it really makes, under docker.io's repository
+# paths in this namespace of the local registry, so the default matrix runs unchanged with
+# ECOREADY_REGISTRY_MIRRORS="docker.io=127.0.0.1:5000/hub" (docs/matrix.md, mirrors).
+STAND_IN = "hub"
+# The Debian bases published there as `debian:<suite>-slim`: debootstrap's minbase with
+# docs excluded and no daemons started, as Debian's slim images are made.
+STAND_IN_BASES = ("bookworm", "trixie")
+
 # How long one build may take; arm64 builds run under qemu.
 BUILD_TIMEOUT = {"amd64": 900.0, "arm64": 3600.0}
 
@@ -52,6 +60,9 @@ class LabImage:
     # Files of other contexts copied into this one's (source under containers/, name in the
     # context): one smoke program, written once, in the connectors image and a runtime image.
     files: tuple[tuple[str, str], ...] = ()
+    # Docker Hub repositories and tags of the software it really is, under which the lab's
+    # Docker Hub stand-in (`STAND_IN`) also publishes it: never a name whose software it is not.
+    upstream: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
@@ -90,9 +101,12 @@ MYSQL_VERSION = "9.7.4-2"
 # what the MariaDB and MySQL entry points share: one file, sourced by both
 _ENTRYPOINT_LIB = (("shared/entrypoint-lib.sh", "entrypoint-lib.sh"),)
 
+_HUB_MARIADB_10_11 = (("library/mariadb", "10.11"),)
+_HUB_MARIADB_11_8 = (("library/mariadb", "11.8"),)
+
 IMAGES: tuple[LabImage, ...] = (
-    LabImage("mariadb", "10.11", "mariadb", "bookworm", _MARIADB, files=_ENTRYPOINT_LIB),
-    LabImage("mariadb", "11.8", "mariadb", "trixie", _MARIADB, files=_ENTRYPOINT_LIB),
+    LabImage("mariadb", "10.11", "mariadb", "bookworm", _MARIADB, files=_ENTRYPOINT_LIB, upstream=_HUB_MARIADB_10_11),
+    LabImage("mariadb", "11.8", "mariadb", "trixie", _MARIADB, files=_ENTRYPOINT_LIB, upstream=_HUB_MARIADB_11_8),
     LabImage(
         "tools",
         "bookworm",
@@ -186,6 +200,7 @@ IMAGES: tuple[LabImage, ...] = (
         apt_options=("-o", "Acquire::Check-Valid-Until=false"),
         aliases=(("mysql-router", "9.7"), ("mysql-client", "9.7")),
         files=_ENTRYPOINT_LIB,
+        upstream=(("library/mysql", "9.7"),),
     ),
     # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
     LabImage("app-client", "1", "app-client", "bookworm", ("mariadb-client",)),

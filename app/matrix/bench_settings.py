@@ -21,8 +21,12 @@ WORKLOADS: tuple[str, ...] = (
     "oltp_update_non_index",
 )
 ACCESS_PATTERNS: tuple[str, ...] = ("uniform", "zipfian")
-# The lab's MariaDB image carries sysbench 1.0.20 for amd64 and arm64 (`ecoready lab build`).
-DEFAULT_IMAGE = "127.0.0.1:5000/lab/mariadb:10.11"
+# Without `[sysbench] image`, sysbench runs in an image derived on first use from a public
+# multi-arch base: Debian's slim image with the distribution's sysbench, per arch, kept as a
+# local image (app/probe_api/tool_images.py). `[sysbench] base` names another Debian base.
+DEFAULT_IMAGE = ""  # "": derived from SYSBENCH_BASE
+SYSBENCH_BASE = "debian:trixie-slim"
+DERIVE_S = 240.0  # seconds, native, for deriving it (apt-get update and install): the first run's only
 DEFAULT_ZIPF_EXP = 0.8
 MAX_THREADS = 1024
 
@@ -49,7 +53,8 @@ KNOBS: tuple[str, ...] = tuple(f.name for f in fields(BenchOverrides))
 class SysbenchConfig:
     """The `[sysbench]` table of a matrix."""
 
-    image: str = DEFAULT_IMAGE  # where sysbench runs; must be published for every benched arch
+    image: str = DEFAULT_IMAGE  # where sysbench runs (published for every benched arch); "" derived
+    base: str = SYSBENCH_BASE  # the public Debian image sysbench is derived from, when no `image`
     common: BenchOverrides = field(default_factory=BenchOverrides)
     quick: BenchOverrides = field(default_factory=BenchOverrides)
     full: BenchOverrides = field(default_factory=BenchOverrides)
@@ -61,7 +66,7 @@ class BenchSettings:
     """Everything one cell's bench stage does."""
 
     profile: str
-    image: str
+    image: str  # "": derived from `base` on first use
     workloads: tuple[str, ...]
     access: tuple[str, ...]
     threads: tuple[int, ...]
@@ -72,6 +77,12 @@ class BenchSettings:
     table_size: int
     zipf_exp: float = DEFAULT_ZIPF_EXP
     reduced: bool = False  # the emulated variant: proves the path, measures nothing
+    base: str = SYSBENCH_BASE  # what a derived sysbench image is made from (when `image` is "")
+
+    @property
+    def tool_image(self) -> str:
+        """The sysbench image as said in messages: the one named, or what it is derived from."""
+        return self.image or f"sysbench on {self.base}"
 
     @property
     def points(self) -> int:
@@ -95,6 +106,7 @@ PROFILE_DEFAULTS: dict[Profile, BenchSettings] = {
     Profile.QUICK: BenchSettings(
         profile="quick",
         image=DEFAULT_IMAGE,
+        base=SYSBENCH_BASE,
         workloads=("oltp_point_select", "oltp_read_only", "oltp_read_write"),
         access=("uniform",),
         threads=(1, 8),
@@ -108,6 +120,7 @@ PROFILE_DEFAULTS: dict[Profile, BenchSettings] = {
     Profile.FULL: BenchSettings(
         profile="full",
         image=DEFAULT_IMAGE,
+        base=SYSBENCH_BASE,
         workloads=WORKLOADS,
         access=ACCESS_PATTERNS,
         threads=(1, 2, 4, 8, 16, 32, 64, 128, 256),
@@ -136,7 +149,7 @@ def settings_for(profile: Profile, config: SysbenchConfig, *, emulated: bool) ->
     if base is None:
         return None
     own = config.quick if profile is Profile.QUICK else config.full
-    settings = _apply(_apply(replace(base, image=config.image), config.common), own)
+    settings = _apply(_apply(replace(base, image=config.image, base=config.base), config.common), own)
     if not emulated:
         return settings
     reduced = replace(

@@ -7,10 +7,38 @@ from dataclasses import dataclass, field
 from ecoready.domain.model import Component, Host, Profile
 from ecoready.matrix.bench_settings import SysbenchConfig
 
+EVERY_REGISTRY = "*"  # the upstream key of a mirror of every registry without one of its own
+
+
+@dataclass(frozen=True)
+class Mirror:
+    """Where images of `upstream` are asked (and pulled) instead: `host`, with `prefix`
+    before their repository paths when it is a prefix-style mirror."""
+
+    upstream: str  # docker.io, ghcr.io, ... or "*"
+    host: str  # mirror.example:5000
+    prefix: str = ""  # dockerhub-proxy (prefix style); "" for a host-style mirror
+
+    @property
+    def name(self) -> str:
+        """`host[/prefix]`, as written in the matrix and said in reports."""
+        return f"{self.host}/{self.prefix}" if self.prefix else self.host
+
+    @property
+    def style(self) -> str:
+        return "prefix" if self.prefix else "host"
+
+    def repository(self, repository: str) -> str:
+        """The repository path on the mirror (docker.io's `library/` kept: Harbor and
+        Artifactory proxies of Docker Hub name official images that way)."""
+        return f"{self.prefix}/{repository}" if self.prefix else repository
+
 
 @dataclass(frozen=True)
 class RegistrySettings:
-    mirror: str | None = None
+    # per upstream registry ("*": every other one); `[registry] mirror` is the "*" entry
+    mirrors: tuple[Mirror, ...] = ()
+    fallback: bool = False  # a mirror that lacks an image (or fails): ask the upstream registry
     insecure: tuple[str, ...] = ()
     # seconds a run waits in all, per registry, when one asks it to (429 with Retry-After)
     rate_limit_wait: float = 10.0

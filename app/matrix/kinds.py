@@ -1,10 +1,14 @@
 """The probe kinds a matrix may name, described without importing their modules.
 
-`KINDS` says, for each kind: the module that implements it (`ecoready.probes.<kind>`,
-imported only when a run needs it), whether it needs a backend server, whether it can be
-one, whether it is benchmarked, the options it accepts in `[components.options]`, and its
-main programs (what the build audit reads in the image). The
-matrix loader and the planner read it; `ecoready validate` never imports a probe.
+`KINDS` says, for each kind: how far it was verified (`verified`: `lab`, run here against
+the real software in the lab's images, or `contract`, written from the image's documented
+contract only: shared/reference/image-contracts.md; `contract_when` names option values
+that take a lab-verified kind off the path the lab ran: MySQL Shell), the module that
+implements it (`ecoready.probes.<kind>`, imported only when a run needs it), whether it
+needs a backend server, whether it can be one, whether it is benchmarked, the options it
+accepts in `[components.options]`, and its main programs (what the build audit reads in
+the image). The matrix loader and the planner read it; `ecoready validate` never imports
+a probe.
 """
 
 from __future__ import annotations
@@ -13,13 +17,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ecoready.domain.model import Verification
 from ecoready.matrix.command_options import COMMAND_MODES, Problems, check_command_options
+
+LAB, CONTRACT = Verification.LAB, Verification.CONTRACT
 
 
 @dataclass(frozen=True)
 class ProbeKind:
     name: str
     module: str
+    # Verified against the real software here (the lab), or written from the image's
+    # documented contract only; every kind says (tests/unit/test_default_matrix.py).
+    verified: Verification | None = None
+    # option -> values with which the probe runs what the lab never ran (MySQL Shell, in
+    # no Debian suite): contract-only then, whatever `verified` says
+    contract_when: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     needs_backend: bool = False
     serves_sql: bool = False  # other components may name it as their backend
     benchmarks: bool = False  # has a bench stage (sysbench) unless the profile is smoke
@@ -102,19 +115,25 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind(
             "server",
             "ecoready.probes.server",
+            verified=LAB,  # MariaDB and MySQL 9.7 of the lab; the Percona flavor's path on the lab's MariaDB
             serves_sql=True,
             benchmarks=True,
             options=_SERVER_OPTIONS,
             choices=_FLAVOR_CHOICES,
             programs=_SERVER,
         ),
-        ProbeKind("proxysql", "ecoready.probes.proxysql", needs_backend=True, programs=(("proxysql",),)),
-        ProbeKind("maxscale", "ecoready.probes.maxscale", needs_backend=True, programs=(("maxscale",),)),
-        ProbeKind("router", "ecoready.probes.router", needs_backend=True, programs=(("mysqlrouter",),)),
+        ProbeKind(
+            "proxysql", "ecoready.probes.proxysql", verified=CONTRACT, needs_backend=True, programs=(("proxysql",),)
+        ),
+        ProbeKind(
+            "maxscale", "ecoready.probes.maxscale", verified=CONTRACT, needs_backend=True, programs=(("maxscale",),)
+        ),
+        ProbeKind("router", "ecoready.probes.router", verified=LAB, needs_backend=True, programs=(("mysqlrouter",),)),
         # The server it monitors is the backend; the client image is part of the component.
         ProbeKind(
             "pmm",
             "ecoready.probes.pmm",
+            verified=CONTRACT,
             needs_backend=True,
             options={"client_image": str},
             programs=(("pmm-managed",),),
@@ -123,6 +142,8 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind(
             "shell",
             "ecoready.probes.shell",
+            verified=LAB,  # the classic clients of the lab's client image; MySQL Shell is not there
+            contract_when={"client": ("mysqlsh",)},
             needs_backend=True,
             options={"client": str},
             choices={"client": ("mysqlsh", "mariadb", "mysql")},
@@ -131,40 +152,65 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind(
             "galera",
             "ecoready.probes.galera",
+            verified=LAB,
             serves_sql=True,
             options=_FLAVOR,
             choices=_FLAVOR_CHOICES,
             programs=_SERVER,
         ),
         # Percona XtraDB Cluster: the image's own CLUSTER_NAME/CLUSTER_JOIN contract.
-        ProbeKind("pxc", "ecoready.probes.pxc", serves_sql=True, programs=_MYSQLD),
+        ProbeKind("pxc", "ecoready.probes.pxc", verified=CONTRACT, serves_sql=True, programs=_MYSQLD),
         # `flavor` picks the replication dialect (MariaDB's or MySQL's statements); `args`
         # go to both servers after the probe's own (e.g. a buffer pool size, a filter).
         ProbeKind(
             "replication",
             "ecoready.probes.replication",
+            verified=LAB,  # both dialects: MariaDB's and MySQL 9.7's
             serves_sql=True,
             options={"flavor": str, "args": list},
             choices=_FLAVOR_CHOICES,
             programs=_SERVER,
         ),
-        ProbeKind("group-replication", "ecoready.probes.group_replication", serves_sql=True, programs=_MYSQLD),
+        ProbeKind(
+            "group-replication", "ecoready.probes.group_replication", verified=LAB, serves_sql=True, programs=_MYSQLD
+        ),
         ProbeKind(
             "mariabackup",
             "ecoready.probes.mariabackup",
+            verified=LAB,
             options=_FLAVOR,
             choices=_FLAVOR_CHOICES,
             programs=(("mariadb-backup", "mariabackup"),),
         ),
         # The backend names the server image XtraBackup backs up (its line must match).
-        ProbeKind("xtrabackup", "ecoready.probes.xtrabackup", needs_backend=True, programs=(("xtrabackup",),)),
-        ProbeKind("mydumper", "ecoready.probes.mydumper", needs_backend=True, programs=(("mydumper",), ("myloader",))),
+        ProbeKind(
+            "xtrabackup",
+            "ecoready.probes.xtrabackup",
+            verified=CONTRACT,
+            needs_backend=True,
+            programs=(("xtrabackup",),),
+        ),
+        ProbeKind(
+            "mydumper",
+            "ecoready.probes.mydumper",
+            verified=LAB,
+            needs_backend=True,
+            programs=(("mydumper",), ("myloader",)),
+        ),
         # percona-toolkit is Perl: no program of its own to audit
-        ProbeKind("toolkit", "ecoready.probes.toolkit", needs_backend=True),
-        ProbeKind("haproxy", "ecoready.probes.haproxy", needs_backend=True, benchmarks=True, programs=(("haproxy",),)),
+        ProbeKind("toolkit", "ecoready.probes.toolkit", verified=LAB, needs_backend=True),
+        ProbeKind(
+            "haproxy",
+            "ecoready.probes.haproxy",
+            verified=LAB,
+            needs_backend=True,
+            benchmarks=True,
+            programs=(("haproxy",),),
+        ),
         ProbeKind(
             "connector",
             "ecoready.probes.connector",
+            verified=LAB,  # the smoke programs and drivers of the lab's connector images
             needs_backend=True,
             options=_CONNECTOR_OPTIONS,
             required=("language",),
@@ -175,6 +221,7 @@ KINDS: Mapping[str, ProbeKind] = {
         ProbeKind(
             "command",
             "ecoready.probes.command",
+            verified=LAB,  # the generic probe: the user's own image, run as the lab's tests run it
             options=_COMMAND_OPTIONS,
             choices={"mode": COMMAND_MODES},
             check=check_command_options,
@@ -182,3 +229,12 @@ KINDS: Mapping[str, ProbeKind] = {
         ),
     )
 }
+
+
+def verification(kind: ProbeKind, options: Mapping[str, Any]) -> Verification | None:
+    """How far a row's probe was verified: its kind's, unless its options take it where the
+    lab never ran it (`contract_when`)."""
+    for option, values in kind.contract_when.items():
+        if options.get(option) in values:
+            return Verification.CONTRACT
+    return kind.verified

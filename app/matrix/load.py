@@ -7,8 +7,11 @@ errors come from `tomlpos`, because tomllib forgets where keys were.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ from ecoready.domain.model import Profile
 from ecoready.domain.reading import read_bounded, too_many_digits
 from ecoready.matrix.checker import Checker
 from ecoready.matrix.document import Matrix
+from ecoready.matrix.mirrors import with_environment
 from ecoready.matrix.sections import TOP_KEYS, components_section, hosts_section, registry_section, sysbench_section
 from ecoready.matrix.tomlpos import locate
 
@@ -44,9 +48,21 @@ def decode(file: str, data: bytes) -> str:
         raise ConfigError([Problem(file, line, col, "not valid UTF-8")]) from None
 
 
-def load(path: str | Path) -> Matrix:
+SHIPPED = "default_matrix.toml"  # the default matrix inside the package: the repository's matrix.toml
+
+
+def shipped_matrix() -> Path:
+    """The default matrix shipped with ecoready (a file of the installed package)."""
+    return Path(__file__).with_name(SHIPPED)
+
+
+def load(path: str | Path, environ: Mapping[str, str] | None = None) -> Matrix:
+    """The matrix file as this environment sees it (registry mirrors set for CI:
+    `matrix/mirrors.py`)."""
     p = Path(path)
-    return parse(read_text(p), str(p))
+    matrix = parse(read_text(p), str(p))
+    registry = with_environment(matrix.registry, os.environ if environ is None else environ)
+    return matrix if registry == matrix.registry else replace(matrix, registry=registry)
 
 
 def parse(text: str, file: str = "matrix.toml") -> Matrix:

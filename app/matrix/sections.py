@@ -21,8 +21,9 @@ from ecoready.matrix.bench_settings import (
     SysbenchConfig,
 )
 from ecoready.matrix.checker import Checker, a_name, dotted, non_empty, non_negative, positive
-from ecoready.matrix.document import RegistrySettings
+from ecoready.matrix.document import EVERY_REGISTRY, Mirror, RegistrySettings
 from ecoready.matrix.kinds import KINDS, SMOKE_DRIVERS, ProbeKind
+from ecoready.matrix.mirrors import parse_mirror
 from ecoready.matrix.prices import instances, nearest
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")
@@ -71,7 +72,7 @@ COMPONENT_KEYS = (
 _PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?\Z")
 
 
-REGISTRY_KEYS = ("mirror", "insecure", "rate_limit_wait")
+REGISTRY_KEYS = ("mirror", "mirrors", "fallback", "insecure", "rate_limit_wait")
 MAX_RATE_LIMIT_WAIT = 3600
 
 
@@ -84,7 +85,7 @@ FREE_TEXT_OPTIONS = frozenset({"password"})
 SYSBENCH_PROFILE_TABLES = ("quick", "full", "emulated")
 
 
-SYSBENCH_KEYS = ("image", *KNOBS, *SYSBENCH_PROFILE_TABLES)
+SYSBENCH_KEYS = ("image", "base", *KNOBS, *SYSBENCH_PROFILE_TABLES)
 
 
 def sysbench_section(data: dict[str, Any], c: Checker) -> SysbenchConfig:
@@ -96,6 +97,7 @@ def sysbench_section(data: dict[str, Any], c: Checker) -> SysbenchConfig:
     path: tuple[str | int, ...] = ("sysbench",)
     c.keys(raw, path, SYSBENCH_KEYS)
     image = c.typed(raw, path, "image", str, check=_image_check)
+    base = c.typed(raw, path, "base", str, check=_image_check)
     tables: dict[str, BenchOverrides] = {}
     for name in SYSBENCH_PROFILE_TABLES:
         sub = c.typed(raw, path, name, dict)
@@ -104,6 +106,7 @@ def sysbench_section(data: dict[str, Any], c: Checker) -> SysbenchConfig:
             tables[name] = _bench_knobs(sub, (*path, name), c)
     return SysbenchConfig(
         image=image or SysbenchConfig.image,
+        base=base or SysbenchConfig.base,
         common=_bench_knobs(raw, path, c),
         **tables,
     )
@@ -173,7 +176,30 @@ def registry_section(data: dict[str, Any], c: Checker) -> RegistrySettings:
         return RegistrySettings()
     path = ("registry",)
     c.keys(raw, path, REGISTRY_KEYS)
-    mirror = c.typed(raw, path, "mirror", str, check=a_name)
+    mirrors: dict[str, Mirror] = {}
+    legacy = c.typed(raw, path, "mirror", str, check=a_name)
+    if legacy is not None:  # the mirror of every registry, as it always was
+        try:
+            mirrors[EVERY_REGISTRY] = parse_mirror(EVERY_REGISTRY, legacy)
+        except ValueError as exc:
+            c.add((*path, "mirror"), f"'registry.mirror' {exc}")
+    table = c.typed(raw, path, "mirrors", dict) or {}
+    for upstream, value in table.items():
+        where = (*path, "mirrors", upstream)
+        if where in c.flagged:
+            continue
+        if not isinstance(value, str):
+            c.add(where, f"'registry.mirrors.{upstream}' must be a string host[:port][/prefix]")
+            continue
+        try:
+            mirror = parse_mirror(upstream, value)
+        except ValueError as exc:
+            c.add(where, f"'registry.mirrors.{upstream}' {exc}")
+            continue
+        if mirror.upstream == EVERY_REGISTRY and legacy is not None:
+            c.add(where, "'registry.mirrors.\"*\"' and 'registry.mirror' both name the mirror of every registry")
+        mirrors[mirror.upstream] = mirror
+    fallback = c.typed(raw, path, "fallback", bool)
     insecure = c.typed(raw, path, "insecure", list) or []
     for i, item in enumerate(insecure):
         if (*path, "insecure", i) in c.flagged:
@@ -188,7 +214,8 @@ def registry_section(data: dict[str, Any], c: Checker) -> RegistrySettings:
         check=lambda v: None if 0 <= v <= MAX_RATE_LIMIT_WAIT else f"must be between 0 and {MAX_RATE_LIMIT_WAIT}",
     )
     return RegistrySettings(
-        mirror=mirror,
+        mirrors=tuple(mirrors.values()),
+        fallback=bool(fallback),
         insecure=tuple(str(x) for x in insecure),
         rate_limit_wait=RegistrySettings.rate_limit_wait if wait is None else float(wait),
     )

@@ -11,7 +11,7 @@ from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import EnvironmentProblem
 from ecoready.domain.model import Component, HostFacts, Profile, Stage
 from ecoready.engine.kinds import BY_KEY, DOCKER_ENGINE, emulation_fix
-from ecoready.matrix.bench_settings import BenchSettings, estimate_seconds, settings_for
+from ecoready.matrix.bench_settings import DERIVE_S, BenchSettings, estimate_seconds, settings_for
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
 
@@ -110,7 +110,8 @@ def bench_budget(settings: BenchSettings, emulated: bool) -> float:
     """Seconds for a bench stage: its estimate (measured time is wall-clock time even under
     emulation; set-up and prepare scale with the emulator) with a margin."""
     factor = EMULATION_FACTOR if emulated else 1.0
-    return estimate_seconds(settings, factor) * BENCH_MARGIN + BENCH_SLACK_S
+    derive = 0.0 if settings.image else DERIVE_S * factor  # a first run derives sysbench (then cached)
+    return estimate_seconds(settings, factor) * BENCH_MARGIN + BENCH_SLACK_S + derive
 
 
 def installs(component: Component) -> bool:

@@ -57,6 +57,7 @@ from ecoready.probe_api.sysbench import (
     wrapper_stub_path,
     zipfian_lua,
 )
+from ecoready.probe_api.tool_images import derived_sysbench
 
 SYSBENCH_ROLE = "sysbench"
 NOBODY = "65534:65534"  # sysbench needs no privilege at all
@@ -160,10 +161,13 @@ class SysbenchDriver:
         if client_cpus and server_cpus:
             self.cpusets = {"server": server_cpus, SYSBENCH_ROLE: client_cpus}
         files: dict[str, bytes] = {CONFIG_FILE: config_file(password.reveal())}
+        # the matrix's image, else one derived from a public base on first use (then cached)
+        derived = None if self.settings.image else await derived_sysbench(ctx, self.settings.base)
         try:
             self.container = await ctx.start_container(
                 SYSBENCH_ROLE,
-                image=self.settings.image,
+                image=self.settings.image or None,
+                image_id=derived,
                 entrypoint=["sleep"],
                 command=["infinity"],
                 user=NOBODY,
@@ -172,15 +176,15 @@ class SysbenchDriver:
                 tool=True,
             )
         except ImageUnavailable as exc:  # ecoready's tool image, not the component's
-            why = f"the sysbench image {self.settings.image}: {exc}"
-            raise InfraError(why, cause=Cause.TOOL_IMAGE, subject=self.settings.image) from None
+            why = f"the sysbench image {self.settings.tool_image}: {exc}"
+            raise InfraError(why, cause=Cause.TOOL_IMAGE, subject=self.settings.tool_image) from None
         version = await self._exec(["sysbench", "--version"], ctx.scaled(30), what="sysbench --version")
         helptext = await self._exec(["sysbench", "--help"], ctx.scaled(30), what="sysbench --help")
         try:
             self.caps = capabilities(version, helptext)
         except SysbenchOutputError as exc:
-            why = f"the sysbench image {self.settings.image} has no usable sysbench: {exc}"
-            raise InfraError(why, cause=Cause.TOOL_IMAGE, subject=self.settings.image) from None
+            why = f"the sysbench image {self.settings.tool_image} has no usable sysbench: {exc}"
+            raise InfraError(why, cause=Cause.TOOL_IMAGE, subject=self.settings.tool_image) from None
         if self.zipfian_mode == "lua":
             stubs = {wrapper_stub_path(w): wrapper_stub(w) for w in self.settings.workloads}
             await ctx.put_files(self.container, {ZIPFIAN_LUA: zipfian_lua(), **stubs})
@@ -308,7 +312,8 @@ async def run_bench(
     digests = {main_role: (await ctx.image_info()).digest}
     if backend.container.image != ctx.image_ref:
         digests["backend"] = (await ctx.image_info(backend.container.image)).digest
-    digests[SYSBENCH_ROLE] = (await ctx.image_info(settings.image)).digest
+    # a derived sysbench image is its base's digest and Debian's package of the day
+    digests[SYSBENCH_ROLE] = (await ctx.image_info(settings.image or settings.base)).digest
     points: list[BenchSeries] = []
     failed: list[str] = []
     await _step(ctx, driver, "prepare", driver.prepare, failed)

@@ -87,6 +87,7 @@ class InstallJob:
     name: str  # the installer container's
     run_labels: Mapping[str, str]
     timeout: float
+    cache: str = "driver"  # what kind of cached image it makes (`ecoready.cache`): driver, tool
 
 
 def report_packaging(ctx: ProbeContext, packaging: Packaging) -> None:
@@ -239,7 +240,7 @@ async def _installer(host: EngineHost, job: InstallJob) -> Installed | None:
         if not result.ok:
             return Installed("", False, facts, result, asyncio.get_running_loop().time() - started)
         labels = {
-            LABEL_CACHE: "driver",
+            LABEL_CACHE: job.cache,
             LABEL_CACHE_KEY: job.key,
             LABEL_CACHE_OF: job.of,
             LABEL_CREATED: datetime.now(UTC).isoformat(timespec="seconds"),

@@ -1,5 +1,7 @@
 """`ecoready images`: every component's image on every arch, asked of the registries at
-once, without starting a container. One row per (component, arch): those pairs are the
+once, without starting a container, and the tool images a run of the matrix's profile
+needs (the bench stage's sysbench image, or the public base a derived one is made from).
+One row per (component, arch): those pairs are the
 "references" the registry budget is counted against (see bench/registry.py).
 """
 
@@ -10,9 +12,10 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Verdict
+from ecoready.domain.errors import MirrorGap, RegistryError
+from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Profile, Verdict
 from ecoready.matrix.document import Matrix
+from ecoready.matrix.kinds import KINDS
 from ecoready.registry.client import RegistryClient
 
 
@@ -48,12 +51,24 @@ async def check_images(
         try:
             found = await client.resolve(component.image, arch)
         except RegistryError as exc:
-            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=str(exc))
-            count, _ = unchecked.get(exc.registry, (0, ""))
-            unchecked[exc.registry] = (count + 1, exc.reason)
+            mirror = exc.registry if isinstance(exc, MirrorGap) else ""
+            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=str(exc), mirror=mirror)
+            if not mirror:  # a mirror's gap is the image's, said on its row
+                count, _ = unchecked.get(exc.registry, (0, ""))
+                unchecked[exc.registry] = (count + 1, exc.reason)
         return ImageCheck(component.id, component.name, arch, found)
 
-    checks = await asyncio.gather(*(one(c, a) for c, a in wanted))
+    async def tool(reference: str, name: str, arch: str) -> ImageCheck:
+        try:
+            found = await client.resolve(reference, arch)
+        except RegistryError as exc:
+            found = Availability(reference, arch, Verdict.ERROR, exc.registry, detail=str(exc))
+            count, _ = unchecked.get(exc.registry, (0, ""))
+            unchecked[exc.registry] = (count + 1, exc.reason)
+        return ImageCheck(TOOL_SYSBENCH, name, arch, found)
+
+    tools = [tool(*sysbench, arch) for arch in bench_arches(matrix, wanted) if (sysbench := sysbench_image(matrix))]
+    checks = await asyncio.gather(*(one(c, a) for c, a in wanted), *tools)
     return ImagesReport(
         matrix=matrix.path,
         checked_at=at,
@@ -62,6 +77,26 @@ async def check_images(
         registries=client.statuses(),
         notes=tuple(registry_notes(unchecked, "image")),
     )
+
+
+TOOL_SYSBENCH = "tool:sysbench"  # the row of the bench stage's sysbench image (no component id has a colon)
+
+
+def sysbench_image(matrix: Matrix) -> tuple[str, str] | None:
+    """(reference, name) of the sysbench image a run of the matrix's profile needs: the
+    matrix's `[sysbench] image`, or the public base a derived one is made from."""
+    if matrix.profile is Profile.SMOKE:
+        return None
+    config = matrix.sysbench
+    if config.image:
+        return config.image, "sysbench (tool image)"
+    return config.base, "sysbench base (derived on first use)"
+
+
+def bench_arches(matrix: Matrix, wanted: Sequence[tuple[str, str]]) -> list[str]:
+    """The arches on which a benchmarked component of `wanted` runs, in matrix order."""
+    benched = {arch for cid, arch in wanted if KINDS[matrix.component(cid).probe].benchmarks}
+    return [arch for arch in dict.fromkeys(a for _, a in wanted) if arch in benched]
 
 
 def registry_notes(unchecked: Mapping[str, tuple[int, str]], what: str = "cell") -> list[str]:

@@ -36,9 +36,11 @@ from typing import Any
 
 import httpx
 
-from ecoready.domain.errors import RegistryError
+from ecoready.domain.errors import MirrorGap, RegistryError
 from ecoready.domain.model import Availability, RegistryStatus, Verdict
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT
+from ecoready.matrix.document import Mirror, RegistrySettings
+from ecoready.matrix.mirrors import upstream_name
 from ecoready.registry.cache import DiskCache, default_dir, digest_of, matches
 from ecoready.registry.manifests import (
     ACCEPT,
@@ -47,7 +49,7 @@ from ecoready.registry.manifests import (
     arch_name,
     index_platforms,
     manifest_size,
-    mirror_reference,
+    on_mirror,
     parse_reference,
     pick_entry,
 )
@@ -81,7 +83,8 @@ class RegistryClient:
     def __init__(
         self,
         *,
-        mirror: str | None = None,
+        mirrors: tuple[Mirror, ...] = (),
+        fallback: bool = False,
         insecure: tuple[str, ...] = (),
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         deadline: float = REQUEST_DEADLINE,
@@ -91,7 +94,8 @@ class RegistryClient:
         transport: httpx.AsyncBaseTransport | None = None,
         wait_budget: float = RATE_LIMIT_WAIT,
     ) -> None:
-        self.mirror = mirror
+        self.mirrors = {m.upstream: m for m in mirrors}
+        self.fallback = fallback
         self.cache: DiskCache | None = DiskCache(default_dir()) if cache is True else (cache or None)
         self.http = RegistryTransport(
             insecure=insecure,
@@ -108,6 +112,21 @@ class RegistryClient:
         self._head: dict[str, str] = {}  # host -> ANSWERS / REFUSES, this run
         self._a_tag: dict[str, ImageRef] = {}  # host -> a tag it has, to try HEAD on
         self._calibrations: dict[Hashable, asyncio.Future[str]] = {}
+
+    @classmethod
+    def for_settings(cls, settings: RegistrySettings, **more: Any) -> RegistryClient:
+        """A client with a matrix's `[registry]` settings (mirrors, fallback, insecure, waits)."""
+        return cls(
+            mirrors=settings.mirrors,
+            fallback=settings.fallback,
+            insecure=settings.insecure,
+            wait_budget=settings.rate_limit_wait,
+            **more,
+        )
+
+    def mirror_for(self, registry: str) -> Mirror | None:
+        """The mirror asked for `registry`'s images: its own, else the mirror of every registry."""
+        return self.mirrors.get(upstream_name(registry)) or self.mirrors.get("*")
 
     async def __aenter__(self) -> RegistryClient:
         return self
@@ -289,7 +308,8 @@ class RegistryClient:
         """The tags of `reference`'s repository, as its tag list (`/v2/<repo>/tags/list`)
         gives them, following its pages up to MAX_TAG_PAGES; None when the repository does
         not exist. Asked once per repository and run."""
-        return await self._repo_tags(mirror_reference(parse_reference(reference), self.mirror))
+        ref = parse_reference(reference)
+        return await self._repo_tags(on_mirror(ref, self.mirror_for(ref.registry)))
 
     async def _repo_tags(self, ref: ImageRef) -> tuple[str, ...] | None:
         key = (ref.api_host, ref.repository)
@@ -318,8 +338,40 @@ class RegistryClient:
 
     # -- verdicts -------------------------------------------------------------------
     async def resolve(self, reference: str, arch: str) -> Availability:
-        """Whether `reference` is published for `arch`, and the per-arch digest to pull."""
-        ref = mirror_reference(parse_reference(reference), self.mirror)
+        """Whether `reference` is published for `arch`, and the per-arch digest to pull,
+        asked of its registry's mirror when it has one. A mirror that lacks the tag is the
+        mirror's gap (MirrorGap), never the component's `missing`; with `fallback` that, a
+        mirror that fails, or one that lacks the arch is answered by the upstream registry."""
+        upstream = parse_reference(reference)
+        mirror = self.mirror_for(upstream.registry)
+        if mirror is None:
+            return await self._resolve(upstream, reference, arch)
+        asked = on_mirror(upstream, mirror)
+        try:
+            found = await self._resolve(asked, reference, arch)
+        except RegistryError as exc:
+            if not self.fallback:
+                raise
+            return await self._fell_back(upstream, reference, arch, mirror, f"it could not be asked ({exc.reason})")
+        if found.verdict is Verdict.AVAILABLE or found.verdict is Verdict.MISLABELLED:
+            return replace(found, mirror=mirror.name)
+        if not found.exists:  # the mirror has no such tag: its gap, whatever upstream publishes
+            if self.fallback:
+                return await self._fell_back(upstream, reference, arch, mirror, "it lacks the image")
+            raise MirrorGap(mirror.name, f"{found.detail} (this mirror of {upstream.registry} lacks it)")
+        if self.fallback:  # a copy of one arch only is a mirror's gap too: the upstream says
+            return await self._fell_back(upstream, reference, arch, mirror, f"it lacks {arch}")
+        return replace(found, mirror=mirror.name, detail=f"{found.detail} (as the mirror {mirror.name} serves it)")
+
+    async def _fell_back(self, upstream: ImageRef, reference: str, arch: str, mirror: Mirror, why: str) -> Availability:
+        try:
+            found = await self._resolve(upstream, reference, arch)
+        except RegistryError as exc:  # neither answers: both said
+            raise RegistryError(exc.registry, f"{exc.reason} (asked because the mirror {mirror.name}: {why})") from None
+        note = f"the mirror {mirror.name} was passed by: {why}; asked {upstream.registry}"
+        return replace(found, detail=f"{found.detail}; {note}" if found.detail else note)
+
+    async def _resolve(self, ref: ImageRef, reference: str, arch: str) -> Availability:
         top = await self.lookup(ref)
         repository_exists = True
         if top is None:

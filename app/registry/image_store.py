@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from ecoready.domain.blame import Cause
-from ecoready.domain.errors import ImageUnavailable, RegistryError
+from ecoready.domain.errors import ImageUnavailable, MirrorGap, RegistryError
 from ecoready.domain.model import Availability, ImageInfo, Verdict
 from ecoready.engine.docker_host import DockerHost
 from ecoready.registry.client import RegistryClient
@@ -31,7 +31,7 @@ class ImageStore:
         try:
             return await self._ensure(reference, arch)
         except RegistryError as exc:
-            if for_cell:
+            if for_cell and not isinstance(exc, MirrorGap):  # a gap is the image's, said per cell
                 count, _ = self.unchecked.get(exc.registry, (0, ""))
                 self.unchecked[exc.registry] = (count + 1, exc.reason)
             raise
@@ -67,6 +67,7 @@ class ImageStore:
             size=found.size,
             found_as=found.found_as,
             image_id=image_id,
+            mirror=found.mirror,
         )
 
 

@@ -1,8 +1,8 @@
 """Image references and what registries' documents say, read without any I/O.
 
 A reference is normalised the way docker does it (`mysql:8.4` is
-`docker.io/library/mysql:8.4`, asked at `registry-1.docker.io`); a `[registry] mirror`
-rewrites it. A manifest is an index (OCI image index, Docker manifest list) or an image
+`docker.io/library/mysql:8.4`, asked at `registry-1.docker.io`); a registry mirror
+(`matrix/mirrors.py`) rewrites it. A manifest is an index (OCI image index, Docker manifest list) or an image
 manifest (OCI, Docker schema 2; legacy schema 1 is read too); an index's platforms are its
 real Linux arches, attestations and other operating systems left out.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ecoready.domain.model import normalize_arch
+from ecoready.matrix.document import Mirror
 
 INDEX_TYPES = (
     "application/vnd.oci.image.index.v1+json",
@@ -85,14 +86,12 @@ def parse_reference(text: str) -> ImageRef:
     return ImageRef(registry, repository, tag, digest or None)
 
 
-def mirror_reference(ref: ImageRef, mirror: str | None) -> ImageRef:
-    """`[registry] mirror = "host:port[/prefix]"`: every reference is asked of the mirror,
-    keeping its repository path (docker.io's library/ included)."""
-    if not mirror:
+def on_mirror(ref: ImageRef, mirror: Mirror | None) -> ImageRef:
+    """`ref` as asked of `mirror` (its host, its prefix before the repository path,
+    docker.io's `library/` kept); `ref` itself when there is no mirror."""
+    if mirror is None:
         return ref
-    host, _, prefix = mirror.strip().rstrip("/").partition("/")
-    repository = f"{prefix}/{ref.repository}" if prefix else ref.repository
-    return replace(ref, registry=host, repository=repository)
+    return replace(ref, registry=mirror.host, repository=mirror.repository(ref.repository))
 
 
 @dataclass(frozen=True)

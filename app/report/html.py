@@ -170,6 +170,8 @@ def cell_body(cell: CellResult) -> str:
             facts.append(size_text(image.size))
         if image.found_as:
             facts.append(f"found as {esc(image.found_as)}")
+        if image.mirror:
+            facts.append(f"through the mirror {esc(image.mirror)}")
         parts.append(f"<p>image: {', '.join(facts)}</p>")
     if cell.audit is not None:
         items = "".join(f"<li>{esc(line)}</li>" for line in finding_lines(cell))

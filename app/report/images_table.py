@@ -29,6 +29,7 @@ def check_dict(check: ImageCheck) -> dict[str, Any]:
         "arch": check.arch,
         "reference": found.reference,
         "registry": found.registry,
+        "mirror": found.mirror,
         "verdict": found.verdict.value,
         "digest": found.digest,
         "index_digest": found.index_digest,
@@ -68,7 +69,10 @@ def render_json(report: ImagesReport) -> str:
 def how(check: ImageCheck) -> str:
     """How it was found, or why not."""
     found = check.availability
-    return one_line(found.found_as if found.verdict is Verdict.AVAILABLE else found.detail, 160)
+    text = found.found_as if found.verdict is Verdict.AVAILABLE else found.detail
+    if found.mirror and found.verdict is not Verdict.ERROR:
+        text += f" (mirror {found.mirror})"
+    return one_line(text, 160)
 
 
 def registry_line(status: RegistryStatus) -> str:

@@ -17,6 +17,7 @@ from ecoready.domain.model import (
     Check,
     ComponentOrigin,
     HostFacts,
+    ImageInfo,
     RegistryStatus,
     Report,
     StageResult,
@@ -71,7 +72,7 @@ LAYOUTS = {
             *("started_at", "finished_at", "image", "audit", "stages", "bench", "log_tail"),
         ),
         skip=frozenset({"stage"}),  # only while a run is under way
-        optional=frozenset({"audit", "packaging"}),  # added after schema 1 was first written
+        optional=frozenset({"audit", "packaging", "verification"}),  # added after schema 1 was first written
     ),
     Check: Layout(first=("name", "outcome", "seconds", "detail")),
     # blames were added after schema 1 was first written: older reports get theirs from wording
@@ -98,6 +99,7 @@ LAYOUTS = {
     ),
     Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"})),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
+    ImageInfo: Layout(optional=frozenset({"mirror"})),  # reports before mirrors per registry
 }
 
 

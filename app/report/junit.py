@@ -44,7 +44,8 @@ def failure_text(cell: CellResult, advised: Advice | None = None) -> str:
     lines = [f"why: {advised.reason}", f"what to do: {advised.remedy}"] if advised else []
     lines += [f"{f.where} ({f.outcome}): {f.detail}" for f in failures(cell)]
     if cell.image is not None and cell.image.digest:
-        lines.append(f"image {cell.image.reference} for {cell.image.arch}: {cell.image.digest}")
+        via = f" (through the mirror {cell.image.mirror})" if cell.image.mirror else ""
+        lines.append(f"image {cell.image.reference} for {cell.image.arch}: {cell.image.digest}{via}")
     return xml_text("\n".join(lines))
 
 

@@ -153,7 +153,8 @@ def failed(report: Report) -> list[str]:
         for failure in found:
             lines.append(f"- {md(failure.where)} ({md(failure.outcome)}): {md(failure.detail) or 'no detail'}")
         if cell.image is not None and cell.image.digest:
-            lines.append(f"- image {md(cell.image.reference)} for {md(cell.image.arch)}: {md(cell.image.digest)}")
+            via = f" (through the mirror {md(cell.image.mirror)})" if cell.image.mirror else ""
+            lines.append(f"- image {md(cell.image.reference)} for {md(cell.image.arch)}: {md(cell.image.digest)}{via}")
         lines.append("")
         if cell.log_tail:
             lines.extend(["<details><summary>last log lines</summary>", ""])

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ecoready.domain.blame import Blame, Cause, Party, said
-from ecoready.domain.model import CellResult, Outcome, Report, Stage, StageResult, Status
+from ecoready.domain.model import CONTRACT_CAVEAT, CellResult, Outcome, Report, Stage, StageResult, Status, Verification
 from ecoready.domain.state import deciding
 from ecoready.report.migration import Action, Step, plan_steps
 from ecoready.report.order import arches_of, grid_rows
@@ -29,7 +29,8 @@ EMULATOR_REMEDY = (
 NATIVE_REMEDY = "confirm on a native {arch} host (add it under [[hosts]]): emulation can fail where hardware runs"
 REGISTRY_REMEDY = (
     "check that this machine reaches the registry (its name, the network, a proxy: HTTPS_PROXY), "
-    "or set `[registry] mirror` in the matrix to a registry that holds the images, then re-run"
+    "or set a mirror for that registry (`[registry.mirrors]` in the matrix, or ECOREADY_REGISTRY_MIRRORS) "
+    "that holds the images, then re-run"
 )
 # a registry on this machine that does not answer is one that is not started
 LOCAL_REGISTRY_REMEDY = (
@@ -73,6 +74,7 @@ class Advice:
     reason: str
     short: str
     remedy: str
+    unverified: bool = False  # a contract-only probe blamed the component: the reason says so
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,11 @@ def _registry(w: Why) -> tuple[str, str]:
     return f"registry {registry}: {w.detail}", f"registry {registry} {_cut(w.detail.split(' (')[0], 32)}"
 
 
+def _mirror_gap(w: Why) -> tuple[str, str]:
+    mirror = w.blame.subject if w.blame else ""
+    return _with(f"mirror {mirror}", w.detail)[0], f"mirror {_cut(mirror, 32)} lacks it"
+
+
 def _backend(w: Why) -> tuple[str, str]:
     backend = w.blame.subject if w.blame else ""
     return _with(f"backend {backend}", w.detail)[0], f"backend {backend} failed"
@@ -239,6 +246,7 @@ _REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
     Cause.ENGINE_REFUSED: _tool,
     Cause.ENGINE_STUCK: _tool,
     Cause.REGISTRY: _registry,
+    Cause.MIRROR_GAP: _mirror_gap,
     Cause.CREDENTIALS: _tool,
     Cause.PULL_STALLED: _tool,
     Cause.BACKEND: _backend,
@@ -319,6 +327,11 @@ _REMEDIES: Mapping[Cause, tuple[str, ...]] = {
         "or run fewer cells at once (`--concurrency`), then re-run the cell",
     ),
     Cause.REGISTRY: (REGISTRY_REMEDY,),
+    Cause.MIRROR_GAP: (
+        "the mirror {subject} lacks the image, not its publisher: copy it into the mirror (or let the mirror "
+        "proxy its upstream), or set `[registry] fallback = true` (ECOREADY_REGISTRY_FALLBACK=true) to ask "
+        "the upstream registry when the mirror lacks an image",
+    ),
     Cause.CREDENTIALS: ("fix the registry credentials ecoready reads (the docker config or its helper), then re-run",),
     Cause.PULL_STALLED: ("the pull made no progress: check the network to the registry, then re-run the cell",),
     Cause.BACKEND: ("fix the backend {subject} first ({behind}), then re-run this cell",),
@@ -361,8 +374,25 @@ def advice_for(report: Report, cell_id: str) -> Advice | None:
 def _advice(report: Report, cell: CellResult, step: Step | None) -> Advice:
     reason, short = cell_reason(cell)
     searched = any((s.component, s.arch) == (cell.component, cell.arch) for s in report.migration.searches)
-    remedy = _remedy(why(cell), step, searched)
-    return Advice(cell.id, cell.component, cell.arch, cell.status, cell.emulated, reason, short, remedy)
+    said_ = why(cell)
+    remedy = _remedy(said_, step, searched)
+    unverified = probe_unverified(said_)
+    if unverified:
+        reason = f"{reason}; {CONTRACT_CAVEAT}"
+    return Advice(cell.id, cell.component, cell.arch, cell.status, cell.emulated, reason, short, remedy, unverified)
+
+
+# The stages a probe runs: a verdict decided there is the probe's word on the component.
+_PROBED = (Stage.START, Stage.SMOKE, Stage.BENCH)
+
+
+def probe_unverified(w: Why) -> bool:
+    """A cell whose component was blamed (or timed out) by what its probe ran, when that
+    probe was written from the image's documented contract only: the failure may be the
+    probe's (ecoready's), and every view says so."""
+    if w.cell.verification is not Verification.CONTRACT or w.blame is None or w.stage is None:
+        return False
+    return w.stage.stage in _PROBED and w.blame.facts.party in (Party.COMPONENT, Party.CLOCK)
 
 
 def advice_by_cell(report: Report) -> dict[str, Advice]:

@@ -50,7 +50,7 @@ from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.platform import WIDEST_CPU
 from ecoready.matrix.bench_settings import estimate_seconds
-from ecoready.matrix.kinds import KINDS
+from ecoready.matrix.kinds import KINDS, verification
 from ecoready.plan.cells import EMULATION_FACTOR, CellPlan, Plan
 from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_first
 from ecoready.probe_api.context import ProbeContext
@@ -140,6 +140,7 @@ class Runner:
                 arch=c.arch,
                 host=c.host,
                 emulated=c.emulated,
+                verification=verification(KINDS[c.component.probe], c.component.options),
                 bench_s=round(estimate_seconds(c.bench, EMULATION_FACTOR if c.emulated else 1.0), 1)
                 if c.bench
                 else 0.0,
@@ -462,7 +463,7 @@ class Runner:
                     raise
                 except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
                     raise BackendFailed(str(exc), subject=cell.backend.id, behind=exc.cause) from None
-            return f"{info.found_as} {info.digest[:19]}"
+            return f"{info.found_as} {info.digest[:19]}" + (f" via mirror {info.mirror}" if info.mirror else "")
         if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
             info = await ctx.run.images.ensure(cell.component.image, cell.arch)
             programs = KINDS[cell.component.probe].programs

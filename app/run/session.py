@@ -92,10 +92,8 @@ class Session:
         reachable = [e for e in self.engines if e.host is not None]
         if not reachable:
             raise EnvironmentProblem(self._none_reachable())
-        self.registry = RegistryClient(
-            mirror=self.matrix.registry.mirror,
-            insecure=self.matrix.registry.insecure,
-            wait_budget=self.matrix.registry.rate_limit_wait,
+        self.registry = RegistryClient.for_settings(
+            self.matrix.registry,
             on_status=lambda status: self.emit(RegistryObserved(status)),
         )
         self.packages = PackageClient(on_status=lambda status: self.emit(RegistryObserved(status)))

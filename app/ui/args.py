@@ -19,17 +19,29 @@ if TYPE_CHECKING:  # only for annotations: the verbs import what they use
 
 DEFAULT_MATRIX = "matrix.toml"
 
-NO_MATRIX = (
-    f"no {DEFAULT_MATRIX} here (nor --matrix): write one for your stack with `ecoready init --from "
-    "compose.yml` (or --from-host, --images), or see docs/matrix.md; in a checkout of ecoready, the "
-    "offline lab is `ecoready lab build`, then `ecoready run --matrix containers/lab.toml`"
-)
-
 
 def matrix_path(args: argparse.Namespace) -> str:
-    if not args.matrix and not Path(DEFAULT_MATRIX).exists():
-        raise UsageError(NO_MATRIX)  # a first start in an empty folder: say how to get one
-    return str(args.matrix or DEFAULT_MATRIX)
+    """`--matrix`, else ./matrix.toml, else the default matrix shipped with ecoready (said
+    on stderr: a first start in an empty folder runs the default matrix)."""
+    if args.matrix:
+        return str(args.matrix)
+    return default_matrix()
+
+
+def default_matrix() -> str:
+    """./matrix.toml when there is one, else the shipped default matrix (said on stderr)."""
+    if Path(DEFAULT_MATRIX).exists():
+        return DEFAULT_MATRIX
+    from ecoready.matrix.load import shipped_matrix
+    from ecoready.ui.console import eprint
+
+    shipped = shipped_matrix()
+    eprint(
+        f"ecoready: no {DEFAULT_MATRIX} here: using the default matrix shipped with ecoready ({shipped}); "
+        "`ecoready init --from compose.yml` (or --from-host, --images) writes one for your stack, "
+        "`ecoready init --default` this one to edit"
+    )
+    return str(shipped)
 
 
 def load_matrix(args: argparse.Namespace) -> Matrix:

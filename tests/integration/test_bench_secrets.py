@@ -57,7 +57,8 @@ def test_sysbench_password_is_on_no_command_line_and_in_no_output(
     monkeypatch.setattr(Secrets, "new", lambda self, name, length=32: self.add(name, f"{CANARY}{next(counter):04d}"))
     matrix = tmp_path / "m.toml"
     matrix.write_text(
-        '[sysbench]\nworkloads = ["oltp_point_select", "oltp_read_only"]\naccess = ["uniform", "zipfian"]\n'
+        '[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\n'
+        'workloads = ["oltp_point_select", "oltp_read_only"]\naccess = ["uniform", "zipfian"]\n'
         "threads = [2]\ntime = 3\nwarmup = 1\ntables = 1\ntable_size = 1000\n" + LAB_SERVER
     )
     records: list[logging.LogRecord] = []

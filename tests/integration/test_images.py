@@ -136,7 +136,7 @@ async def test_a_registry_that_never_answers_times_out_as_an_error() -> None:
 def test_the_mirror_rewrites_references(lab_gaps: Path, tmp_path: Path) -> None:
     matrix = tmp_path / "m.toml"
     matrix.write_text(
-        '[registry]\nmirror = "127.0.0.1:5000"\n\n'
+        'profile = "smoke"\n[registry]\nmirror = "127.0.0.1:5000"\n\n'
         '[[components]]\nid = "m"\ncategory = "server"\nprobe = "server"\nimage = "lab/mariadb:10.11"\n'
     )
     code, report, _ = images_json("--matrix", str(matrix))

@@ -60,7 +60,10 @@ def test_quick_profile_benches_every_server_cell(lab: Path, tmp_path: Path, no_l
     # the quick profile's workloads, threads and access; runs of 2 s instead of its 10 (the
     # shape is under test, not the figures: 75 s of both cores saved)
     matrix = tmp_path / "quick.toml"
-    matrix.write_text('arches = ["amd64", "arm64"]\n[sysbench]\ntime = 2\nwarmup = 1\n' + LAB_SERVER)
+    matrix.write_text(
+        'arches = ["amd64", "arm64"]\n[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\ntime = 2\nwarmup = 1\n'
+        + LAB_SERVER
+    )
     report, log = run_report(matrix, tmp_path / "r.json", "--profile", "quick")
     cells = {c["arch"]: c for c in report["cells"]}
     assert report["profile"] == "quick"
@@ -83,6 +86,7 @@ def test_full_profile_runs_zipfian_through_the_lua_wrapper(lab: Path, tmp_path: 
     matrix.write_text(
         'arches = ["amd64", "arm64"]\nprofile = "full"\n'
         "[sysbench]\n"
+        'image = "127.0.0.1:5000/lab/mariadb:10.11"\n'
         'workloads = ["oltp_point_select", "oltp_read_only", "oltp_update_non_index"]\n'
         "threads = [1, 2]\ntime = 2\nwarmup = 1\nrepeats = 2\ntables = 2\ntable_size = 2000\n"
         "[sysbench.emulated]\ntime = 2\n" + LAB_SERVER
@@ -120,7 +124,11 @@ def test_a_server_that_refuses_the_benchmark_is_partial(lab: Path, tmp_path: Pat
     # a read-only server starts and passes smoke (root may write), but sysbench's own user
     # cannot create its tables: the component's fault, so the cell is partial, not error
     matrix = tmp_path / "ro.toml"
-    matrix.write_text(LAB_SERVER + '[components.options]\nargs = ["--read-only"]\n')
+    matrix.write_text(
+        '[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\n'
+        + LAB_SERVER
+        + '[components.options]\nargs = ["--read-only"]\n'
+    )
     report, log = run_report(matrix, tmp_path / "r.json", "--arch", "amd64", "--profile", "quick")
     (cell,) = report["cells"]
     bench = {s["stage"]: s for s in cell["stages"]}["bench"]
@@ -135,7 +143,8 @@ def test_a_run_with_errors_fails_its_workload(lab: Path, tmp_path: Path, no_leak
     # "ignored errors"; the numbers are kept, but the workload's check fails
     matrix = tmp_path / "deadlock.toml"
     matrix.write_text(
-        '[sysbench]\nworkloads = ["oltp_read_write"]\nthreads = [32]\ntime = 4\nwarmup = 0\n'
+        '[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\n'
+        'workloads = ["oltp_read_write"]\nthreads = [32]\ntime = 4\nwarmup = 0\n'
         "tables = 1\ntable_size = 10\n" + LAB_SERVER
     )
     report, log = run_report(matrix, tmp_path / "r.json", "--arch", "amd64", "--profile", "quick")
@@ -155,7 +164,8 @@ def test_a_load_balancer_is_benched_through_the_proxy(lab: Path, tmp_path: Path,
 
     matrix = tmp_path / "lb.toml"
     matrix.write_text(
-        'concurrency = 1\n[sysbench]\nworkloads = ["oltp_point_select", "oltp_read_only", "oltp_read_write"]\n'
+        'concurrency = 1\n[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\n'
+        'workloads = ["oltp_point_select", "oltp_read_only", "oltp_read_write"]\n'
         "threads = [1, 2]\ntime = 2\nwarmup = 1\ntables = 2\ntable_size = 2000\n"
         + LAB_SERVER
         + '[[components]]\nid = "haproxy"\ncategory = "load-balancer"\nprobe = "haproxy"\n'

@@ -196,7 +196,7 @@ def test_the_wait_budget_comes_from_the_matrix(upstream: Registry, tmp_path: Pat
         busy = MannersFront(upstream.url, throttle=1, retry_after="2")
         matrix = tmp_path / f"m{budget}.toml"
         matrix.write_text(
-            f"arches = ['amd64']\n[registry]\nrate_limit_wait = {budget}\n"
+            f"arches = ['amd64']\nprofile = 'smoke'\n[registry]\nrate_limit_wait = {budget}\n"
             f'[[components]]\nid = "m"\ncategory = "server"\nprobe = "server"\nimage = "{busy.host}/test/multi:1"\n'
         )
         try:

@@ -30,6 +30,7 @@ ROUNDS = 20
 # the bench as short as its settings allow: one workload, one thread count, 1 s, 100 rows
 SHORT_BENCH = """
 [sysbench]
+image = "127.0.0.1:5000/lab/mariadb:10.11"  # the lab's sysbench (the default derives one from Debian)
 workloads = ["oltp_point_select"]
 threads = [1]
 time = 1

@@ -26,9 +26,21 @@ def blame(detail: str) -> tuple[str, str]:
     return backend, rest.split(":", 1)[0]
 
 
+LAB_ROW_WITH_UPSTREAM_BACKEND = """
+[[components]]
+id = "connector-c"
+category = "connector"
+probe = "connector"
+image = "127.0.0.1:5000/lab/connectors:bookworm"
+backend = "mysql-8.4"
+options = { language = "c" }
+"""
+
+
 def test_every_upstream_cell_is_an_infrastructure_error(tmp_path: Path, no_leaks: None) -> None:
     matrix = tmp_path / "matrix.toml"
-    matrix.write_text((ROOT / "matrix.toml").read_text())
+    # and a row whose own image answers (the lab's) while its backend's registry does not
+    matrix.write_text((ROOT / "matrix.toml").read_text() + LAB_ROW_WITH_UPSTREAM_BACKEND)
     result = ecoready("run", "--headless", "--matrix", str(matrix), "--json", "-", timeout=300)
     assert result.returncode == 3, result.stderr
     report = json.loads(result.stdout)

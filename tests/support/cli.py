@@ -72,7 +72,11 @@ def ecoready(*args: str, timeout: float = 900, env: dict[str, str] | None = None
 
 
 def one_image_matrix(directory: Path, image: str, component: str = "m") -> Path:
-    """A matrix file with one server component of `image`."""
+    """A matrix file with one server component of `image` (profile smoke: `images` asks for
+    that image alone, not the bench stage's sysbench image too)."""
     path = directory / f"{component}.toml"
-    path.write_text(f'[[components]]\nid = "{component}"\ncategory = "server"\nprobe = "server"\nimage = "{image}"\n')
+    path.write_text(
+        f'profile = "smoke"\n[[components]]\nid = "{component}"\ncategory = "server"\nprobe = "server"\n'
+        f'image = "{image}"\n'
+    )
     return path

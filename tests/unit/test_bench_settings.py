@@ -223,3 +223,37 @@ def test_no_pinning_without_a_bench() -> None:
 )
 def test_odd_sysbench_values_are_problems_not_crashes(table: str) -> None:
     assert problems(table + SERVER)
+
+
+def test_the_sysbench_image_is_derived_unless_named_and_images_checks_it() -> None:
+    from ecoready.registry.availability import bench_arches, pairs, sysbench_image
+
+    rows = (
+        '[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\nimage = "mysql:8.4"\narches = ["arm64"]\n'
+        '[[components]]\nid = "sh"\ncategory = "shell"\nprobe = "shell"\nimage = "mysql:8.4"\nbackend = "db"\n'
+        'options = { client = "mysql" }\n'
+    )
+    derived = parse('[sysbench]\nbase = "debian:bookworm-slim"\n' + rows, "m.toml")
+    assert derived.sysbench.image == "" and derived.sysbench.base == "debian:bookworm-slim"
+    assert sysbench_image(derived) == ("debian:bookworm-slim", "sysbench base (derived on first use)")
+    assert bench_arches(derived, pairs(derived)) == ["arm64"]  # only where a benchmarked row runs
+    assert bench_arches(derived, pairs(derived, only=["sh"])) == []
+    named = parse('[sysbench]\nimage = "r.example/sysbench:1"\n' + rows, "m.toml")
+    assert sysbench_image(named) == ("r.example/sysbench:1", "sysbench (tool image)")
+    assert sysbench_image(parse('profile = "smoke"\n' + rows, "m.toml")) is None  # no bench, no tool image
+    assert parse(rows, "m.toml").sysbench.base.startswith("debian:")
+    settings = settings_for(Profile.QUICK, derived.sysbench, emulated=False)
+    assert settings is not None and settings.base == "debian:bookworm-slim"
+    assert settings.tool_image == "sysbench on debian:bookworm-slim"
+
+
+def test_a_derived_sysbench_image_has_time_to_be_made_in_the_bench_budget() -> None:
+    from dataclasses import replace
+
+    from ecoready.matrix.bench_settings import DERIVE_S
+
+    derived = settings_for(Profile.QUICK, SysbenchConfig(), emulated=False)
+    assert derived is not None and derived.image == ""
+    named = replace(derived, image="r.example/sysbench:1")
+    for emulated, factor in ((False, 1.0), (True, EMULATION_FACTOR)):
+        assert bench_budget(derived, emulated) - bench_budget(named, emulated) == DERIVE_S * factor

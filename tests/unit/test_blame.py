@@ -74,6 +74,7 @@ MET: dict[Cause, tuple[Stage, str]] = {
     Cause.ENGINE_REFUSED: (Stage.START, "409 Conflict: the name is already in use"),
     Cause.ENGINE_STUCK: (Stage.START, "a docker call: the engine at unix:///x.sock sent nothing for 30 s"),
     Cause.REGISTRY: (Stage.IMAGE, "unreachable (ConnectError: name not known)"),
+    Cause.MIRROR_GAP: (Stage.IMAGE, "mirror.local:5000/hub/library/mysql:8.4 is not on the mirror (tag not found)"),
     Cause.CREDENTIALS: (Stage.IMAGE, "the credential helper docker-credential-pass failed"),
     Cause.PULL_STALLED: (Stage.IMAGE, "no progress for 120 s pulling r.example/x@sha256:0000"),
     Cause.BACKEND: (Stage.START, "did not start: exited with code 1"),
@@ -86,7 +87,12 @@ MET: dict[Cause, tuple[Stage, str]] = {
     Cause.INTERNAL: (Stage.SMOKE, "internal error: KeyError: 'x'"),
     Cause.NOT_APPLICABLE: (Stage.BENCH, "no bench in this profile"),
 }
-SUBJECTS = {Cause.REGISTRY: "docker.io", Cause.BACKEND: "mysql-8.4", Cause.CHECK_FAILED: "crud"}
+SUBJECTS = {
+    Cause.REGISTRY: "docker.io",
+    Cause.MIRROR_GAP: "mirror.local:5000/hub",
+    Cause.BACKEND: "mysql-8.4",
+    Cause.CHECK_FAILED: "crud",
+}
 FIXES = {Cause.NO_HOST: "register qemu-aarch64 or add a native arm64 host", Cause.EMULATOR: "register qemu >= 8"}
 
 

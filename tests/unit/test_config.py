@@ -186,3 +186,67 @@ def test_option_values_are_checked_against_the_kind_choices() -> None:
         '[[components]]\nid="a"\ncategory="server"\nprobe="server"\nimage="x:1"\n[components.options]\nflavor="oracle"\n'
     )
     assert (7, 8, "unknown flavor 'oracle' for probe 'server' (one of mariadb, mysql, percona)") in found
+
+
+ROW = '[[components]]\nid="a"\ncategory="server"\nprobe="server"\nimage="x:1"\n'
+
+
+def test_registry_mirrors_per_registry_host_and_prefix_style() -> None:
+    from ecoready.matrix.document import Mirror
+
+    matrix = parse(
+        '[registry]\nmirror = "all.example"\nfallback = true\n\n[registry.mirrors]\n'
+        '"docker.io" = "mirror.local:5000"\n"index.docker.io" = "harbor.example/dockerhub-proxy/"\n'
+        '"container-registry.oracle.com" = "art.example/oracle-remote"\n\n' + ROW,
+        "m.toml",
+    )
+    assert matrix.registry.fallback is True
+    assert set(matrix.registry.mirrors) == {
+        Mirror("*", "all.example"),
+        Mirror("docker.io", "harbor.example", "dockerhub-proxy"),  # Docker Hub's other names are docker.io
+        Mirror("container-registry.oracle.com", "art.example", "oracle-remote"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("table", "line", "col", "words"),
+    [
+        ('"docker.io" = "https://m.example"', 4, 15, "without a scheme"),
+        ('"docker.io" = 5', 4, 15, "must be a string host[:port][/prefix]"),
+        ('"docker.io" = "m.example//x"', 4, 15, "must be host[:port][/prefix]"),
+        ('"docker.io" = "m.example/Hub"', 4, 15, "lower case"),
+        ('"*" = "m.example"', 4, 7, "both name the mirror of every registry"),
+    ],
+)
+def test_bad_mirrors_are_said_at_their_value(table: str, line: int, col: int, words: str) -> None:
+    found = problems(f'[registry]\nmirror = "all.example"\n[registry.mirrors]\n{table}\n' + ROW)
+    assert [(at_line, at_col) for at_line, at_col, message in found if words in message] == [(line, col)], found
+
+
+def test_the_environment_sets_mirrors_fallback_and_insecure_hosts(tmp_path: Path) -> None:
+    from ecoready.domain.errors import UsageError
+    from ecoready.matrix.document import Mirror
+
+    path = tmp_path / "m.toml"
+    path.write_text('[registry.mirrors]\n"docker.io" = "old.example"\n"ghcr.io" = "g.example/gh"\n' + ROW)
+    env = {
+        "ECOREADY_REGISTRY_MIRRORS": "docker.io=mirror.local:5000/hub, quay.io=q.example",
+        "ECOREADY_REGISTRY_FALLBACK": "true",
+        "ECOREADY_REGISTRY_INSECURE": "mirror.local:5000",
+    }
+    registry = load(path, env).registry
+    assert set(registry.mirrors) == {
+        Mirror("docker.io", "mirror.local:5000", "hub"),  # the environment's wins
+        Mirror("ghcr.io", "g.example", "gh"),
+        Mirror("quay.io", "q.example"),
+    }
+    assert registry.fallback is True and registry.insecure == ("mirror.local:5000",)
+    assert load(path, {}).registry.fallback is False
+    for bad, words in (
+        ({"ECOREADY_REGISTRY_MIRRORS": "docker.io"}, "entry 1 'docker.io' is not REGISTRY=HOST[/PREFIX]"),
+        ({"ECOREADY_REGISTRY_MIRRORS": "docker.io=a b"}, "entry 1 'docker.io=a b': must be host"),
+        ({"ECOREADY_REGISTRY_FALLBACK": "maybe"}, "ECOREADY_REGISTRY_FALLBACK: 'maybe' is not true or false"),
+    ):
+        with pytest.raises(UsageError, match="ECOREADY_REGISTRY") as caught:
+            load(path, bad)
+        assert words in str(caught.value)

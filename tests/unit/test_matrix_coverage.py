@@ -47,6 +47,21 @@ def rows() -> list[dict]:
     return tomllib.loads(MATRIX.read_text())["components"]
 
 
+# The connector rows left the default matrix with the lab's image they ran on (issue 41: the
+# default matrix names public images only); they come back on the official language
+# runtime images with the smoke programs shipped inside ecoready. Until then these tests
+# fail as expected (strict: they fail the suite the day the rows are back, to drop the mark).
+CONNECTORS_PENDING = pytest.mark.xfail(
+    strict=True, reason="connector rows on official runtime images: issue 41, not done yet"
+)
+
+
+def test_every_mission_category_but_connectors_has_a_row() -> None:
+    categories = {row["category"] for row in rows()}
+    assert categories == {c.value for c in MISSION_CATEGORIES} - {"connector"}
+
+
+@CONNECTORS_PENDING
 def test_every_mission_category_has_a_row() -> None:
     categories = {row["category"] for row in rows()}
     assert categories == {c.value for c in MISSION_CATEGORIES}
@@ -57,6 +72,7 @@ def test_every_mission_component_has_a_row(category: str, kind: str, image: str)
     assert any(r["category"] == category and r["probe"] == kind and image in r["image"] for r in rows())
 
 
+@CONNECTORS_PENDING
 def test_one_connector_row_per_language() -> None:
     connectors = [r for r in rows() if r["probe"] == "connector"]
     assert {r["options"]["language"] for r in connectors} == LANGUAGES
@@ -78,7 +94,7 @@ def test_pmm_client_and_pmm_server_rows() -> None:
     assert pmm["options"]["client_image"].startswith("percona/pmm-client:3")
 
 
-def test_the_matrix_validates_and_uses_every_mission_kind() -> None:
-    matrix = load(MATRIX)
-    assert {c.category for c in matrix.components} == MISSION_CATEGORIES
-    assert {c.probe for c in matrix.components} == {kind for _, kind, _ in MISSION} | {"connector"}
+def test_the_matrix_validates_and_uses_every_mission_kind_but_the_connectors() -> None:
+    matrix = load(MATRIX, {})
+    assert {c.category for c in matrix.components} == MISSION_CATEGORIES - {Category.CONNECTOR}
+    assert {c.probe for c in matrix.components} == {kind for _, kind, _ in MISSION}

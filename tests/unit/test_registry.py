@@ -16,6 +16,7 @@ import pytest
 from ecoready.domain.errors import CredentialError
 from ecoready.domain.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.domain.retry_after import retry_after
+from ecoready.matrix.mirrors import parse_mirror
 from ecoready.registry.cache import DiskCache, digest_of
 from ecoready.registry.credentials import DockerCredentials, Login, registry_key, server_url
 from ecoready.registry.headers import parse_challenge, parse_rate_limit
@@ -23,7 +24,7 @@ from ecoready.registry.manifests import (
     ImageRef,
     index_platforms,
     manifest_size,
-    mirror_reference,
+    on_mirror,
     parse_reference,
     pick_entry,
 )
@@ -64,7 +65,8 @@ def test_docker_hub_is_asked_at_its_api_host() -> None:
     ],
 )
 def test_the_mirror_keeps_the_repository_path(mirror: str | None, expected: str) -> None:
-    assert str(mirror_reference(parse_reference("mysql:8.4"), mirror)) == expected
+    on = parse_mirror("docker.io", mirror) if mirror else None
+    assert str(on_mirror(parse_reference("mysql:8.4"), on)) == expected
 
 
 def entry(arch: str, os_name: str = "linux", variant: str | None = None, **annotations: str) -> dict:

@@ -1,9 +1,10 @@
 """Results on stdout, diagnostics on stderr; `doctor` asks each registry of the matrix; a
-first start in a folder without a matrix says how to get one."""
+first start in a folder without a matrix runs the default matrix shipped with ecoready."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,13 +22,18 @@ def test_validate_says_ok_on_stdout() -> None:
     assert result.stdout.startswith("containers/lab.toml: ok (") and result.stderr == ""
 
 
-def test_no_matrix_in_the_folder_says_how_to_get_one(tmp_path: Path) -> None:
-    for argv in ([], ["run", "--headless"]):
-        result = subprocess.run([str(EXE), *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path)
-        assert result.returncode == 2, result.stderr
+def test_no_matrix_in_the_folder_runs_the_default_matrix_shipped_with_ecoready(tmp_path: Path) -> None:
+    env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent", "XDG_STATE_HOME": str(tmp_path / "state")}
+    for argv in (["validate"], ["run", "--headless", "--json", str(tmp_path / "r.json")]):
+        result = subprocess.run([str(EXE), *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
         said = result.stderr
-        assert "no matrix.toml here" in said and "containers/lab.toml" in said
-        assert "ecoready init" in said and "docs/matrix.md" in said
+        assert "no matrix.toml here: using the default matrix shipped with ecoready (" in said, said
+        assert "ecoready init" in said and "Traceback" not in said
+        if argv == ["validate"]:
+            assert result.returncode == 0 and "default_matrix.toml: ok (" in result.stdout
+        else:
+            assert result.returncode == 3 and "docker" in said.lower()  # it got as far as the engine
+    assert not (tmp_path / "matrix.toml").exists()
 
 
 def test_doctor_says_whether_each_registry_of_the_matrix_answers() -> None:

@@ -120,7 +120,7 @@ def test_an_offline_upstream_run_says_each_registry_once_with_the_way_out() -> N
         "registry docker.io",
     ]
     assert "4 cells not checked; way out: check that this machine reaches the registry" in lines[1]
-    assert "set `[registry] mirror` in the matrix" in lines[1]
+    assert "or set a mirror for that registry (`[registry.mirrors]` in the matrix" in lines[1]
     assert "containers/lab.toml" not in "".join(lines)  # the project's test matrix helps no user's stack
     assert advice_to_list(report) == []  # no cell repeats it
     summary = render_summary(report)

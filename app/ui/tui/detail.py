@@ -126,6 +126,7 @@ def image_section(image: ImageInfo | None, finished: bool = False) -> Renderable
         ("reference", image.reference),
         ("arch", image.arch),
         ("found as", image.found_as),
+        *([("mirror", image.mirror)] if image.mirror else []),
         ("digest", image.digest),
         ("index digest", image.index_digest),
         ("size", size_text(image.size)),

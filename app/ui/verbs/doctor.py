@@ -174,15 +174,14 @@ async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
             firsts.setdefault(parse_reference(component.image).registry, component.image)
         except EcoreadyError:
             continue  # validate says what is wrong with it
-    mirror = f" (through the mirror {matrix.registry.mirror})" if matrix.registry.mirror else ""
-    async with RegistryClient(
-        mirror=matrix.registry.mirror, insecure=matrix.registry.insecure, wait_budget=matrix.registry.rate_limit_wait
-    ) as client:
+    async with RegistryClient.for_settings(matrix.registry) as client:
         found = await asyncio.gather(
             *(client.resolve(image, host_arch()) for image in firsts.values()), return_exceptions=True
         )
     lines: list[tuple[str, str]] = []
     for (registry, image), answer in zip(firsts.items(), found, strict=True):
+        on = client.mirror_for(registry)
+        mirror = f" (through the {on.style} mirror {on.name})" if on else ""
         if isinstance(answer, BaseException):
             if not isinstance(answer, EcoreadyError):
                 raise answer

@@ -41,11 +41,7 @@ def run(args: argparse.Namespace) -> int:
         from ecoready.report.files import write_output
         from ecoready.report.images_table import render_json, render_table
 
-        async with RegistryClient(
-            mirror=matrix.registry.mirror,
-            insecure=matrix.registry.insecure,
-            wait_budget=matrix.registry.rate_limit_wait,
-        ) as client:
+        async with RegistryClient.for_settings(matrix.registry) as client:
             report = await check_images(matrix, client, only=args.only, arches=args.arch)
         unwritten = None
         if args.json:

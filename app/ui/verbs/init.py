@@ -44,6 +44,11 @@ def add(verbs: options.Verbs) -> None:
     )
     source.add_argument("--from-host", action="store_true", help="the containers running on the engine")
     source.add_argument("--images", type=options.comma_list, metavar="IMAGE,...", help="a list of image references")
+    source.add_argument(
+        "--default",
+        action="store_true",
+        help="the default matrix shipped with ecoready (the MySQL ecosystem's upstream images), to edit",
+    )
     parser.add_argument(
         "--output",
         "-o",
@@ -65,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     output, images = args.output, args.images
     if output != "-" and Path(output).exists() and not args.force:
         raise UsageError(f"{output} exists: add --force to replace it, or write elsewhere with -o")
+    if args.default:
+        return _write_default(output)
     read_notes: list[str] = []
     if args.compose and _is_kubernetes(Path(args.compose)):
         from ecoready.stack.kube import read_kubernetes
@@ -107,6 +114,24 @@ def run(args: argparse.Namespace) -> int:
     eprint(f"ecoready: wrote {where}: {count} component{'s' if count != 1 else ''} ({_counts(mapped.rows)})")
     for line in undecided:
         eprint(f"ecoready: not decided: {inert(line, 300)}")
+    return 0
+
+
+def _write_default(output: str) -> int:
+    """The shipped default matrix, as it is (its comments say what each part does)."""
+    from ecoready.matrix.load import load, shipped_matrix
+
+    text = shipped_matrix().read_text(encoding="utf-8")
+    count = len(load(shipped_matrix(), {}).components)
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        from ecoready.report.files import write_atomic
+
+        write_atomic(output, text)
+    where = "stdout" if output == "-" else output
+    eprint(f"ecoready: wrote {where}: the default matrix shipped with ecoready ({count} components)")
     return 0
 
 

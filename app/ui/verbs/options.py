@@ -12,7 +12,7 @@ from ecoready.report import FORMATS
 from ecoready.ui.args import DEFAULT_MATRIX
 
 WEBHOOK_ENV = "ECOREADY_WEBHOOK_URL"
-MATRIX_HELP = f"matrix file (default: ./{DEFAULT_MATRIX})"
+MATRIX_HELP = f"matrix file (default: ./{DEFAULT_MATRIX}, else the default matrix shipped with ecoready)"
 JSON_HELP = "write the JSON here ('-' = stdout, then no table)"
 
 if TYPE_CHECKING:

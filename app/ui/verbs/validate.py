@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ecoready.domain.errors import ConfigError
-from ecoready.ui.args import DEFAULT_MATRIX
+from ecoready.ui.args import DEFAULT_MATRIX, default_matrix
 from ecoready.ui.console import eprint, say
 from ecoready.ui.verbs import options
 
@@ -21,7 +21,12 @@ def add(verbs: options.Verbs) -> None:
         help="check matrix files; errors as file:line:col",
         description="Validate matrix files without running anything.",
     )
-    parser.add_argument("files", nargs="*", metavar="FILE", help=f"default: ./{DEFAULT_MATRIX}")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help=f"default: ./{DEFAULT_MATRIX}, else the default matrix shipped with ecoready",
+    )
     parser.set_defaults(func=run)
 
 
@@ -30,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from ecoready.matrix.load import load
 
     failed = 0
-    for file in args.files or [DEFAULT_MATRIX]:
+    for file in args.files or [default_matrix()]:
         try:
             matrix = load(file)
         except ConfigError as exc:
