@@ -51,6 +51,9 @@ image = "127.0.0.1:5000/lab/mysql:9.7"
 """
 
 
+LAB_SYSBENCH = "127.0.0.1:5000/lab/mariadb:10.11"  # the lab's MariaDB image carries sysbench
+
+
 def run(matrix: Path, out: Path, *extra: str) -> dict[tuple[str, int], tuple[float, list[str]]]:
     """One headless run; (workload, threads) -> (median tps, what shared the host) of ROW."""
     exe = str(Path(sys.executable).with_name("ecoready"))
@@ -80,7 +83,9 @@ def main() -> int:
     ratios: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-isolation-") as tmp:
         matrix = Path(tmp) / "rows.toml"
-        matrix.write_text(f'arches = ["{args.arch}"]\n[sysbench]\ntime = {args.time}\n' + ROWS)
+        matrix.write_text(
+            f'arches = ["{args.arch}"]\n[sysbench]\nimage = "{LAB_SYSBENCH}"\ntime = {args.time}\n' + ROWS
+        )
         for pair in range(1, args.pairs + 1):
             # A B, then B A: a drift of the machine's load lands on both sides
             if pair % 2:

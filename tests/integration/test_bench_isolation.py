@@ -68,7 +68,9 @@ def overlaps(events: list[dict[str, Any]]) -> tuple[list[str], list[str], int]:
 
 def test_benches_of_several_rows_never_overlap(lab: Path, tmp_path: Path, no_leaks: None) -> None:
     matrix = tmp_path / "rows.toml"
-    matrix.write_text('arches = ["amd64"]\n[sysbench]\ntime = 2\nwarmup = 1\n' + ROWS)
+    matrix.write_text(
+        'arches = ["amd64"]\n[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\ntime = 2\nwarmup = 1\n' + ROWS
+    )
     log = tmp_path / "events.jsonl"
     out = tmp_path / "r.json"
     result = ecoready(
