@@ -30,6 +30,15 @@ class SlowEngine:
         return f"unix://{self.path}"
 
 
+def _shut(*socks: socket.socket) -> None:
+    """End both directions of a proxied connection (either side may be gone already)."""
+    for sock in socks:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 def _pipe(source: socket.socket, target: socket.socket, before: threading.Event | None, engine: SlowEngine) -> None:
     """Bytes from `source` to `target`; when `before` is set, wait `hold` first (once)."""
     try:
@@ -46,11 +55,7 @@ def _pipe(source: socket.socket, target: socket.socket, before: threading.Event 
     except OSError:
         pass
     finally:
-        for sock in (source, target):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _shut(source, target)
 
 
 def _requests(source: socket.socket, target: socket.socket, flag: threading.Event, engine: SlowEngine) -> None:
@@ -66,11 +71,7 @@ def _requests(source: socket.socket, target: socket.socket, flag: threading.Even
     except OSError:
         pass
     finally:
-        for sock in (source, target):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _shut(source, target)
 
 
 @contextmanager
