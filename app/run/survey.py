@@ -38,20 +38,6 @@ class Asked:
     cause: Cause | None = None  # why it could not be asked; EMULATOR: the engine cannot run the arch
 
 
-async def survey(
-    run: RunContext,
-    arch: str,
-    *,
-    emulated: bool,
-    images: Sequence[str],
-    kinds: Iterable[str] = (),
-    seconds: float = SURVEY_SECONDS,
-) -> PlatformFitness:
-    """Platform fitness of `arch` on `run.host`, never raising: a failure becomes the
-    fitness's `error` (the emulated hazard is still named)."""
-    return (await ask(run, arch, emulated=emulated, images=images, kinds=kinds, seconds=seconds)).fitness
-
-
 async def ask(
     run: RunContext,
     arch: str,
@@ -61,7 +47,8 @@ async def ask(
     kinds: Iterable[str] = (),
     seconds: float = SURVEY_SECONDS,
 ) -> Asked:
-    """`survey`, with the cause of a failure as data."""
+    """Platform fitness of `arch` on `run.host`, never raising: a failure becomes the
+    fitness's `error` (the emulated hazard is still named) and its cause is data."""
     host = run.host.name
     tried: list[str] = []
     for reference in list(dict.fromkeys(images))[:MAX_IMAGES]:
