@@ -8,6 +8,7 @@ twice (committing again is harmless)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
 import uuid
@@ -166,7 +167,7 @@ def test_a_cell_on_a_busy_engine_finishes_or_says_which_step_ran_out(lab: Path, 
             )
             held = engine.held
         assert held >= 1 and "Traceback" not in result.stderr
-        report = __import__("json").loads(out.read_text())
+        report = json.loads(out.read_text())
         (cell,) = report["cells"]
         assert cell["status"] == status, result.stderr[-2000:]
         if status == "error":
