@@ -227,13 +227,15 @@ class BenchRun:
     tps: float
     qps: float
     p95_ms: float
-    errors: int  # a run with errors is a failed run
+    # transactions sysbench restarted after a deadlock, lock wait timeout or snapshot conflict
+    # (its "ignored errors"): shown beside the numbers, not a failure (probe_api/sysbench.py)
+    errors: int
     reconnects: int
     seconds: float
 
     @property
     def ok(self) -> bool:
-        return self.errors == 0 and self.tps > 0
+        return self.tps > 0
 
 
 @dataclass(frozen=True)

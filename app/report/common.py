@@ -260,6 +260,16 @@ def number(value: float | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
+def runs_text(series: BenchSeries) -> str:
+    """A series' runs, the failed ones, and the transactions sysbench restarted."""
+    failed = sum(1 for r in series.runs if not r.ok)
+    retried = sum(r.errors for r in series.runs)
+    notes = [f"{failed} failed"] if failed else []
+    if retried:
+        notes.append(f"{retried:,} retried")
+    return f"{len(series.runs)}" + (f" ({', '.join(notes)})" if notes else "")
+
+
 def cv_text(series: BenchSeries) -> str:
     """The runs' coefficient of variation, or a dash with fewer than two runs (one run has none)."""
     return f"{series.cv * 100:.1f}%" if len(series.runs) >= 2 else "–"

@@ -42,6 +42,7 @@ from ecoready.report.common import (
     platform_row,
     platforms_in_order,
     run_line,
+    runs_text,
     target_words,
 )
 from ecoready.report.cost import Comparison, columns_for, compare, compare_heading, compare_hosts, price_notes
@@ -248,11 +249,6 @@ def failed(report: Report) -> str:
             items = f"<li><b>why:</b> {esc(why)}</li><li><b>what to do:</b> {esc(todo)}</li>{items}"
         out.append(f"<ul class=failure-list>{items}</ul>")
     return "".join(out)
-
-
-def runs_text(series: BenchSeries) -> str:
-    failed_runs = sum(1 for r in series.runs if not r.ok)
-    return f"{len(series.runs)}" + (f" ({failed_runs} failed)" if failed_runs else "")
 
 
 def series_rows(series: Sequence[BenchSeries]) -> list[list[str]]:

@@ -42,6 +42,7 @@ from ecoready.report.common import (
     platform_row,
     platforms_in_order,
     run_line,
+    runs_text,
     target_words,
 )
 from ecoready.report.cost import (
@@ -180,8 +181,6 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
         )
     rows = []
     for s in bench.series:
-        failed_runs = sum(1 for r in s.runs if not r.ok)
-        runs = f"{len(s.runs)}" + (f" ({failed_runs} failed)" if failed_runs else "")
         rows.append(
             [
                 md(s.workload),
@@ -191,7 +190,7 @@ def bench_section(cell: CellResult, bench: BenchResult) -> list[str]:
                 number(s.median_qps, 1),
                 number(s.median_p95_ms, 2),
                 cv_text(s),
-                runs,
+                runs_text(s),
             ]
         )
     lines.extend(

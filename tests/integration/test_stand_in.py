@@ -22,13 +22,9 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 MIRRORS = {"ECOREADY_REGISTRY_MIRRORS": f"docker.io={REGISTRY}/{STAND_IN}"}
 SERVED = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7", "mariadb-backup", "mariadb-client")
-# The rows run here. mariadb-11.8's quick bench ends `partial`, for real (seen 2026-11-27,
-# amd64, Debian trixie's sysbench 1.0.20): its oltp_read_write at 8 threads has sysbench's
-# "ignored errors", errors sysbench retries (by default 1213 deadlocks and 1020, which
-# innodb_snapshot_isolation, ON by default since MariaDB 11.6.2, raises), and a run with
-# errors fails its workload (design.md). Not the stand-in's doing; left out of this run
-# until the bench's rule for them is decided.
-RUN = ("mariadb-10.11", "mysql-9.7", "mariadb-backup", "mariadb-client")
+# The rows run here: every row served. mariadb-11.8's oltp_read_write restarts a few
+# transactions at 8 threads (1020, innodb_snapshot_isolation): counted, not a failure.
+RUN = SERVED
 
 
 @pytest.fixture
@@ -67,7 +63,7 @@ def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in: None, tmp_
         assert cell["status"] == "ready", (cell["id"], cell["detail"], result.stderr[-2000:])
         assert cell["image"]["mirror"] == f"{REGISTRY}/{STAND_IN}"
         assert cell["image"]["reference"] in ("mariadb:10.11", "mariadb:11.8", "mysql:9.7")
-    benched = [c for c in cells if c["component"] in ("mariadb-10.11", "mysql-9.7")]
+    benched = [c for c in cells if c["component"] in ("mariadb-10.11", "mariadb-11.8", "mysql-9.7")]
     for cell in benched:
         assert [s["stage"] for s in cell["stages"]][-1] == "bench", cell["id"]
         assert cell["bench"]["tool"].startswith("sysbench 1.0"), cell["bench"]

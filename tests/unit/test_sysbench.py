@@ -4,6 +4,7 @@ tests/data/sysbench/README.md): parsing, statistics, command lines, capabilities
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -79,12 +80,13 @@ def test_every_workload_parses_consistently(path: Path) -> None:
     assert statistics.fmean(i.tps for i in out.intervals) == pytest.approx(out.tps, rel=0.5)
 
 
-def test_ignored_errors_are_errors() -> None:
+def test_retried_transactions_are_counted_not_a_failure() -> None:
     out = parse_run((DATA / "deadlocks.txt").read_text())
     assert out.errors == 34 and out.tps == 182.84
     assert any(i.err_per_s > 0 for i in out.intervals)
     run = bench_run(out, "oltp_read_write", "uniform", 16, 1)
-    assert not run.ok  # a run with errors is a failed run
+    assert run.ok  # deadlocks sysbench restarted are the workload meeting the server's isolation
+    assert not replace(run, tps=0.0).ok  # a run that committed nothing failed
 
 
 def test_a_failed_run_has_no_statistics_and_says_why() -> None:
@@ -145,6 +147,7 @@ def test_uniform_run_argv() -> None:
         f"--config-file={CONFIG_FILE}",
         "--mysql-host=server",  # a name: TCP, never the socket
         "--mysql-port=3306",
+        "--mysql-ignore-errors=1213,1020,1205",  # restarted, as sysbench does by default
         "--threads=8",
         "--time=10",
         "--tables=4",

@@ -170,11 +170,11 @@ def bench_section(bench: BenchResult | None, width: int) -> RenderableType:
             )
         )
     table = Table(box=None, header_style="bold", pad_edge=False)
-    for name in ("workload", "access", "threads", "tps", "qps", "p95 ms", "cv", "errors"):
+    for name in ("workload", "access", "threads", "tps", "qps", "p95 ms", "cv", "retried"):
         table.add_column(name, justify="left" if name in ("workload", "access") else "right", no_wrap=True)
     mark = f" {EMULATED_MARK}" if bench.emulated else ""
     for s in bench.series:
-        errors = sum(r.errors for r in s.runs)
+        retried = sum(r.errors for r in s.runs)
         table.add_row(
             safe(s.workload),
             safe(s.access),
@@ -183,7 +183,7 @@ def bench_section(bench: BenchResult | None, width: int) -> RenderableType:
             Text(f"{s.median_qps:,.1f}"),
             Text(f"{s.median_p95_ms:.2f}"),
             Text(cv_text(s)),
-            Text(str(errors), style=Style(bold=True) if errors else ""),
+            Text(str(retried), style=Style(bold=True) if retried else ""),
         )
     parts.append(table)
     if bench.emulated:
