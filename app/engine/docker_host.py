@@ -108,27 +108,24 @@ class DockerHost:
                 self.drop.remove(name)
             self.drop.tidy()
 
-    async def facts(self, emulated: Mapping[str, str]) -> HostFacts:
-        """The engine's view: native arch, version; `emulated` comes from platform (local)."""
-
-        def read() -> tuple[dict[str, Any], dict[str, Any]]:
-            return self._sdk.control.version(), self._sdk.control.info()
-
-        version, info = await self._sdk.call(read)
-        native = normalize_arch(version.get("Arch", "")) or version.get("Arch", "")
+    def facts(self, emulated: Mapping[str, str]) -> HostFacts:
+        """The engine's view, as it answered when connected (no call: /version and /info
+        were read then); `emulated` comes from platform (local)."""
+        identity = self.identity
+        native = normalize_arch(identity.arch) or identity.arch
         self.native_arch = native
         return HostFacts(
             name=self.name,
             native_arch=native,
             emulated_arches=tuple(a for a in emulated if a != native),
             emulators={a: d for a, d in emulated.items() if a != native},
-            docker_version=str(version.get("Version", "")),
-            api_version=str(version.get("ApiVersion", "")),
-            cpus=int(info.get("NCPU", 0) or 0),
-            memory_bytes=int(info.get("MemTotal", 0) or 0),
-            kernel=str(info.get("KernelVersion", "")),
-            engine=self.identity.said(),
-            engine_kind=self.identity.kind.key,
+            docker_version=identity.version,
+            api_version=identity.api_version,
+            cpus=identity.cpus,
+            memory_bytes=identity.memory_bytes,
+            kernel=identity.kernel,
+            engine=identity.said(),
+            engine_kind=identity.kind.key,
         )
 
     async def ping(self, timeout: float = 5.0) -> bool:

@@ -32,6 +32,9 @@ class EngineIdentity:
     operating_system: str = ""
     engine_id: str = ""  # the engine's own ID (/info), the key of what is cached about it
     root_dir: str = ""  # where it keeps images and containers, on its own machine
+    arch: str = ""  # what /version says it runs natively, as said ("x86_64", "arm64", ...)
+    version: str = ""  # the engine's version (/version)
+    api_version: str = ""
 
     def said(self) -> str:
         """`Docker Engine 26.1.5 at unix:///var/run/docker.sock (the default socket)`."""
@@ -63,6 +66,9 @@ def identify(address: EngineAddress, version: Mapping[str, Any], info: Mapping[s
         operating_system=str(info.get("OperatingSystem", "") or ""),
         engine_id=str(info.get("ID", "") or ""),
         root_dir=str(info.get("DockerRootDir", "") or ""),
+        arch=str(version.get("Arch", "") or ""),
+        version=engine_version,
+        api_version=str(version.get("ApiVersion", "") or ""),
     )
 
 

@@ -145,7 +145,7 @@ async def learn_facts(
 async def _engine_view(engine: Engine) -> None:
     assert engine.host is not None
     try:
-        engine.facts = await engine.host.facts({})
+        engine.facts = engine.host.facts({})
     except EcoreadyError as exc:  # it answered the ping, then stopped answering
         engine.error = one_line(str(exc), 300)
         await engine.host.close()

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             blockers.append("the engine is unreachable")
             return
         try:
-            facts = await host.facts({})
+            facts = host.facts({})
         finally:
             await host.close()
         identity = host.identity

@@ -159,7 +159,7 @@ def _host_services() -> tuple[list[Service], str]:
 
         host = await DockerHost.connect()
         try:
-            facts = await host.facts({})
+            facts = host.facts({})
             containers = await host.running()
         finally:
             await host.close()
