@@ -1,7 +1,8 @@
 """Named cloud instances from the price file shipped with ecoready (`prices.toml`): vCPUs,
-clock, memory and the on-demand price per hour in one region, each with the provider page
-it came from and the date it was read. A host may say `instance = "aws:m8g.2xlarge"`
-instead of typing its numbers; the report names the date and says when it is old.
+clock, memory and the on-demand price per hour in one region, each with the page its price
+and its sizes came from and the date they were published there. A host may say
+`instance = "aws:m8g.2xlarge"` instead of typing its numbers; the report names the date and
+says when it is old.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,18 +24,27 @@ class Instance:
     memory_gib: float
     price_per_hour: float  # USD, on demand, in `region`
     region: str
-    source: str  # the provider's page the figures came from
-    date: str  # YYYY-MM-DD, when they were read there
+    source: str  # the page the price came from
+    date: str  # YYYY-MM-DD, when the price was published there
     cpu: str = ""  # the processor, as the provider names it
+    spec_source: str = ""  # the page vCPUs, memory and clock came from
+    spec_date: str = ""
 
 
 @cache
 def instances() -> dict[str, Instance]:
     """The price file's instances by name."""
     text = resources.files("ecoready.matrix").joinpath("prices.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
+    return parse_prices(tomllib.loads(text))
+
+
+def parse_prices(data: dict[str, Any]) -> dict[str, Instance]:
+    """Instances of a parsed price file: `source` and `spec_source` name a [sources] entry
+    (its `url` and `date`)."""
+    sources: dict[str, dict[str, Any]] = data.get("sources", {})
     found: dict[str, Instance] = {}
     for item in data.get("instances", []):
+        price, spec = sources[str(item["source"])], sources[str(item["spec_source"])]
         entry = Instance(
             name=str(item["name"]),
             arch=str(item["arch"]),
@@ -42,9 +53,11 @@ def instances() -> dict[str, Instance]:
             memory_gib=float(item["memory_gib"]),
             price_per_hour=float(item["price_per_hour"]),
             region=str(item["region"]),
-            source=str(item["source"]),
-            date=str(item["date"]),
+            source=str(price["url"]),
+            date=str(price["date"]),
             cpu=str(item.get("cpu", "")),
+            spec_source=str(spec["url"]),
+            spec_date=str(spec["date"]),
         )
         found[entry.name] = entry
     return found

@@ -58,12 +58,14 @@ def test_an_instance_of_the_price_file_fills_the_host() -> None:
 def test_an_unknown_instance_is_refused_with_the_nearest_names(tmp_path: Path) -> None:
     ((line, col, message),) = problems(host('instance = "aws:m7g.larg"'))
     assert (line, col) == (3, 12)
-    assert message == "unknown instance 'aws:m7g.larg' in the price file (nearest: aws:m7g.large)"
+    assert message == (
+        "unknown instance 'aws:m7g.larg' in the price file (nearest: aws:m7g.large, aws:m7g.xlarge, aws:m7g.4xlarge)"
+    )
     path = tmp_path / "m.toml"
     path.write_text(host('instance = "aws:m7g.larg"'))
     result = ecoready("validate", str(path))
     assert result.returncode == 2
-    assert f"{path}:3:12: unknown instance 'aws:m7g.larg' in the price file (nearest: aws:m7g.large)" in result.stderr
+    assert f"{path}:3:12: unknown instance 'aws:m7g.larg' in the price file (nearest: aws:m7g.large, " in result.stderr
     ((_, _, message),) = problems(host('instance = "nowhere:x"'))
     assert message == "unknown instance 'nowhere:x' in the price file (the price file names none like it)"
 

@@ -1,0 +1,120 @@
+"""The price file shipped with ecoready (app/matrix/prices.toml): every instance carries its
+sizes, clock and price with the pages they came from and their dates; each provider has
+arm64/amd64 pairs of one size; a pair of it goes through the same-cost view as a host's
+`instance = "..."` does; and a report says when the file's dates are older than 6 months."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from ecoready.domain.model import HostFacts, Profile, Report
+from ecoready.matrix.load import parse
+from ecoready.matrix.prices import instances
+from ecoready.report.cost import price_notes, stale
+from ecoready.report.samecost import headline, same_cost_hosts
+from ecoready.run.hosts import cost_facts
+
+WRITTEN = "2026-11-27"  # the day the file's figures were copied from their pages
+
+
+def test_every_instance_has_its_figures_a_page_and_a_date() -> None:
+    assert len(instances()) >= 60
+    for entry in instances().values():
+        assert entry.arch in ("arm64", "amd64") and entry.cpu, entry
+        assert entry.vcpus > 0 and entry.memory_gib > 0, entry
+        assert entry.cpu_ghz is not None and 1.0 < entry.cpu_ghz < 6.0, entry
+        assert entry.price_per_hour > 0 and entry.region, entry
+        for page, when in ((entry.source, entry.date), (entry.spec_source, entry.spec_date)):
+            assert page.startswith("https://"), entry
+            assert date.fromisoformat(when) <= date.fromisoformat(WRITTEN), entry
+
+
+def test_the_dates_were_current_when_the_file_was_written() -> None:
+    """Older than 6 months on the day it was written would be a stale file shipped."""
+    assert not any(stale(entry.date, WRITTEN) for entry in instances().values())
+
+
+def pairs() -> dict[str, set[tuple[str, str]]]:
+    """Per provider, the (arm64, amd64) names of one vCPU count and one region."""
+    found: dict[str, set[tuple[str, str]]] = {}
+    every = list(instances().values())
+    for arm in (e for e in every if e.arch == "arm64"):
+        provider = arm.name.split(":")[0]
+        for x86 in (e for e in every if e.arch == "amd64" and e.name.split(":")[0] == provider):
+            if (x86.vcpus, x86.region) == (arm.vcpus, arm.region):
+                found.setdefault(provider, set()).add((arm.name, x86.name))
+    return found
+
+
+def test_every_provider_of_the_file_has_an_arm64_amd64_pair() -> None:
+    found = pairs()
+    providers = {name.split(":")[0] for name in instances()}
+    assert providers == set(found) and {"aws", "azure"} <= providers
+    assert {("aws:m8g.2xlarge", "aws:m7i.2xlarge"), ("aws:m8g.2xlarge", "aws:m7a.2xlarge")} <= found["aws"]
+    assert {("aws:c7g.large", "aws:c7i.large"), ("aws:r8g.4xlarge", "aws:r7a.4xlarge")} <= found["aws"]
+    assert ("azure:Standard_D4ps_v6", "azure:Standard_D4s_v5") in found["azure"]
+
+
+def test_known_figures_of_the_file() -> None:
+    """Spot checks against the pages (see the file's [sources])."""
+    m8g, m7i = instances()["aws:m8g.2xlarge"], instances()["aws:m7i.2xlarge"]
+    assert (m8g.vcpus, m8g.cpu_ghz, m8g.memory_gib, m8g.price_per_hour) == (8, 2.8, 32.0, 0.35904)
+    assert (m7i.vcpus, m7i.cpu_ghz, m7i.memory_gib, m7i.price_per_hour) == (8, 3.2, 32.0, 0.4032)
+    assert (m8g.cpu, m8g.region, m8g.date) == ("AWS Graviton4", "us-east-1", "2026-07-20")
+    cobalt = instances()["azure:Standard_D4ps_v6"]
+    assert (cobalt.vcpus, cobalt.cpu_ghz, cobalt.memory_gib, cobalt.price_per_hour) == (4, 3.4, 16.0, 0.14)
+    assert (cobalt.region, cobalt.date) == ("eastus", "2026-06-18")
+
+
+PAIR = """
+[[hosts]]
+name = "graviton"
+docker = "ssh://ops@graviton-box"
+instance = "aws:m8g.2xlarge"
+
+[[hosts]]
+name = "xeon"
+docker = "ssh://ops@xeon-box"
+instance = "aws:m7i.2xlarge"
+
+[[components]]
+id = "db"
+category = "server"
+probe = "server"
+image = "x/db:1"
+"""
+
+
+def pair_facts() -> tuple[HostFacts, HostFacts]:
+    arm, x86 = parse(PAIR, "m.toml").hosts
+    return (
+        HostFacts(arm.name, "arm64", serves=("arm64",), **cost_facts(arm)),
+        HostFacts(x86.name, "amd64", serves=("amd64",), **cost_facts(x86)),
+    )
+
+
+def test_a_pair_of_the_file_in_the_same_cost_view() -> None:
+    arm, x86 = pair_facts()
+    view = same_cost_hosts(arm, x86)
+    assert view.unit == "hour"
+    assert view.arm64.compute_ghz == pytest.approx(8 * 2.8) and view.amd64.compute_ghz == pytest.approx(8 * 3.2)
+    assert view.saving_percent == pytest.approx((0.4032 - 0.35904) / 0.4032 * 100)  # about 11% less
+    said = headline(view)
+    assert "amd64 host xeon" in said and "8 vCPU at 3.2 GHz" in said
+    assert "arm64 host graviton" in said and "8 vCPU at 2.8 GHz" in said
+    assert "(25.6 vs 22.4 GHz)" in said and said.endswith("The arm64 host costs 11% less.")
+
+
+def report_on(started_at: str) -> Report:
+    return Report(1, "a" * 32, "0", "m", Profile.QUICK, started_at, hosts=pair_facts())
+
+
+def test_the_report_names_the_page_and_date_and_says_when_old() -> None:
+    now = report_on(f"{WRITTEN}T10:00:00.000Z")
+    notes = price_notes(now)
+    assert len(notes) == 2 and all("2026-07-20" in n and "karpenter-provider-aws" in n for n in notes)
+    assert not any("older than 6 months" in n for n in notes)
+    later = price_notes(report_on("2027-02-01T10:00:00.000Z"))  # the AWS figures are 196 days old then
+    assert all("older than 6 months: check the provider's page" in n for n in later)
