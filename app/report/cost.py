@@ -100,7 +100,7 @@ def price_notes(report: Report) -> list[str]:
             )
             notes.append(
                 f"host {host.name}: {host.instance}, {price} on demand, from ecoready's price file "
-                f"({host.price_source}, read {host.price_date}){old}"
+                f"({host.price_source}, dated {host.price_date}){old}"
             )
         else:
             named = f" ({host.instance})" if host.instance else ""
