@@ -19,12 +19,20 @@ from ecoready.run.hosts import cost_facts
 WRITTEN = "2026-11-27"  # the day the file's figures were copied from their pages
 
 
+# No public page of Google's gives a clock for its Axion processor (the file's header says so):
+# those entries carry no cpu_ghz rather than an estimated one.
+WITHOUT_CLOCK = "gcp:c4a-"
+
+
 def test_every_instance_has_its_figures_a_page_and_a_date() -> None:
-    assert len(instances()) >= 60
+    assert len(instances()) >= 80
     for entry in instances().values():
         assert entry.arch in ("arm64", "amd64") and entry.cpu, entry
         assert entry.vcpus > 0 and entry.memory_gib > 0, entry
-        assert entry.cpu_ghz is not None and 1.0 < entry.cpu_ghz < 6.0, entry
+        if entry.name.startswith(WITHOUT_CLOCK):
+            assert entry.cpu_ghz is None, entry
+        else:
+            assert entry.cpu_ghz is not None and 1.0 < entry.cpu_ghz < 6.0, entry
         assert entry.price_per_hour > 0 and entry.region, entry
         for page, when in ((entry.source, entry.date), (entry.spec_source, entry.spec_date)):
             assert page.startswith("https://"), entry
@@ -51,10 +59,14 @@ def pairs() -> dict[str, set[tuple[str, str]]]:
 def test_every_provider_of_the_file_has_an_arm64_amd64_pair() -> None:
     found = pairs()
     providers = {name.split(":")[0] for name in instances()}
-    assert providers == set(found) and {"aws", "azure"} <= providers
+    assert providers == set(found) and {"aws", "azure", "gcp"} <= providers
     assert {("aws:m8g.2xlarge", "aws:m7i.2xlarge"), ("aws:m8g.2xlarge", "aws:m7a.2xlarge")} <= found["aws"]
     assert {("aws:c7g.large", "aws:c7i.large"), ("aws:r8g.4xlarge", "aws:r7a.4xlarge")} <= found["aws"]
     assert ("azure:Standard_D4ps_v6", "azure:Standard_D4s_v5") in found["azure"]
+    for size in (4, 8):
+        for arm, x86 in (("c4a", "n2"), ("c4a", "c3"), ("t2a", "n2d"), ("t2a", "c3d"), ("c4a", "n4")):
+            assert (f"gcp:{arm}-standard-{size}", f"gcp:{x86}-standard-{size}") in found["gcp"]
+    assert ("gcp:t2a-standard-16", "gcp:n2d-standard-16") in found["gcp"]
 
 
 def test_known_figures_of_the_file() -> None:
@@ -66,6 +78,16 @@ def test_known_figures_of_the_file() -> None:
     cobalt = instances()["azure:Standard_D4ps_v6"]
     assert (cobalt.vcpus, cobalt.cpu_ghz, cobalt.memory_gib, cobalt.price_per_hour) == (4, 3.4, 16.0, 0.14)
     assert (cobalt.region, cobalt.date) == ("eastus", "2026-06-18")
+    # Google Cloud: pricing.yml's us-central1 `hour`, clocks from Google's pages.
+    axion, ampere = instances()["gcp:c4a-standard-4"], instances()["gcp:t2a-standard-8"]
+    assert (axion.vcpus, axion.cpu_ghz, axion.memory_gib, axion.price_per_hour) == (4, None, 16.0, 0.1796)
+    assert (ampere.vcpus, ampere.cpu_ghz, ampere.memory_gib, ampere.price_per_hour) == (8, 3.0, 32.0, 0.308)
+    n2, n2d, c3 = instances()["gcp:n2-standard-4"], instances()["gcp:n2d-standard-8"], instances()["gcp:c3-standard-8"]
+    assert (n2.vcpus, n2.cpu_ghz, n2.memory_gib, n2.price_per_hour) == (4, 3.4, 16.0, 0.194236)
+    assert (n2d.vcpus, n2d.cpu_ghz, n2d.price_per_hour) == (8, 2.8, 0.337968)
+    assert (c3.vcpus, c3.cpu_ghz, c3.price_per_hour) == (8, 3.0, 0.403216)
+    assert (axion.region, axion.date, n2.spec_date) == ("us-central1", "2026-08-20", "2026-04-10")
+    assert "Cyclenerd/google-cloud-pricing-cost-calculator" in axion.source and "cpu-platforms" in n2.spec_source
 
 
 PAIR = """
@@ -87,8 +109,8 @@ image = "x/db:1"
 """
 
 
-def pair_facts() -> tuple[HostFacts, HostFacts]:
-    arm, x86 = parse(PAIR, "m.toml").hosts
+def pair_facts(matrix: str = PAIR) -> tuple[HostFacts, HostFacts]:
+    arm, x86 = parse(matrix, "m.toml").hosts
     return (
         HostFacts(arm.name, "arm64", serves=("arm64",), **cost_facts(arm)),
         HostFacts(x86.name, "amd64", serves=("amd64",), **cost_facts(x86)),
@@ -105,6 +127,33 @@ def test_a_pair_of_the_file_in_the_same_cost_view() -> None:
     assert "amd64 host xeon" in said and "8 vCPU at 3.2 GHz" in said
     assert "arm64 host graviton" in said and "8 vCPU at 2.8 GHz" in said
     assert "(25.6 vs 22.4 GHz)" in said and said.endswith("The arm64 host costs 11% less.")
+
+
+def gcp_pair(arm: str, x86: str, arm_extra: str = "") -> tuple[HostFacts, HostFacts]:
+    """PAIR with Google Cloud instances (and what the arm64 host gives itself)."""
+    matrix = PAIR.replace('"aws:m8g.2xlarge"', f'"{arm}"{arm_extra}').replace('"aws:m7i.2xlarge"', f'"{x86}"')
+    return pair_facts(matrix)
+
+
+def test_a_google_cloud_pair_in_the_same_cost_view() -> None:
+    view = same_cost_hosts(*gcp_pair("gcp:t2a-standard-8", "gcp:n2d-standard-8"))
+    assert view.arm64.compute_ghz == pytest.approx(8 * 3.0) and view.amd64.compute_ghz == pytest.approx(8 * 2.8)
+    assert view.saving_percent == pytest.approx((0.337968 - 0.308) / 0.337968 * 100)  # about 9% less
+    said = headline(view)
+    assert "(gcp:n2d-standard-8): 8 vCPU at 2.8 GHz" in said and "(gcp:t2a-standard-8): 8 vCPU at 3 GHz" in said
+    assert "(22.4 vs 24 GHz)" in said and said.endswith("The arm64 host costs 9% less.")
+
+
+def test_an_axion_pair_has_prices_but_no_clock_until_the_host_gives_one() -> None:
+    """C4A has no clock on Google's pages: no compute power is made up, the price still compares."""
+    view = same_cost_hosts(*gcp_pair("gcp:c4a-standard-4", "gcp:c3-standard-4"))
+    assert view.arm64.cpu_ghz is None and view.arm64.compute_ghz is None and view.power_ratio is None
+    assert view.amd64.compute_ghz == pytest.approx(4 * 3.0)
+    assert view.saving_percent == pytest.approx((0.201608 - 0.1796) / 0.201608 * 100)  # about 11% less
+    said = headline(view)
+    assert "(gcp:c4a-standard-4): 4 vCPU for 0.1796 USD" in said and "Compute power: give each host" in said
+    measured = same_cost_hosts(*gcp_pair("gcp:c4a-standard-4", "gcp:c3-standard-4", "\ncpu_ghz = 2.6"))
+    assert measured.arm64.compute_ghz == pytest.approx(4 * 2.6)  # the host's own clock, not the file's
 
 
 def report_on(started_at: str) -> Report:
