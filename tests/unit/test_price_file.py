@@ -66,7 +66,8 @@ def test_every_provider_of_the_file_has_an_arm64_amd64_pair() -> None:
     for size in (4, 8):
         for arm, x86 in (("c4a", "n2"), ("c4a", "c3"), ("t2a", "n2d"), ("t2a", "c3d"), ("c4a", "n4")):
             assert (f"gcp:{arm}-standard-{size}", f"gcp:{x86}-standard-{size}") in found["gcp"]
-    assert ("gcp:t2a-standard-16", "gcp:n2d-standard-16") in found["gcp"]
+    sixteen = {("gcp:t2a-standard-16", "gcp:n2d-standard-16"), ("gcp:c4a-standard-16", "gcp:c3d-standard-16")}
+    assert sixteen <= found["gcp"] and ("gcp:c4a-standard-2", "gcp:n4-standard-2") in found["gcp"]
 
 
 def test_known_figures_of_the_file() -> None:
