@@ -146,7 +146,14 @@ def headline(view: SameCost) -> str:
             f"({b.compute_ghz:g} vs {a.compute_ghz:g} GHz)."
         )
     else:
-        text += " Compute power: give each host its vcpus and cpu_ghz (or an instance)."
+        clockless = [p for p in (b, a) if p.instance and p.vcpus and not p.cpu_ghz]
+        if clockless:
+            text += "".join(
+                f" Compute power: give host {p.host} its cpu_ghz ({p.instance}'s provider publishes no clock)."
+                for p in clockless
+            )
+        else:
+            text += " Compute power: give each host its vcpus and cpu_ghz (or an instance)."
     if view.saving_percent is not None:
         s = view.saving_percent
         text += f" The arm64 host costs {abs(s):.0f}% {'less' if s >= 0 else 'more'}."
