@@ -206,7 +206,8 @@ class ToolkitProbe(Probe):
     async def _online_schema_change(self) -> str:
         out = await self._tool(osc_command(self.host))
         if "Successfully altered" not in out:
-            raise CheckFailed(f"pt-online-schema-change did not say it altered the table: {out.strip()[-200:]}")
+            last = out.strip().splitlines()[-1:] or ["no output"]
+            raise CheckFailed(f"pt-online-schema-change did not say it altered the table; it ended: {last[0]}")
         try:
             rows = await self.server.query(
                 f"SELECT COUNT(*) AS n, SUM({OSC_COLUMN} = 7) AS altered, (SELECT COUNT(*) FROM "

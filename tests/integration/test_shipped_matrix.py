@@ -130,5 +130,5 @@ def test_the_installed_wheel_runs_its_default_matrix_from_an_empty_folder(
     assert {(c["arch"], c["reference"]) for c in tools} == {(a, matrix.sysbench.base) for a in ("amd64", "arm64")}
     references = {c["reference"] for c in report["checks"]}
     assert "mysql:8.4" in references  # as the matrix wrote it
-    assert "container-registry.oracle.com/mysql/community-router:8.4" in references
+    assert "container-registry.oracle.com/mysql/community-router:9.7" in references
     assert not (empty / "matrix.toml").exists()

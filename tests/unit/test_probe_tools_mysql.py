@@ -84,12 +84,19 @@ def backend(host: FakeHost, warmed: list[str]) -> None:
         return None
 
 
-async def test_toolkit_against_percona_server_84() -> None:
-    r = rig()
-    warmed: list[str] = []
-    backend(r.host, warmed)
+# pt-online-schema-change --execute's report (bin/pt-online-schema-change, as 3.2.1 printed
+# it in the lab against MySQL 9.7)
+OSC_DONE = (
+    "Altering `ecoready_toolkit`.`osc`...\n"
+    "Creating new table...\nCreated new table ecoready_toolkit._osc_new OK.\n"
+    "Copying approximately 2000 rows...\nCopied rows OK.\n"
+    "Swapped original and new tables OK.\nDropped old table `ecoready_toolkit`.`_osc_old` OK.\n"
+    "Dropped triggers OK.\nSuccessfully altered `ecoready_toolkit`.`osc`.\n"
+)
 
-    @r.host.execs_to
+
+def answer_tools(host: FakeHost, osc_output: str = OSC_DONE) -> None:
+    @host.execs_to
     def tools(container: FakeContainer, argv: list[str]) -> Any:
         if container.role == "backend-server" and argv == ["cat", SLOW_LOG]:
             return ok(SLOW)
@@ -113,13 +120,7 @@ async def test_toolkit_against_percona_server_84() -> None:
                 "11-22T10:00:01      0      0     5000          0       4       0   0.041 ecoready_toolkit.t\n"
             )
         if argv[0] == "pt-online-schema-change":
-            return ok(
-                "Altering `ecoready_toolkit`.`osc`...\n"
-                "Creating new table...\nCreated new table ecoready_toolkit._osc_new OK.\n"
-                "Copying approximately 2000 rows...\nCopied rows OK.\n"
-                "Swapped original and new tables OK.\nDropped old table `ecoready_toolkit`.`_osc_old` OK.\n"
-                "Dropped triggers OK.\nSuccessfully altered `ecoready_toolkit`.`osc`.\n"
-            )
+            return ok(osc_output)
         if argv[0] == "pt-query-digest":
             return ok(
                 "# Profile\n# Rank Query ID                           Response time Calls R/Call V/M  \n"
@@ -128,6 +129,14 @@ async def test_toolkit_against_percona_server_84() -> None:
                 "#    2 0x8B1A9953C4611296A827ABF8C47804D7 0.0010 20.0%     1 0.0010  0.00 SELECT ecoready_toolkit.t\n"
             )
         return None
+
+
+async def test_toolkit_against_percona_server_84() -> None:
+    r = rig()
+    warmed: list[str] = []
+    backend(r.host, warmed)
+
+    answer_tools(r.host)
 
     probe = ToolkitProbe(context(r, TOOLKIT, PS84))
     await probe.start()
@@ -161,6 +170,17 @@ async def test_toolkit_against_percona_server_84() -> None:
     assert all(password not in " ".join(argv) for _, argv in r.host.execs)
 
 
+async def test_an_alter_that_did_not_happen_fails_the_online_schema_change_check() -> None:
+    r = rig()
+    backend(r.host, [])
+    answer_tools(r.host, osc_output="Altering `ecoready_toolkit`.`osc`...\nAltered nothing.\n")
+    probe = ToolkitProbe(context(r, TOOLKIT, PS84))
+    await probe.start()
+    await probe.smoke()
+    check = r.checks()["pt-online-schema-change"]
+    assert check.outcome.value == "fail" and "did not say it altered" in check.detail
+
+
 async def test_mydumper_v1_against_mysql_84() -> None:
     r = rig()
     backend(r.host, [])
@@ -186,7 +206,7 @@ async def test_mydumper_v1_against_mysql_84() -> None:
     }
     target, tools_container = r.host.by_role("target"), r.host.by_role("tools")
     assert target.spec.image == "img:mysql:8.4" and target.spec.env["MYSQL_ROOT_PASSWORD_FILE"]
-    assert tools_container.spec.image == "img:mydumper/mydumper:v1.0.1-3"
+    assert tools_container.spec.image == "img:mydumper/mydumper:v1.0.3-1"
     argvs = r.host.argvs("tools")
     dump = next(a for a in argvs if a[0] == "mydumper")
     load = next(a for a in argvs if a[0] == "myloader")
