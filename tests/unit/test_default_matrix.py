@@ -68,3 +68,14 @@ def test_init_default_writes_the_shipped_matrix(tmp_path: Path) -> None:
     assert f"wrote matrix.toml: the default matrix shipped with ecoready ({count} components)" in result.stderr
     again = subprocess.run([str(exe), "init", "--default"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "matrix.toml exists: add --force" in again.stderr
+
+
+def test_every_row_but_the_connectors_has_its_line_and_source_in_components_md() -> None:
+    """docs/components.md says what each row's probe checks and where its pin comes from."""
+    doc = (ROOT / "docs" / "components.md").read_text()
+    table, _, sources = doc.partition("## Pins and their sources")
+    for component in load(MATRIX, {}).components:
+        if component.probe == "connector":
+            continue
+        assert f"(`{component.id}`)" in table, component.id
+        assert f"`{component.id}`" in sources.partition("\n## ")[0], component.id
