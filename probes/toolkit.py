@@ -1,10 +1,11 @@
 """percona-toolkit against the backend server: pt-summary, pt-mysql-summary,
-pt-table-checksum, and pt-query-digest on a slow log the probe makes the server write.
+pt-table-checksum, pt-query-digest on a slow log the probe makes the server write, and
+pt-online-schema-change altering a table of its own.
 
-On MySQL 8.4 / Percona Server 8.4 backends root authenticates with caching_sha2_password.
-The pinned image (3.7.0) has no TLS keys in its DSN (3.7.1 added them, PT-191), so the
-probe logs in once over TLS first (`warm_auth_cache`) and the Perl tools can then log in
-whatever TLS support their DBD::mysql build has. pt-mysql-summary hands its options after
+On MySQL 8.4 and later (and Percona Server) root authenticates with caching_sha2_password.
+Toolkits before 3.7.1 have no TLS keys in their DSN (3.7.1 added them, PT-191; the lab's
+Debian toolkit is 3.2.1), so the probe logs in once over TLS first (`warm_auth_cache`) and
+the Perl tools can then log in whatever TLS support their DBD::mysql build has. pt-mysql-summary hands its options after
 `--` to the image's `mysql` client.
 
 pt-table-checksum on a single server: it checksums every chunk on the server itself and
@@ -12,6 +13,12 @@ records the results in percona.checksums, but with no replica there is nothing t
 so DIFFS cannot be found. It runs with `--recursion-method=none` (no replica discovery)
 and passes when it exits 0 with ERRORS 0 and at least one chunk checksummed. (Without
 that option it looks for replicas, and its exit status flags would report none found.)
+
+pt-online-schema-change: a table of OSC_ROWS rows is altered online (`--execute`: a
+shadow table, triggers, a chunked copy, an atomic rename) to get a column with a default;
+it passes when every row is there with the new column's value and the tool left no
+trigger behind. `--recursion-method=none` again (no replica to wait for), and
+`--no-version-check` (the tool would otherwise call percona.com).
 """
 
 from __future__ import annotations
@@ -30,6 +37,13 @@ SEED = (
     f"CREATE TABLE {DATABASE}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
     f"INSERT INTO {DATABASE}.t SELECT n, {hex32('n')} FROM {numbers(5000)}"
 )
+OSC_TABLE = "osc"
+OSC_ROWS = 2000
+OSC_COLUMN = "added_online"
+OSC_SEED = (
+    f"CREATE TABLE {DATABASE}.{OSC_TABLE} (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
+    f"INSERT INTO {DATABASE}.{OSC_TABLE} SELECT n, {hex32('n')} FROM {numbers(OSC_ROWS)}"
+)
 _CHECKSUM_ROW = re.compile(r"^\s*(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(?:(\d+)\s+)?(\d+)\s+(\d+)\s+([\d.]+)\s+(\S+)\s*$")
 
 
@@ -47,6 +61,17 @@ def checksum_command(host: str) -> list[str]:
         "--no-check-binlog-format",
         "--replicate=percona.checksums",
         "--create-replicate-table",
+    ]
+
+
+def osc_command(host: str) -> list[str]:
+    return [
+        "pt-online-schema-change",
+        f"h={host},P=3306,F={CNF},D={DATABASE},t={OSC_TABLE}",
+        f"--alter=ADD COLUMN {OSC_COLUMN} INT NOT NULL DEFAULT 7",
+        "--recursion-method=none",
+        "--no-version-check",
+        "--execute",
     ]
 
 
@@ -99,6 +124,7 @@ class ToolkitProbe(Probe):
             "toolkit", command=["sleep", "infinity"], files={CNF: option_file(backend.password.reveal())}
         )
         await self.server.query(SEED)
+        await self.server.query(OSC_SEED)
         await warm_auth_cache(ctx, backend)
         state = await ctx.state(self.tools)
         if not state.running:
@@ -110,6 +136,7 @@ class ToolkitProbe(Probe):
         await self.ctx.check("pt-mysql-summary", self._mysql_summary)
         await self.ctx.check("pt-table-checksum", self._table_checksum)
         await self.ctx.check("pt-query-digest", self._query_digest)
+        await self.ctx.check("pt-online-schema-change", self._online_schema_change)
 
     async def _tool(self, argv: list[str], *, ok_codes: tuple[int, ...] = (0,)) -> str:
         result = await self.ctx.exec(self.tools, argv, timeout=self.ctx.scaled(120))
@@ -175,6 +202,29 @@ class ToolkitProbe(Probe):
         if classes < 2:
             raise CheckFailed(f"pt-query-digest found {classes} query class(es) in the slow log")
         return f"{classes} query classes digested from a {len(log.stdout.splitlines())}-line slow log"
+
+    async def _online_schema_change(self) -> str:
+        out = await self._tool(osc_command(self.host))
+        if "Successfully altered" not in out:
+            last = out.strip().splitlines()[-1:] or ["no output"]
+            raise CheckFailed(f"pt-online-schema-change did not say it altered the table; it ended: {last[0]}")
+        try:
+            rows = await self.server.query(
+                f"SELECT COUNT(*) AS n, SUM({OSC_COLUMN} = 7) AS altered, (SELECT COUNT(*) FROM "
+                f"information_schema.triggers WHERE trigger_schema = '{DATABASE}') AS triggers "
+                f"FROM {DATABASE}.{OSC_TABLE}"
+            )
+        except SqlError as exc:
+            raise CheckFailed(f"the altered table cannot be read: {exc}") from None
+        counts = {k: str(v) for k, v in (rows[0] if rows else {}).items()}
+        if counts.get("n") != str(OSC_ROWS) or counts.get("altered") != str(OSC_ROWS):
+            raise CheckFailed(
+                f"after the alter: {counts.get('n')} rows, {counts.get('altered')} with the new column "
+                f"(want {OSC_ROWS})"
+            )
+        if counts.get("triggers") != "0":
+            raise CheckFailed(f"{counts.get('triggers')} trigger(s) left on {DATABASE} after the alter")
+        return f"{OSC_TABLE}: {OSC_ROWS} rows altered online (ADD COLUMN {OSC_COLUMN}), no trigger left"
 
 
 PROBE = ToolkitProbe

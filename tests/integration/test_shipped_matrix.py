@@ -110,7 +110,8 @@ def test_the_installed_wheel_runs_its_default_matrix_from_an_empty_folder(
     assert validated.returncode == 0, validated.stderr
     assert "using the default matrix shipped with ecoready (" in validated.stderr
     assert validated.stdout.startswith(str(fresh.parents[1]))  # the file inside the installed package
-    assert "default_matrix.toml: ok (20 components, arches amd64, arm64)" in validated.stdout
+    count = len(load(ROOT / "matrix.toml", {}).components)
+    assert f"default_matrix.toml: ok ({count} components, arches amd64, arm64)" in validated.stdout
 
     mirrors = ",".join(f"{upstream}={mirror.host}/{prefix}" for upstream, prefix in PREFIXES.items())
     env = clean_env(tmp_path, ECOREADY_REGISTRY_MIRRORS=mirrors)
@@ -130,5 +131,5 @@ def test_the_installed_wheel_runs_its_default_matrix_from_an_empty_folder(
     assert {(c["arch"], c["reference"]) for c in tools} == {(a, matrix.sysbench.base) for a in ("amd64", "arm64")}
     references = {c["reference"] for c in report["checks"]}
     assert "mysql:8.4" in references  # as the matrix wrote it
-    assert "container-registry.oracle.com/mysql/community-router:8.4" in references
+    assert "container-registry.oracle.com/mysql/community-router:9.7" in references
     assert not (empty / "matrix.toml").exists()

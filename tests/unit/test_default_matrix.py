@@ -41,6 +41,9 @@ def test_every_row_states_its_probes_verification() -> None:
     # what the lab cannot run is said to be contract-only
     for contract in ("proxysql", "maxscale", "pmm", "pxc-8.4", "xtrabackup-8.4", "mysql-shell"):
         assert said[contract] is Verification.CONTRACT, contract
+    # the rows the lab's stand-in serves run on kinds verified there
+    for lab in ("mysql-9.7", "mariadb-11.8", "haproxy", "replication-mariadb", "replication-mysql", "percona-toolkit"):
+        assert said[lab] is Verification.LAB, lab
 
 
 def test_sysbench_is_derived_from_a_public_base() -> None:
@@ -61,6 +64,18 @@ def test_init_default_writes_the_shipped_matrix(tmp_path: Path) -> None:
     result = subprocess.run([str(exe), "init", "--default"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "matrix.toml").read_bytes() == MATRIX.read_bytes()
-    assert "wrote matrix.toml: the default matrix shipped with ecoready (20 components)" in result.stderr
+    count = len(load(MATRIX, {}).components)
+    assert f"wrote matrix.toml: the default matrix shipped with ecoready ({count} components)" in result.stderr
     again = subprocess.run([str(exe), "init", "--default"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "matrix.toml exists: add --force" in again.stderr
+
+
+def test_every_row_but_the_connectors_has_its_line_and_source_in_components_md() -> None:
+    """docs/components.md says what each row's probe checks and where its pin comes from."""
+    doc = (ROOT / "docs" / "components.md").read_text()
+    table, _, sources = doc.partition("## Pins and their sources")
+    for component in load(MATRIX, {}).components:
+        if component.probe == "connector":
+            continue
+        assert f"(`{component.id}`)" in table, component.id
+        assert f"`{component.id}`" in sources.partition("\n## ")[0], component.id

@@ -17,25 +17,33 @@ MATRIX = ROOT / "matrix.toml"
 # The mission, component by component: (category, probe kind, an image substring).
 MISSION = [
     ("server", "server", "mysql:8.4"),
-    ("server", "server", "mysql:9."),
+    ("server", "server", "mysql:9.7"),
     ("server", "server", "mariadb:10.11"),
-    ("server", "server", "mariadb:11."),
+    ("server", "server", "mariadb:11.4"),
+    ("server", "server", "mariadb:11.8"),
+    ("server", "server", "mariadb:12.3"),
     ("server", "server", "percona/percona-server:8.0"),
     ("server", "server", "percona/percona-server:8.4"),
-    ("load-balancer", "proxysql", "proxysql/proxysql:"),
+    ("server", "server", "percona/percona-server:9.7"),
+    ("load-balancer", "proxysql", "proxysql/proxysql:3.0"),
     ("load-balancer", "maxscale", "mariadb/maxscale:"),
-    ("load-balancer", "router", "container-registry.oracle.com/mysql/community-router:"),
+    ("load-balancer", "router", "container-registry.oracle.com/mysql/community-router:9.7"),
+    ("load-balancer", "haproxy", "haproxy:3.2"),
+    ("load-balancer", "command", "vitess/lite:"),
     ("monitoring", "pmm", "percona/pmm-server:3"),
+    ("monitoring", "command", "severalnines/clustercontrol:"),
     ("ha", "galera", "mariadb:"),
     ("ha", "pxc", "percona/percona-xtradb-cluster:"),
-    ("ha", "replication", "mysql:"),
-    ("ha", "group-replication", "mysql:"),
+    ("ha", "replication", "mysql:9.7"),
+    ("ha", "replication", "mariadb:11.8"),
+    ("ha", "group-replication", "mysql:9.7"),
+    ("ha", "command", "percona/percona-orchestrator:"),
     ("backup", "xtrabackup", "percona/percona-xtrabackup:"),
     ("backup", "mariabackup", "mariadb:"),
     ("backup", "mydumper", "mydumper/mydumper:"),
     ("shell", "shell", "mysql:"),
     ("shell", "shell", "mariadb:"),
-    ("toolkit", "toolkit", "percona/percona-toolkit:"),
+    ("toolkit", "toolkit", "percona/percona-toolkit:3.7.1"),
 ]
 # The mission's categories: `app` is the user's own services (`ecoready init`, docs/own-stack.md).
 MISSION_CATEGORIES = {c for c in Category if c is not Category.APP}
@@ -92,6 +100,20 @@ def test_images_are_pinned_never_latest() -> None:
 def test_pmm_client_and_pmm_server_rows() -> None:
     (pmm,) = [r for r in rows() if r["probe"] == "pmm"]
     assert pmm["options"]["client_image"].startswith("percona/pmm-client:3")
+
+
+def test_replication_rows_speak_both_dialects() -> None:
+    flavors = {r["options"]["flavor"] for r in rows() if r["probe"] == "replication"}
+    assert flavors == {"mysql", "mariadb"}
+
+
+def test_generic_rows_run_a_program_of_the_image() -> None:
+    """ClusterControl, orchestrator and Vitess have no kind of their own: each runs one of
+    its programs on the arch (the generic probe passes on exit 0)."""
+    generic = {r["id"]: r["options"] for r in rows() if r["probe"] == "command"}
+    assert set(generic) == {"clustercontrol", "orchestrator", "vitess"}
+    for options in generic.values():
+        assert options["entrypoint"] and options["command"] and options.get("mode", "run") == "run"
 
 
 def test_the_matrix_validates_and_uses_every_mission_kind_but_the_connectors() -> None:

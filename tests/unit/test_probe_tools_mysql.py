@@ -13,6 +13,8 @@ Canned formats:
   and one line per table (its OUTPUT section).
 - pt-query-digest: the `# Profile` table, `# Rank Query ID Response time Calls R/Call V/M`
   (as printed in the lab by 3.2.1; the format is unchanged in 3.7).
+- pt-online-schema-change: `Successfully altered `db`.`table`.` on its last line (the
+  tool's --execute output, bin/pt-online-schema-change).
 - a MySQL 8.4 slow log entry: `# Time: ...`, `# User@Host: ...`, `# Query_time: ...`
   (MySQL manual, "The Slow Query Log").
 - `SELECT CURRENT_USER()` over the network as root: `root@%`.
@@ -25,18 +27,18 @@ from typing import Any
 from ecoready.domain.model import Category
 from ecoready.probes.mydumper import COPY_DB, DUMP_DIR, SOURCE_DB, MydumperProbe
 from ecoready.probes.mydumper import SEED as DUMP_SEED
-from ecoready.probes.toolkit import CNF, SEED, SLOW_LOG, ToolkitProbe
+from ecoready.probes.toolkit import CNF, OSC_ROWS, OSC_SEED, SEED, SLOW_LOG, ToolkitProbe
 from tests.support.fake_host import FakeContainer, FakeHost, Sql, component, context, ok, rig
 
 MYSQL84 = component("mysql-8.4", "server", "mysql:8.4")
 PS84 = component("percona-server-8.4", "server", "percona/percona-server:8.4")
 MYDUMPER = component(
-    "mydumper", "mydumper", "mydumper/mydumper:v1.0.1-3", category=Category.BACKUP, backend="mysql-8.4"
+    "mydumper", "mydumper", "mydumper/mydumper:v1.0.3-1", category=Category.BACKUP, backend="mysql-8.4"
 )
 TOOLKIT = component(
     "percona-toolkit",
     "toolkit",
-    "percona/percona-toolkit:3.7.0",
+    "percona/percona-toolkit:3.7.1",
     category=Category.TOOLKIT,
     backend="percona-server-8.4",
 )
@@ -64,11 +66,13 @@ def backend(host: FakeHost, warmed: list[str]) -> None:
             warmed.append(call.host)
             return [{"me": "root@%"}]
         if (
-            call.statement in (SEED, DUMP_SEED)
+            call.statement in (SEED, OSC_SEED, DUMP_SEED)
             or call.statement.startswith("SET GLOBAL")
             or "SELECT v FROM" in call.statement
         ):
             return []
+        if call.statement.startswith("SELECT COUNT(*) AS n, SUM(added_online = 7) AS altered"):
+            return [{"n": str(OSC_ROWS), "altered": str(OSC_ROWS), "triggers": "0"}]
         if call.statement.startswith("SELECT COUNT(*) AS n FROM ecoready_toolkit.t"):
             return [{"n": 4900}]
         if call.statement == f"SELECT COUNT(*) AS n FROM {COPY_DB}.t":
@@ -80,12 +84,19 @@ def backend(host: FakeHost, warmed: list[str]) -> None:
         return None
 
 
-async def test_toolkit_against_percona_server_84() -> None:
-    r = rig()
-    warmed: list[str] = []
-    backend(r.host, warmed)
+# pt-online-schema-change --execute's report (bin/pt-online-schema-change, as 3.2.1 printed
+# it in the lab against MySQL 9.7)
+OSC_DONE = (
+    "Altering `ecoready_toolkit`.`osc`...\n"
+    "Creating new table...\nCreated new table ecoready_toolkit._osc_new OK.\n"
+    "Copying approximately 2000 rows...\nCopied rows OK.\n"
+    "Swapped original and new tables OK.\nDropped old table `ecoready_toolkit`.`_osc_old` OK.\n"
+    "Dropped triggers OK.\nSuccessfully altered `ecoready_toolkit`.`osc`.\n"
+)
 
-    @r.host.execs_to
+
+def answer_tools(host: FakeHost, osc_output: str = OSC_DONE) -> None:
+    @host.execs_to
     def tools(container: FakeContainer, argv: list[str]) -> Any:
         if container.role == "backend-server" and argv == ["cat", SLOW_LOG]:
             return ok(SLOW)
@@ -108,6 +119,8 @@ async def test_toolkit_against_percona_server_84() -> None:
                 "            TS ERRORS  DIFFS     ROWS  DIFF_ROWS  CHUNKS SKIPPED    TIME TABLE\n"
                 "11-22T10:00:01      0      0     5000          0       4       0   0.041 ecoready_toolkit.t\n"
             )
+        if argv[0] == "pt-online-schema-change":
+            return ok(osc_output)
         if argv[0] == "pt-query-digest":
             return ok(
                 "# Profile\n# Rank Query ID                           Response time Calls R/Call V/M  \n"
@@ -116,6 +129,14 @@ async def test_toolkit_against_percona_server_84() -> None:
                 "#    2 0x8B1A9953C4611296A827ABF8C47804D7 0.0010 20.0%     1 0.0010  0.00 SELECT ecoready_toolkit.t\n"
             )
         return None
+
+
+async def test_toolkit_against_percona_server_84() -> None:
+    r = rig()
+    warmed: list[str] = []
+    backend(r.host, warmed)
+
+    answer_tools(r.host)
 
     probe = ToolkitProbe(context(r, TOOLKIT, PS84))
     await probe.start()
@@ -126,6 +147,7 @@ async def test_toolkit_against_percona_server_84() -> None:
         "pt-mysql-summary": "pass",
         "pt-table-checksum": "pass",
         "pt-query-digest": "pass",
+        "pt-online-schema-change": "pass",
     }
     assert checks["pt-mysql-summary"].detail == (
         "MySQL summary of backend-server: 8.4.10-10 Percona Server (GPL), Release 10, Revision 5eb4d2bc"
@@ -135,14 +157,28 @@ async def test_toolkit_against_percona_server_84() -> None:
     warm_at = next(i for i, c in enumerate(r.host.sql_log) if c.statement == "SELECT CURRENT_USER() AS me")
     assert all(c.via.role == "backend-server" for c in r.host.sql_log[: warm_at + 1])
     toolkit = r.host.by_role("toolkit")
-    assert toolkit.spec.image == "img:percona/percona-toolkit:3.7.0" and toolkit.spec.command == ("sleep", "infinity")
+    assert toolkit.spec.image == "img:percona/percona-toolkit:3.7.1" and toolkit.spec.command == ("sleep", "infinity")
     password = r.host.by_role("backend-server").files["/run/ecoready/root-password"].decode()
     assert toolkit.files[CNF].decode() == f'[client]\nuser=root\npassword="{password}"\n'
     checksum = next(argv for argv in r.host.argvs("toolkit") if argv[0] == "pt-table-checksum")
     assert checksum[1] == f"h=backend-server,P=3306,F={CNF}" and "--recursion-method=none" in checksum
+    osc = next(argv for argv in r.host.argvs("toolkit") if argv[0] == "pt-online-schema-change")
+    assert osc[1] == f"h=backend-server,P=3306,F={CNF},D=ecoready_toolkit,t=osc"
+    assert "--execute" in osc and "--recursion-method=none" in osc and "--no-version-check" in osc
     summary = next(argv for argv in r.host.argvs("toolkit") if argv[0] == "pt-mysql-summary")
     assert summary[:4] == ["pt-mysql-summary", "--sleep=1", "--", f"--defaults-extra-file={CNF}"]
     assert all(password not in " ".join(argv) for _, argv in r.host.execs)
+
+
+async def test_an_alter_that_did_not_happen_fails_the_online_schema_change_check() -> None:
+    r = rig()
+    backend(r.host, [])
+    answer_tools(r.host, osc_output="Altering `ecoready_toolkit`.`osc`...\nAltered nothing.\n")
+    probe = ToolkitProbe(context(r, TOOLKIT, PS84))
+    await probe.start()
+    await probe.smoke()
+    check = r.checks()["pt-online-schema-change"]
+    assert check.outcome.value == "fail" and "did not say it altered" in check.detail
 
 
 async def test_mydumper_v1_against_mysql_84() -> None:
@@ -170,7 +206,7 @@ async def test_mydumper_v1_against_mysql_84() -> None:
     }
     target, tools_container = r.host.by_role("target"), r.host.by_role("tools")
     assert target.spec.image == "img:mysql:8.4" and target.spec.env["MYSQL_ROOT_PASSWORD_FILE"]
-    assert tools_container.spec.image == "img:mydumper/mydumper:v1.0.1-3"
+    assert tools_container.spec.image == "img:mydumper/mydumper:v1.0.3-1"
     argvs = r.host.argvs("tools")
     dump = next(a for a in argvs if a[0] == "mydumper")
     load = next(a for a in argvs if a[0] == "myloader")
