@@ -107,6 +107,9 @@ _COMMAND_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "limit": (int, float),  # run: seconds the command may take (native; scaled for emulation)
     "user": str,
     "database": str,  # created on the backend for the app (default ecoready_app)
+    # "contract": what the row runs was written from the image's documentation and never run
+    # here (the default matrix's generic rows); the report then says contract, not lab
+    "verified": str,
 }
 
 KINDS: Mapping[str, ProbeKind] = {
@@ -222,8 +225,9 @@ KINDS: Mapping[str, ProbeKind] = {
             "command",
             "ecoready.probes.command",
             verified=LAB,  # the generic probe: the user's own image, run as the lab's tests run it
+            contract_when={"verified": ("contract",)},
             options=_COMMAND_OPTIONS,
-            choices={"mode": COMMAND_MODES},
+            choices={"mode": COMMAND_MODES, "verified": ("contract",)},
             check=check_command_options,
             smoke_limit="limit",
         ),
