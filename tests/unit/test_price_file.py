@@ -22,7 +22,7 @@ WRITTEN = "2026-11-27"  # the day the file's figures were copied from their page
 # No public page of Google's gives a clock for its Axion processor, and Azure's pages give only
 # a maximum boost for the AMD processors of Dasv5 and Dasv6, no all-core clock (the file's
 # header says so): those entries carry no cpu_ghz rather than an estimated one.
-WITHOUT_CLOCK = ("gcp:c4a-", "azure:Standard_D2as_v", "azure:Standard_D4as_v", "azure:Standard_D8as_v", "azure:Standard_D16as_v")
+WITHOUT_CLOCK = ("gcp:c4a-", *(f"azure:Standard_D{size}as_v" for size in (2, 4, 8, 16)))
 
 
 def test_every_instance_has_its_figures_a_page_and_a_date() -> None:
