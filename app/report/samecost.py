@@ -149,7 +149,8 @@ def headline(view: SameCost) -> str:
         clockless = [p for p in (b, a) if p.instance and p.vcpus and not p.cpu_ghz]
         if clockless:
             text += "".join(
-                f" Compute power: give host {p.host} its cpu_ghz ({p.instance}'s provider publishes no clock)."
+                f" Compute power: give host {p.host} its cpu_ghz"
+                f" ({p.instance}'s provider publishes no sustained clock)."
                 for p in clockless
             )
         else:

@@ -168,7 +168,7 @@ def test_an_axion_pair_has_prices_but_no_clock_until_the_host_gives_one() -> Non
     assert view.saving_percent == pytest.approx((0.201608 - 0.1796) / 0.201608 * 100)  # about 11% less
     said = headline(view)
     assert "(gcp:c4a-standard-4): 4 vCPU for 0.1796 USD" in said
-    assert "give host graviton its cpu_ghz (gcp:c4a-standard-4's provider publishes no clock)" in said
+    assert "give host graviton its cpu_ghz (gcp:c4a-standard-4's provider publishes no sustained clock)" in said
     measured = same_cost_hosts(*gcp_pair("gcp:c4a-standard-4", "gcp:c3-standard-4", "\ncpu_ghz = 2.6"))
     assert measured.arm64.compute_ghz == pytest.approx(4 * 2.6)  # the host's own clock, not the file's
 
