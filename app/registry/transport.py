@@ -1,7 +1,7 @@
 """Talking to registries: one HTTP client for the run, its connections kept alive from
 one request to the next (HEADs included) and HTTP/2 where the registry offers it over TLS, a
 few requests at once per registry (the first one alone, so the others learn its auth
-challenge), a whole-request deadline, the challenge auth (Bearer tokens, Basic) with credentials from the docker config,
+challenge, while the connections they will need are opened), a whole-request deadline, the challenge auth (Bearer tokens, Basic) with credentials from the docker config,
 and each registry's status (requests, rate limit, time waited, last failure) as it changes.
 Credentials never appear in a message.
 
@@ -29,10 +29,11 @@ import ipaddress
 import json
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+import httpcore
 import httpx
 
 from ecoready import __version__
@@ -96,6 +97,7 @@ class RegistryTransport:
         self.transport = transport
         self.requests = 0  # HTTP requests made, tokens included
         self._client: httpx.AsyncClient | None = None
+        self._transports: _Transports | None = None  # ours (None when given one)
         self._status: dict[str, RegistryStatus] = {}
         self._tokens: dict[tuple[str, str], str] = {}
         self._token_flights: dict[Hashable, asyncio.Future[str]] = {}
@@ -103,6 +105,7 @@ class RegistryTransport:
         self._challenges: dict[str, dict[str, str]] = {}  # host -> its Bearer challenge
         self._logins: dict[str, Login | None] = {}
         self._contacts: dict[str, asyncio.Future[None]] = {}
+        self._waiting: dict[str, int] = {}  # host -> requests that waited for its first answer
         self._slots: dict[str, _Slots] = {}
         self._down: dict[str, tuple[float, str]] = {}
         self._hung: dict[tuple[str, str], tuple[float, str]] = {}  # (host, repository) without an answer
@@ -151,9 +154,11 @@ class RegistryTransport:
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             limits = httpx.Limits(max_connections=4 * PER_REGISTRY, max_keepalive_connections=2 * PER_REGISTRY)
+            if self.transport is None:
+                self._transports = _Transports(limits)
             self._client = httpx.AsyncClient(
                 timeout=self.timeout,
-                transport=self.transport or _Transports(limits),
+                transport=self.transport or self._transports,
                 follow_redirects=True,  # blobs live behind CDNs; httpx drops Authorization off-origin
                 trust_env=False,
                 headers={"User-Agent": f"ecoready/{__version__}"},
@@ -286,15 +291,28 @@ class RegistryTransport:
         if held is not None and now < held[0]:
             raise RegistryError(registry, held[1])
 
-    async def _first_contact(self, host: str) -> bool:
-        """True for the first request to `host`; the others wait until it has been answered."""
+    async def _first_contact(self, host: str, url: str) -> bool:
+        """True for the first request to `host`; the others wait until it has been answered,
+        their connections opened meanwhile."""
         gate = self._contacts.get(host)
         if gate is None:
             self._contacts[host] = asyncio.get_running_loop().create_future()
             return True
         if not gate.done():
+            self._open_ahead(host, url)
             await asyncio.shield(gate)
         return False
+
+    def _open_ahead(self, host: str, url: str) -> None:
+        """A request waiting for the registry's first answer: the connection it will need is
+        opened now (TCP, no request sent), so the fan-out that follows that answer does not
+        wait another round trip for its handshakes: one per waiter after the first (who
+        takes the first request's), within the registry's limit; they are handed over when
+        the first answer is in (`_Transports.hand_over`). Plain HTTP only: over HTTPS the
+        registry is offered HTTP/2, where every request shares the first connection."""
+        waiting = self._waiting[host] = self._waiting.get(host, 0) + 1
+        if 1 < waiting <= PER_REGISTRY and self._transports is not None:
+            self._transports.open_ahead(httpx.URL(url), self.timeout.connect)
 
     # -- requests with auth -----------------------------------------------------------
     async def request(self, ref: ImageRef, method: str, path: str, accept: str = ACCEPT) -> Reply:
@@ -304,7 +322,7 @@ class RegistryTransport:
         host, registry = ref.api_host, ref.registry
         url = f"{self._scheme(host)}://{host}/v2/{ref.repository}/{path}"
         scope = f"repository:{ref.repository}:pull"
-        first = await self._first_contact(host)
+        first = await self._first_contact(host, url)
         repository = ref.repository
         try:
             self._fail_fast(host, registry, repository)
@@ -333,6 +351,8 @@ class RegistryTransport:
                 gate = self._contacts[host]
                 if not gate.done():
                     gate.set_result(None)
+                if self._transports is not None:
+                    self._transports.hand_over(httpx.URL(url))
 
     def _spare_the_limit(self, registry: str, method: str, path: str) -> None:
         """No GET of a manifest once the registry said none remain (RateLimit-Remaining: 0):
@@ -486,12 +506,25 @@ class _Transports(httpx.AsyncBaseTransport):
     (as docker uses), is made when a registry is first asked over HTTPS: loading a trust
     store costs more than a whole answer of a local registry. HTTPS offers HTTP/2 (ALPN),
     which lets every request to a registry share one connection; plain HTTP stays
-    HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement)."""
+    HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement), its connections
+    opened ahead of need when asked (`open_ahead`)."""
 
     def __init__(self, limits: httpx.Limits) -> None:
         self.limits = limits
+        self.network = _OpenAhead()
         self._plain: httpx.AsyncHTTPTransport | None = None
         self._tls: httpx.AsyncHTTPTransport | None = None
+
+    def open_ahead(self, url: httpx.URL, timeout: float | None) -> None:
+        """One TCP connection to `url`'s host opened now, for a request about to be sent
+        (plain HTTP only: see RegistryTransport._open_ahead)."""
+        if url.scheme == "http":
+            self.network.open((url.raw_host.decode("ascii"), url.port or 80), timeout)
+
+    def hand_over(self, url: httpx.URL) -> None:
+        """The connections opened ahead to `url`'s host are now for any request to take."""
+        if url.scheme == "http":
+            self.network.hand_over((url.raw_host.decode("ascii"), url.port or 80))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme == "https":
@@ -501,14 +534,92 @@ class _Transports(httpx.AsyncBaseTransport):
                 )
             return await self._tls.handle_async_request(request)
         if self._plain is None:
-            # only http:// URLs come here; a context that trusts no one keeps it that way
-            self._plain = httpx.AsyncHTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), limits=self.limits)
+            self._plain = _plain_http(self.limits, self.network)
         return await self._plain.handle_async_request(request)
 
     async def aclose(self) -> None:
         for transport in (self._plain, self._tls):
             if transport is not None:
                 await transport.aclose()
+        await self.network.aclose()
+
+
+def _plain_http(limits: httpx.Limits, network: httpcore.AsyncNetworkBackend) -> httpx.AsyncHTTPTransport:
+    """httpx's transport for http:// URLs, its pool connecting through `network`. httpx
+    (0.27, 0.28) takes no network backend, so its pool is made again with one; should a
+    later httpx keep its pool elsewhere, it keeps its own (no connection opened ahead)."""
+    # only http:// URLs come here; a context that trusts no one keeps it that way
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    transport = httpx.AsyncHTTPTransport(verify=context, limits=limits)
+    if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
+        transport._pool = httpcore.AsyncConnectionPool(
+            ssl_context=context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=network,
+        )
+    return transport
+
+
+class _OpenAhead(httpcore.AsyncNetworkBackend):
+    """The network as httpcore's pool sees it, with TCP connections opened ahead of need:
+    once handed over, a connection the pool asks for takes one opened ahead to the same
+    host and port when there is one (else it is opened then, as usual). Those never taken
+    are closed with it."""
+
+    def __init__(self) -> None:
+        self._network = httpcore.AnyIOBackend()
+        self._opening: dict[tuple[str, int], list[asyncio.Task[httpcore.AsyncNetworkStream]]] = {}
+        self._ahead: dict[tuple[str, int], collections.deque[asyncio.Task[httpcore.AsyncNetworkStream]]] = {}
+
+    def open(self, origin: tuple[str, int], timeout: float | None) -> None:
+        task = asyncio.ensure_future(self._network.connect_tcp(*origin, timeout=timeout))
+        task.add_done_callback(_seen)
+        self._opening.setdefault(origin, []).append(task)
+
+    def hand_over(self, origin: tuple[str, int]) -> None:
+        self._ahead.setdefault(origin, collections.deque()).extend(self._opening.pop(origin, ()))
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        opened = self._ahead.get((host, port))
+        while opened and local_address is None and not socket_options:
+            try:
+                return await opened.popleft()
+            except (OSError, httpcore.NetworkError, httpcore.TimeoutException):
+                continue  # that one failed: the next, or a connection of its own says why
+        return await self._network.connect_tcp(host, port, timeout, local_address, socket_options)
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        return await self._network.connect_unix_socket(path, timeout, socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._network.sleep(seconds)
+
+    async def aclose(self) -> None:
+        tasks = [task for opened in (*self._opening.values(), *self._ahead.values()) for task in opened]
+        self._opening.clear()
+        self._ahead.clear()
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled() and task.exception() is None:
+                await task.result().aclose()
+
+
+def _seen(task: asyncio.Task[Any]) -> None:
+    """A connection opened ahead that failed: its failure is not news (asyncio would log it)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _loopback(host: str) -> bool:
