@@ -1,8 +1,9 @@
 """Talking to registries: one HTTP client for the run, its connections kept alive from
 one request to the next (HEADs included) and HTTP/2 where the registry offers it over TLS, a
 few requests at once per registry (the first one alone, so the others learn its auth
-challenge, while the connections they will need are opened), a whole-request deadline, the challenge auth (Bearer tokens, Basic) with credentials from the docker config,
-and each registry's status (requests, rate limit, time waited, last failure) as it changes.
+challenge, while the connections they will need are opened), a whole-request deadline, the
+challenge auth (Bearer tokens, Basic) with credentials from the docker config, and each
+registry's status (requests, rate limit, time waited, last failure) as it changes.
 Credentials never appear in a message.
 
 Manners, both ways:
