@@ -30,11 +30,10 @@ import ipaddress
 import json
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-import httpcore
 import httpx
 
 from ecoready import __version__
@@ -45,6 +44,7 @@ from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
 from ecoready.registry.headers import parse_challenge, parse_rate_limit, source_kind
 from ecoready.registry.manifests import ACCEPT, ImageRef
+from ecoready.registry.network import OpenAhead, origin_of, plain_http
 
 # httpx would default every phase to 5 s; registries can be slow to send a big index.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=20.0, write=10.0, pool=10.0)
@@ -508,24 +508,26 @@ class _Transports(httpx.AsyncBaseTransport):
     store costs more than a whole answer of a local registry. HTTPS offers HTTP/2 (ALPN),
     which lets every request to a registry share one connection; plain HTTP stays
     HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement), its connections
-    opened ahead of need when asked (`open_ahead`)."""
+    opened ahead of need when asked (`network.py`)."""
 
     def __init__(self, limits: httpx.Limits) -> None:
         self.limits = limits
-        self.network = _OpenAhead()
+        self.network = OpenAhead()
         self._plain: httpx.AsyncHTTPTransport | None = None
         self._tls: httpx.AsyncHTTPTransport | None = None
 
     def open_ahead(self, url: httpx.URL, timeout: float | None) -> None:
         """One TCP connection to `url`'s host opened now, for a request about to be sent
         (plain HTTP only: see RegistryTransport._open_ahead)."""
-        if url.scheme == "http":
-            self.network.open((url.raw_host.decode("ascii"), url.port or 80), timeout)
+        origin = origin_of(url)
+        if origin is not None:
+            self.network.open(origin, timeout)
 
     def hand_over(self, url: httpx.URL) -> None:
         """The connections opened ahead to `url`'s host are now for any request to take."""
-        if url.scheme == "http":
-            self.network.hand_over((url.raw_host.decode("ascii"), url.port or 80))
+        origin = origin_of(url)
+        if origin is not None:
+            self.network.hand_over(origin)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme == "https":
@@ -535,7 +537,7 @@ class _Transports(httpx.AsyncBaseTransport):
                 )
             return await self._tls.handle_async_request(request)
         if self._plain is None:
-            self._plain = _plain_http(self.limits, self.network)
+            self._plain = plain_http(self.limits, self.network)
         return await self._plain.handle_async_request(request)
 
     async def aclose(self) -> None:
@@ -543,84 +545,6 @@ class _Transports(httpx.AsyncBaseTransport):
             if transport is not None:
                 await transport.aclose()
         await self.network.aclose()
-
-
-def _plain_http(limits: httpx.Limits, network: httpcore.AsyncNetworkBackend) -> httpx.AsyncHTTPTransport:
-    """httpx's transport for http:// URLs, its pool connecting through `network`. httpx
-    (0.27, 0.28) takes no network backend, so its pool is made again with one; should a
-    later httpx keep its pool elsewhere, it keeps its own (no connection opened ahead)."""
-    # only http:// URLs come here; a context that trusts no one keeps it that way
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    transport = httpx.AsyncHTTPTransport(verify=context, limits=limits)
-    if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
-        transport._pool = httpcore.AsyncConnectionPool(
-            ssl_context=context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=network,
-        )
-    return transport
-
-
-class _OpenAhead(httpcore.AsyncNetworkBackend):
-    """The network as httpcore's pool sees it, with TCP connections opened ahead of need:
-    once handed over, a connection the pool asks for takes one opened ahead to the same
-    host and port when there is one (else it is opened then, as usual). Those never taken
-    are closed with it."""
-
-    def __init__(self) -> None:
-        self._network = httpcore.AnyIOBackend()
-        self._opening: dict[tuple[str, int], list[asyncio.Task[httpcore.AsyncNetworkStream]]] = {}
-        self._ahead: dict[tuple[str, int], collections.deque[asyncio.Task[httpcore.AsyncNetworkStream]]] = {}
-
-    def open(self, origin: tuple[str, int], timeout: float | None) -> None:
-        task = asyncio.ensure_future(self._network.connect_tcp(*origin, timeout=timeout))
-        task.add_done_callback(_seen)
-        self._opening.setdefault(origin, []).append(task)
-
-    def hand_over(self, origin: tuple[str, int]) -> None:
-        self._ahead.setdefault(origin, collections.deque()).extend(self._opening.pop(origin, ()))
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        opened = self._ahead.get((host, port))
-        while opened and local_address is None and not socket_options:
-            try:
-                return await opened.popleft()
-            except (OSError, httpcore.NetworkError, httpcore.TimeoutException):
-                continue  # that one failed: the next, or a connection of its own says why
-        return await self._network.connect_tcp(host, port, timeout, local_address, socket_options)
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        return await self._network.connect_unix_socket(path, timeout, socket_options)
-
-    async def sleep(self, seconds: float) -> None:
-        await self._network.sleep(seconds)
-
-    async def aclose(self) -> None:
-        tasks = [task for opened in (*self._opening.values(), *self._ahead.values()) for task in opened]
-        self._opening.clear()
-        self._ahead.clear()
-        for task in tasks:
-            if not task.done():
-                task.cancel()
-            elif not task.cancelled() and task.exception() is None:
-                await task.result().aclose()
-
-
-def _seen(task: asyncio.Task[Any]) -> None:
-    """A connection opened ahead that failed: its failure is not news (asyncio would log it)."""
-    if not task.cancelled():
-        task.exception()
 
 
 def _loopback(host: str) -> bool:
