@@ -1,8 +1,9 @@
 """Talking to registries: one HTTP client for the run, its connections kept alive from
 one request to the next (HEADs included) and HTTP/2 where the registry offers it over TLS, a
 few requests at once per registry (the first one alone, so the others learn its auth
-challenge), a whole-request deadline, the challenge auth (Bearer tokens, Basic) with credentials from the docker config,
-and each registry's status (requests, rate limit, time waited, last failure) as it changes.
+challenge, while the connections they will need are opened), a whole-request deadline, the
+challenge auth (Bearer tokens, Basic) with credentials from the docker config, and each
+registry's status (requests, rate limit, time waited, last failure) as it changes.
 Credentials never appear in a message.
 
 Manners, both ways:
@@ -43,6 +44,7 @@ from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
 from ecoready.registry.headers import parse_challenge, parse_rate_limit, source_kind
 from ecoready.registry.manifests import ACCEPT, ImageRef
+from ecoready.registry.network import OpenAhead, origin_of, plain_http
 
 # httpx would default every phase to 5 s; registries can be slow to send a big index.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=20.0, write=10.0, pool=10.0)
@@ -96,6 +98,7 @@ class RegistryTransport:
         self.transport = transport
         self.requests = 0  # HTTP requests made, tokens included
         self._client: httpx.AsyncClient | None = None
+        self._transports: _Transports | None = None  # ours (None when given one)
         self._status: dict[str, RegistryStatus] = {}
         self._tokens: dict[tuple[str, str], str] = {}
         self._token_flights: dict[Hashable, asyncio.Future[str]] = {}
@@ -103,6 +106,7 @@ class RegistryTransport:
         self._challenges: dict[str, dict[str, str]] = {}  # host -> its Bearer challenge
         self._logins: dict[str, Login | None] = {}
         self._contacts: dict[str, asyncio.Future[None]] = {}
+        self._waiting: dict[str, int] = {}  # host -> requests that waited for its first answer
         self._slots: dict[str, _Slots] = {}
         self._down: dict[str, tuple[float, str]] = {}
         self._hung: dict[tuple[str, str], tuple[float, str]] = {}  # (host, repository) without an answer
@@ -151,9 +155,11 @@ class RegistryTransport:
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             limits = httpx.Limits(max_connections=4 * PER_REGISTRY, max_keepalive_connections=2 * PER_REGISTRY)
+            if self.transport is None:
+                self._transports = _Transports(limits)
             self._client = httpx.AsyncClient(
                 timeout=self.timeout,
-                transport=self.transport or _Transports(limits),
+                transport=self.transport or self._transports,
                 follow_redirects=True,  # blobs live behind CDNs; httpx drops Authorization off-origin
                 trust_env=False,
                 headers={"User-Agent": f"ecoready/{__version__}"},
@@ -286,15 +292,28 @@ class RegistryTransport:
         if held is not None and now < held[0]:
             raise RegistryError(registry, held[1])
 
-    async def _first_contact(self, host: str) -> bool:
-        """True for the first request to `host`; the others wait until it has been answered."""
+    async def _first_contact(self, host: str, url: str) -> bool:
+        """True for the first request to `host`; the others wait until it has been answered,
+        their connections opened meanwhile."""
         gate = self._contacts.get(host)
         if gate is None:
             self._contacts[host] = asyncio.get_running_loop().create_future()
             return True
         if not gate.done():
+            self._open_ahead(host, url)
             await asyncio.shield(gate)
         return False
+
+    def _open_ahead(self, host: str, url: str) -> None:
+        """A request waiting for the registry's first answer: the connection it will need is
+        opened now (TCP, no request sent), so the fan-out that follows that answer does not
+        wait another round trip for its handshakes: one per waiter after the first (who
+        takes the first request's), within the registry's limit; they are handed over when
+        the first answer is in (`_Transports.hand_over`). Plain HTTP only: over HTTPS the
+        registry is offered HTTP/2, where every request shares the first connection."""
+        waiting = self._waiting[host] = self._waiting.get(host, 0) + 1
+        if 1 < waiting <= PER_REGISTRY and self._transports is not None:
+            self._transports.open_ahead(httpx.URL(url), self.timeout.connect)
 
     # -- requests with auth -----------------------------------------------------------
     async def request(self, ref: ImageRef, method: str, path: str, accept: str = ACCEPT) -> Reply:
@@ -304,7 +323,7 @@ class RegistryTransport:
         host, registry = ref.api_host, ref.registry
         url = f"{self._scheme(host)}://{host}/v2/{ref.repository}/{path}"
         scope = f"repository:{ref.repository}:pull"
-        first = await self._first_contact(host)
+        first = await self._first_contact(host, url)
         repository = ref.repository
         try:
             self._fail_fast(host, registry, repository)
@@ -333,6 +352,8 @@ class RegistryTransport:
                 gate = self._contacts[host]
                 if not gate.done():
                     gate.set_result(None)
+                if self._transports is not None:
+                    self._transports.hand_over(httpx.URL(url))
 
     def _spare_the_limit(self, registry: str, method: str, path: str) -> None:
         """No GET of a manifest once the registry said none remain (RateLimit-Remaining: 0):
@@ -486,12 +507,27 @@ class _Transports(httpx.AsyncBaseTransport):
     (as docker uses), is made when a registry is first asked over HTTPS: loading a trust
     store costs more than a whole answer of a local registry. HTTPS offers HTTP/2 (ALPN),
     which lets every request to a registry share one connection; plain HTTP stays
-    HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement)."""
+    HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement), its connections
+    opened ahead of need when asked (`network.py`)."""
 
     def __init__(self, limits: httpx.Limits) -> None:
         self.limits = limits
+        self.network = OpenAhead()
         self._plain: httpx.AsyncHTTPTransport | None = None
         self._tls: httpx.AsyncHTTPTransport | None = None
+
+    def open_ahead(self, url: httpx.URL, timeout: float | None) -> None:
+        """One TCP connection to `url`'s host opened now, for a request about to be sent
+        (plain HTTP only: see RegistryTransport._open_ahead)."""
+        origin = origin_of(url)
+        if origin is not None:
+            self.network.open(origin, timeout)
+
+    def hand_over(self, url: httpx.URL) -> None:
+        """The connections opened ahead to `url`'s host are now for any request to take."""
+        origin = origin_of(url)
+        if origin is not None:
+            self.network.hand_over(origin)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme == "https":
@@ -501,14 +537,14 @@ class _Transports(httpx.AsyncBaseTransport):
                 )
             return await self._tls.handle_async_request(request)
         if self._plain is None:
-            # only http:// URLs come here; a context that trusts no one keeps it that way
-            self._plain = httpx.AsyncHTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT), limits=self.limits)
+            self._plain = plain_http(self.limits, self.network)
         return await self._plain.handle_async_request(request)
 
     async def aclose(self) -> None:
         for transport in (self._plain, self._tls):
             if transport is not None:
                 await transport.aclose()
+        await self.network.aclose()
 
 
 def _loopback(host: str) -> bool:

@@ -2,13 +2,16 @@
 ours that counts the connections it accepts and forwards bytes untouched. A warm lookup of
 several references (HEADs answered from the disk cache) goes over one connection per
 registry when asked in turn, and over no more connections than the client's limit when asked
-all at once, each carrying several requests; before the fix, every HEAD cost a connection."""
+all at once, each carrying several requests; before the fix, every HEAD cost a connection.
+A cold lookup at once has the connections of its fan-out opened while the registry's first
+answer (which goes alone) is on its way."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,9 +32,11 @@ SAFETY = 60  # seconds: a lookup that takes longer is stuck
 class CountingFront:
     """Accepts on a free loopback port, counts connections, pipes each to the registry."""
 
-    def __init__(self, upstream_port: int) -> None:
+    def __init__(self, upstream_port: int, hold_first: float = 0.0) -> None:
         self.upstream_port = upstream_port
         self.accepted = 0
+        self.hold_first = hold_first  # seconds the first connection's first answer is held back
+        self.accepted_at_first_answer: int | None = None
         self._server = socket.create_server(("127.0.0.1", 0))
         self.host = f"127.0.0.1:{self._server.getsockname()[1]}"
         self._open: list[socket.socket] = []
@@ -46,13 +51,17 @@ class CountingFront:
             self.accepted += 1
             upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
             self._open += [client, upstream]
+            hold = self.hold_first if self.accepted == 1 else 0.0
             threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, hold), daemon=True).start()
 
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket, hold: float = 0.0) -> None:
         try:
             while data := source.recv(65536):
+                if hold:
+                    time.sleep(hold)
+                    self.accepted_at_first_answer = self.accepted
+                    hold = 0.0
                 sink.sendall(data)
             sink.shutdown(socket.SHUT_WR)
         except OSError:
@@ -121,3 +130,17 @@ async def test_a_warm_lookup_at_once_keeps_its_connections(front: CountingFront,
     assert requests > len(REPOS)  # tags, then each arch's manifest and config
     assert connections <= PER_REGISTRY
     assert connections < requests
+
+
+async def test_a_cold_fan_out_finds_its_connections_open(registry: Registry, tmp_path: Path) -> None:
+    """The first request goes alone; while its answer is held back, the requests waiting
+    for it have their connections opened (one each, the first request's serving one of
+    them), so none waits for a handshake once the answer is in."""
+    front = CountingFront(int(registry.host.rsplit(":", 1)[1]), hold_first=0.5)
+    try:
+        requests, connections = await lookups(front, tmp_path, at_once=True)
+    finally:
+        front.close()
+    waiting = len(REPOS) - 1  # one tag each: the first repository's goes first, the others wait
+    assert front.accepted_at_first_answer == min(waiting, PER_REGISTRY)
+    assert connections <= PER_REGISTRY < requests
