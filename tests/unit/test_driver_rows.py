@@ -18,7 +18,8 @@ from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.state import fold, reduce
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import INSTALL_BUDGET, PACKAGING_BUDGET, make_plan
-from ecoready.probe_api.install_cache import InstallJob, install_once, labels_printed
+from ecoready.probe_api.install_cache import InstallJob, cache_key, install_once, labels_printed
+from ecoready.probes import smoke
 from ecoready.probes.shared.drivers import MISMATCH, failure, recipe
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
@@ -196,9 +197,42 @@ def test_install_scripts_check_the_image_first_and_pin_the_exact_version() -> No
     npm = recipe(replace(SOURCE, registry="npm", package="mysql2", version="3.24.6", needs=()))
     assert " mysql2@3.24.6 &&" in npm.script and npm.run_env == {"NODE_PATH": "/opt/ecoready/node/node_modules"}
     java = recipe(replace(SOURCE, registry="maven", package="org.mariadb.jdbc:mariadb-java-client", version="3.5.1"))
-    assert java.program == ("smoke-java", "--scheme", "mariadb") and "<version>3.5.1</version>" in java.script
+    assert java.program[-2:] == ("--scheme", "mariadb") and java.name == "smoke-java"
+    jar = "org/mariadb/jdbc/mariadb-java-client/3.5.1/mariadb-java-client-3.5.1.jar"
+    assert jar in java.script and java.script.index("command -v javac") < java.script.index("curl -fsSL")
     go = recipe(replace(SOURCE, registry="go", package="github.com/go-sql-driver/mysql", version="v1.9.3"))
     assert "go get github.com/go-sql-driver/mysql@v1.9.3 &&" in go.script and go.env["GOTOOLCHAIN"] == "local"
+
+
+def test_the_smoke_programs_come_from_the_package_not_the_image() -> None:
+    """A runtime image needs nothing of ecoready's: the scripts go into the connector
+    container at run time, Go's and Java's sources into the installer (compiled there),
+    all from the installed package (ecoready.probes.smoke)."""
+    python = recipe(replace(SOURCE, arch="amd64"))
+    (path,) = python.run_files
+    assert python.program[1] == path and python.run_files[path] == smoke.source("smoke-python")
+    assert b"--driver" in python.run_files[path] and "smoke-python" not in python.script
+    npm = recipe(replace(SOURCE, registry="npm", package="mysql2", version="3.24.6", needs=()))
+    assert npm.program[:2] == ("node", *npm.run_files) and "smoke-nodejs" not in npm.script
+    go = recipe(replace(SOURCE, registry="go", package="github.com/go-sql-driver/mysql", version="v1.9.3"))
+    (source,) = go.install_files
+    assert go.install_files[source] == smoke.source("smoke.go") and f"mv {source} " in go.script
+    assert not go.run_files
+    java = recipe(replace(SOURCE, registry="maven", package="com.mysql:mysql-connector-j", version="9.5.0"))
+    (source,) = java.install_files
+    assert java.install_files[source] == smoke.source("EcoreadySmoke.java") and "javac " in java.script
+    assert all(smoke.source(name) for name in smoke.FILES.values())
+    with pytest.raises(KeyError):
+        smoke.source("../connector.py")
+
+
+def test_an_installs_files_are_part_of_its_cache_key() -> None:
+    script = "go build"
+    plain = cache_key("img", "arm64", script)
+    assert plain == cache_key("img", "arm64", script, {})
+    one = cache_key("img", "arm64", script, {"/opt/ecoready/smoke/smoke.go": b"package main\n"})
+    other = cache_key("img", "arm64", script, {"/opt/ecoready/smoke/smoke.go": b"package main // changed\n"})
+    assert len({plain, one, other}) == 3
 
 
 def test_an_install_records_facts_as_labels_of_the_cached_image() -> None:
