@@ -27,7 +27,12 @@ ROOT = "/opt/ecoready"
 SMOKE_DIR = f"{ROOT}/smoke"  # where the smoke program is put: in the installer, or at run time
 
 # The smoke program's --driver for each Python driver (by PyPI name, lowercase).
-PYTHON_DRIVERS = {"pymysql": "pymysql", "mysqlclient": "mysqlclient", "mysql-connector-python": "mysql-connector"}
+PYTHON_DRIVERS = {
+    "pymysql": "pymysql",
+    "mysqlclient": "mysqlclient",
+    "mysql-connector-python": "mysql-connector",
+    "mariadb": "mariadb",  # MariaDB Connector/Python
+}
 
 
 @dataclass(frozen=True)

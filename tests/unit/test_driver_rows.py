@@ -62,8 +62,9 @@ def test_a_driver_row_names_its_language_and_a_pin_its_smoke_program_speaks() ->
     assert problems('options = { language = "java", driver = "npm:mysql2@3" }') == [
         "13:41: 'driver' 'npm:mysql2@3' is a nodejs driver: the row needs language = 'nodejs'"
     ]
-    assert problems('options = { language = "python", driver = "pypi:mariadb" }') == [
-        "13:43: 'driver' 'pypi:mariadb': the python smoke program speaks pymysql, mysqlclient, mysql-connector-python"
+    assert problems('options = { language = "python", driver = "pypi:aiomysql" }') == [
+        "13:43: 'driver' 'pypi:aiomysql': the python smoke program speaks pymysql, mysqlclient, "
+        "mysql-connector-python, mariadb"
     ]
     assert problems('options = { language = "python" }') == [
         "13:24: language 'python' needs a 'driver' (e.g. \"pypi:PyMySQL\")"
