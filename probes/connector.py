@@ -187,8 +187,10 @@ class ConnectorProbe(Probe):
         literal = ctx.options.get("password")
         password = ctx.known_secret("connector-password", str(literal)) if literal is not None else backend.password
         files: dict[str, bytes | Secret] = {PASSWORD_PATH: password, **program_files}
-        # TLS and caching_sha2_password: driver rows against MySQL (MariaDB has no such plugin)
-        self.mysql_checks = bool(ctx.options.get("driver")) and backend.flavor in ("mysql", "percona")
+        # TLS and caching_sha2_password: registry driver rows against MySQL (MariaDB has no such
+        # plugin); the smoke programs of Debian's packages' languages do not check them
+        self.registry_row = bool(ctx.options.get("driver")) and not str(ctx.options["driver"]).startswith("deb:")
+        self.mysql_checks = self.registry_row and backend.flavor in ("mysql", "percona")
         sha2 = ctx.secret("connector-sha2-password") if self.mysql_checks else None
         if sha2 is not None:
             files[SHA2_PASSWORD_PATH] = sha2
@@ -239,7 +241,7 @@ class ConnectorProbe(Probe):
         if packaging is None:
             raise InfraError("the packaging stage gave this driver row no package to install")
         # one try of a download that can stall: a third of the install's time
-        recipe = drivers.recipe(packaging, ctx.scaled(INSTALL_LIMIT) / 3)
+        recipe = drivers.recipe(packaging, ctx.scaled(INSTALL_LIMIT) / 3, self.language)
         self.argv = recipe.program
         self.program = recipe.name
         done = await install(
@@ -258,7 +260,10 @@ class ConnectorProbe(Probe):
                 how = f"{how} ({done.labels['ecoready.install.file']})"
             if not done.cached:
                 how = f"{how} in {done.seconds:.0f} s"
-            report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
+            # what the install took, where the packaging stage could not say (Debian's packages)
+            version = packaging.version or done.labels.get("ecoready.install.version", "")
+            ready = replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached, version=version)
+            report_packaging(ctx, ready)
             return done.image_id, dict(recipe.run_env), dict(recipe.run_files)
         assert done.result is not None
         failed = drivers.failure(done.result.stdout, done.result.stderr)
@@ -287,7 +292,7 @@ class ConnectorProbe(Probe):
         for name in names:
             failed_first = note != "" and not first.passed(name)
             await ctx.check(name, _Report(name, run, self.program, note if failed_first else ""))
-        if ctx.options.get("driver") and not self.mysql_checks:
+        if self.registry_row and not self.mysql_checks:
             for name in MYSQL_CHECKS:
                 await ctx.check(name, _not_applicable(self.backend.flavor))
 

@@ -51,10 +51,13 @@ def smoke_file(name: str) -> tuple[str, bytes]:
     return f"{SMOKE_DIR}/{name}", smoke.source(name)
 
 
-def recipe(packaging: Packaging, attempt: float = 120.0) -> Recipe:
-    """`attempt`: seconds one try of a download that can stall may take (Maven's)."""
+def recipe(packaging: Packaging, attempt: float = 120.0, language: str = "") -> Recipe:
+    """`attempt`: seconds one try of a download that can stall may take (Maven's, apt's);
+    `language`: the row's (Debian's packages serve several)."""
     if packaging.registry == "maven":
         return _java(packaging, attempt)
+    if packaging.registry == "deb":
+        return _deb(packaging, language, attempt)
     return _RECIPES[packaging.registry](packaging)
 
 
@@ -193,6 +196,42 @@ def _go(p: Packaging) -> Recipe:
         "HOME": "/tmp",
     }
     return Recipe(script, env, (f"{ROOT}/bin/smoke-go",), install_files={source: source_bytes})
+
+
+# Debian's packages: each language's smoke program, and how it runs (a script under its
+# interpreter) or is compiled in the installer (C and C++, with the image's compiler).
+_DEB_SCRIPTS = {"php": ("php", "smoke-php"), "perl": ("perl", "smoke-perl"), "ruby": ("ruby", "smoke-ruby")}
+_DEB_BUILDS = {
+    "c": ("smoke.c", "gcc -O2 -o {out} {src} $(mariadb_config --cflags --libs)"),  # libmariadb-dev's
+    "cpp": ("smoke.cpp", "g++ -O2 -o {out} {src} -lmysqlcppconn"),
+}
+
+
+def _deb(p: Packaging, language: str, attempt: float) -> Recipe:
+    """`apt-get install` of the packages into a Debian-based image (as its users do), the
+    installed versions as facts, then (C, C++) the smoke program compiled."""
+    packages = " ".join(shlex.quote(n) for n in p.package.split(","))
+    versions = f"dpkg-query -W -f '${{Package}}=${{Version}} ' {packages}"
+    steps = [
+        _need("command -v apt-get", "the image has no apt-get: a deb driver needs a Debian-based image"),
+        "export DEBIAN_FRONTEND=noninteractive",
+        _retried("apt-get update -qq", attempt),
+        _retried(f"apt-get install -y -qq --no-install-recommends {packages}", attempt),
+        "rm -rf /var/lib/apt/lists/*",
+        f'echo "ecoready-label: version=$({versions})"',
+        'echo "ecoready-label: how=installed with apt-get"',
+    ]
+    if language in _DEB_SCRIPTS:
+        interpreter, name = _DEB_SCRIPTS[language]
+        path, program_bytes = smoke_file(name)
+        return Recipe(_script(*steps), {}, (interpreter, path), run_files={path: program_bytes}, name=name)
+    if language not in _DEB_BUILDS:
+        raise ValueError(f"no smoke program for language {language!r} from Debian's packages")
+    source_name, build = _DEB_BUILDS[language]
+    source, source_bytes = smoke_file(source_name)
+    out = f"{ROOT}/bin/smoke-{language}"
+    steps += [f"mkdir -p {ROOT}/bin", build.format(out=out, src=source), f"rm -f {source}"]
+    return Recipe(_script(*steps), {}, (out,), install_files={source: source_bytes})
 
 
 _RECIPES = {"pypi": _python, "npm": _nodejs, "go": _go}

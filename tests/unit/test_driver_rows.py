@@ -260,3 +260,48 @@ def test_the_drivers_verb_refuses_a_bad_pin_before_asking_anything(capsys: pytes
     assert "is not a PEP 440 version specifier" in capsys.readouterr().err
     assert main(["drivers", "npm:mysql2", "--only", "x"]) == 2
     assert parse_driver("npm:mysql2").tag == "latest"
+
+
+def test_debian_packages_are_a_driver_source_for_the_languages_without_a_reachable_registry() -> None:
+    spec = parse_driver("deb:php8.4-cli, php8.4-mysql")
+    assert (spec.registry, spec.package, spec.constraint) == ("deb", "php8.4-cli,php8.4-mysql", "")
+    assert spec.debs == ("php8.4-cli", "php8.4-mysql") and "php" in spec.languages and spec.language == ""
+    for bad, words in (
+        ("deb:", "Debian packages separated by commas"),
+        ("deb:php8.4-mysql=8.4.1", "no versions"),
+        ("deb:PHP", "is not a Debian package name"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            parse_driver(bad)
+    ok_row = parse(HEAD + 'options = { language = "php", driver = "deb:php8.4-cli,php8.4-mysql" }\n', "m.toml")
+    assert ok_row.component("py").options["driver"] == "deb:php8.4-cli,php8.4-mysql"
+    assert problems('options = { language = "python", driver = "deb:python3-pymysql" }') == [
+        "13:43: 'driver' 'deb:python3-pymysql': Debian's packages serve language php, perl, ruby, c, cpp"
+    ]
+
+
+async def test_debian_packages_are_not_asked_before_the_install() -> None:
+    from ecoready.packages.client import PackageClient
+
+    async with PackageClient() as client:
+        found = await client.assess(parse_driver("deb:ruby,ruby-mysql2"), "arm64")
+    assert found.verdict is PackagingVerdict.NOT_ASKED and found.version == ""
+    assert packaging_text(found).startswith("not asked (apt resolves them in the image")
+    assert client.statuses() == ()  # no request
+
+
+def test_a_debian_install_is_apt_then_the_smoke_program() -> None:
+    deb = Packaging(
+        "deb:php8.4-cli,php8.4-mysql", "deb", "php8.4-cli,php8.4-mysql", "", "amd64", PackagingVerdict.NOT_ASKED
+    )
+    php = recipe(deb, 60, "php")
+    assert php.script.index("command -v apt-get") < php.script.index("apt-get install")
+    assert "--no-install-recommends php8.4-cli php8.4-mysql" in php.script and "dpkg-query -W" in php.script
+    (path,) = php.run_files
+    assert php.program == ("php", path) and php.run_files[path] == smoke.source("smoke-php")
+    c = recipe(replace(deb, package="gcc,libc6-dev,libmariadb-dev"), 60, "c")
+    (source,) = c.install_files
+    assert c.install_files[source] == smoke.source("smoke.c") and "mariadb_config --cflags --libs" in c.script
+    assert c.program == ("/opt/ecoready/bin/smoke-c",) and not c.run_files
+    with pytest.raises(ValueError):
+        recipe(deb, 60, "python")
