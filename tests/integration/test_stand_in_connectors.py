@@ -2,9 +2,11 @@
 lab's Docker Hub stand-in, on both arches (arm64 emulated): the official runtime image
 names (python:3.13-slim and 3.13, node:24, eclipse-temurin:21, golang:1.24) served by the
 lab's Debian builds of those lines, each driver pinned in its own registry (PyPI, npm,
-Maven Central, the Go module proxy) and installed into the image, the smoke program put in
+Maven Central, the Go module proxy) and installed into the image, and PHP, Perl, Ruby, C
+and C++ from Debian's packages on debian:trixie-slim (apt), the smoke program put in
 from ecoready's package (compiled there for Go and Java): nothing of ecoready's is in the
-images. Every cell `ready`, TLS and caching_sha2_password checked against MySQL 9.7."""
+images. Every cell `ready`, TLS and caching_sha2_password checked against MySQL 9.7 (the
+registry rows' smoke programs)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,13 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 MIRRORS = {"ECOREADY_REGISTRY_MIRRORS": f"docker.io={REGISTRY}/{STAND_IN}"}
 MATRIX = ROOT / "matrix.toml"
 ROWS = [c for c in load(MATRIX, {}).components if c.probe == "connector"]
-RUNTIMES = {"library/python": "3.13", "library/node": "24", "library/eclipse-temurin": "21", "library/golang": "1.24"}
+RUNTIMES = {
+    "library/python": "3.13",
+    "library/node": "24",
+    "library/eclipse-temurin": "21",
+    "library/golang": "1.24",
+    "library/debian": "trixie-slim",  # PHP, Perl, Ruby, C and C++: Debian's packages (deb:)
+}
 CHECKS = ["connect", "version", "prepared_utf8mb4", "rollback", "wrong_password"]
 MYSQL_CHECKS = ["tls", "caching_sha2_password"]
 # ecoready's smoke programs, their compiled forms and the lab's launchers, by file name (a
@@ -47,7 +55,7 @@ def checks_of(cell: dict) -> dict[str, dict]:
 
 
 def test_the_rows_are_on_official_runtime_images_with_nothing_of_ours_in_them() -> None:
-    assert len(ROWS) >= 9
+    assert len(ROWS) >= 14
     for row in ROWS:
         assert not row.image.startswith(REGISTRY), row.id
     for image in {row.image for row in ROWS}:
@@ -79,6 +87,10 @@ def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
         assert cell["image"]["mirror"] == f"{REGISTRY}/{STAND_IN}", cell["image"]
         packaging = cell["packaging"]
         assert packaging["arch"] == cell["arch"] and packaging["verdict"] == "ready", packaging
+        if packaging["registry"] == "deb":  # not asked before: the install says what apt took
+            assert packaging["install"].startswith("installed with apt-get"), packaging
+            for name in packaging["package"].split(","):
+                assert f"{name}=" in packaging["version"], packaging
         checks = checks_of(cell)
         passed = [name for name, check in checks.items() if check["outcome"] == "pass"]
         if backends[cell["component"]] == "mysql-9.7":
