@@ -12,7 +12,7 @@ from ecoready.domain.drivers import DriverSpec
 from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.packages.http import PackageHttp
 
-NOT_ASKED = "apt resolves them in the image; Debian's index is not read before the install"
+NOT_ASKED = "Debian's index is not read before the install: apt resolves the packages in the image"
 
 
 async def assess(http: PackageHttp, spec: DriverSpec, arch: str) -> Packaging:

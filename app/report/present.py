@@ -149,7 +149,7 @@ def packaging_text(p: Packaging) -> str:
     if p.verdict is PackagingVerdict.SOURCE:
         return f"source build ({needs})" if needs else "source build"
     if p.verdict is PackagingVerdict.NOT_ASKED:
-        return f"not asked ({p.detail})" if p.detail else "not asked"
+        return "not asked"
     return f"ready ({p.artifact})" if p.artifact else "ready"
 
 
