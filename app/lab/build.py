@@ -68,6 +68,7 @@ from ecoready.lab.recipes import (
     native_tool_names,
     native_tools_file,
     recipe_hash,
+    source_path,
 )
 from ecoready.lab.schedule import BuildBook, StepCost, build_slots, cost_table
 
@@ -734,4 +735,4 @@ def _assemble(
         if (target / name).exists():
             raise EnvironmentProblem(f"{source}/{name} exists: it is copied in from containers/{path}")
         (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(containers_dir() / path, target / name)
+        shutil.copy2(source_path(path), target / name)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecoready.domain.errors import EnvironmentProblem
+from ecoready.probes import smoke
 
 LAB_DIR = Path(os.environ.get("ECOREADY_LAB_DIR", "/var/lib/ecoready/lab"))
 
@@ -95,7 +96,8 @@ _MARIADB = (
     "iproute2",
 )
 _PYTHON = ("ca-certificates", "python3", "python3-venv")
-# ecoready's smoke programs (the package's probes/smoke/), relative to containers/
+# ecoready's smoke programs, as `files` name them (the checkout's probes/smoke/, seen from
+# containers/); read from the installed package wherever it is (`source_path`)
 SMOKE = "../probes/smoke"
 _SCRIPTS = ("smoke-python", "smoke-nodejs", "smoke-php", "smoke-perl", "smoke-ruby")
 # The version is pinned: sid moves. When the mirror no longer has it, apt-into stops with
@@ -304,12 +306,20 @@ def recipe_hash(*parts: str | bytes) -> str:
     return digest.hexdigest()[:24]
 
 
+def source_path(source: str) -> Path:
+    """A `files` source: a smoke program from the package (wherever it is installed, so a
+    copy of containers/ alone builds too), else a path under containers/."""
+    if source.startswith(f"{SMOKE}/"):
+        return Path(smoke.__file__).resolve().parent / source.removeprefix(f"{SMOKE}/")
+    return containers_dir() / source
+
+
 def files_hash(files: tuple[tuple[str, str], ...]) -> str:
     """The recipe part of files copied in from other contexts: names, modes and bytes."""
-    root = containers_dir()
     return recipe_hash(
         *(
-            f"{source}>{name}:{oct((root / source).stat().st_mode & 0o777)}".encode() + (root / source).read_bytes()
+            f"{source}>{name}:{oct(source_path(source).stat().st_mode & 0o777)}".encode()
+            + source_path(source).read_bytes()
             for source, name in files
         )
     )

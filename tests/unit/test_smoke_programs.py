@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ecoready.lab.build import _assemble
-from ecoready.lab.recipes import BUILDERS, IMAGES, SMOKE, containers_dir, files_hash
+from ecoready.lab.recipes import BUILDERS, IMAGES, SMOKE, containers_dir, files_hash, source_path
 from ecoready.probes import smoke
 from tests.support.cli import ROOT
 
@@ -32,7 +32,8 @@ def test_the_lab_takes_them_from_the_package() -> None:
     from_package = {Path(path).name for path, _ in copied if path.startswith(f"{SMOKE}/")}
     assert from_package == PROGRAMS  # every program, for the connectors image or its builder
     for path, _ in copied:
-        assert (containers_dir() / path).is_file(), path
+        assert source_path(path).is_file(), path
+        assert source_path(path).resolve() == (containers_dir() / path).resolve()  # in the checkout
 
 
 def test_a_context_is_assembled_with_the_files_it_copies_in(tmp_path: Path) -> None:
@@ -41,7 +42,7 @@ def test_a_context_is_assembled_with_the_files_it_copies_in(tmp_path: Path) -> N
     _assemble(containers_dir() / builder.context, target, builder.files)
     assert (target / "Dockerfile").is_file()
     for path, name in builder.files:
-        assert (target / name).read_bytes() == (containers_dir() / path).read_bytes()
+        assert (target / name).read_bytes() == source_path(path).read_bytes()
     (connectors,) = [image for image in IMAGES if image.name == "connectors"]
     _assemble(containers_dir() / connectors.context, target, connectors.files)
     assert (target / "bin" / "smoke-python").read_bytes() == smoke.source("smoke-python")
@@ -51,15 +52,14 @@ def test_a_context_is_assembled_with_the_files_it_copies_in(tmp_path: Path) -> N
 def test_a_changed_smoke_program_changes_the_recipe(tmp_path: Path, monkeypatch) -> None:
     (builder,) = BUILDERS
     before = files_hash(builder.files)
-    fake = tmp_path / "containers"
-    (fake / "base").mkdir(parents=True)
-    (fake / "base" / "Dockerfile").write_text("FROM scratch\n")
-    package = tmp_path / "probes" / "smoke"
-    package.mkdir(parents=True)
+    package = tmp_path / "smoke"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
     for path, _ in builder.files:
-        (package / Path(path).name).write_bytes((containers_dir() / path).read_bytes())
-    monkeypatch.setenv("ECOREADY_CONTAINERS", str(fake))
-    assert files_hash(builder.files) == before
+        (package / Path(path).name).write_bytes(source_path(path).read_bytes())
+        (package / Path(path).name).chmod(source_path(path).stat().st_mode & 0o777)
+    monkeypatch.setattr(smoke, "__file__", str(package / "__init__.py"))
+    assert files_hash(builder.files) == before  # the same bytes wherever the package is
     (package / "smoke.go").write_bytes(b"package main // changed\n")
     assert files_hash(builder.files) != before
 
