@@ -10,7 +10,8 @@ image, arch and version (a cached image later: `ecoready.probe_api.install_cache
 start: (driver rows: the install), the backend server (`ctx.backend()`), a database for
 the smoke program, and the image on the cell network with the password as a file; ready
 means the container runs, has the language's smoke program, and the backend answers SQL.
-smoke: the smoke program (containers/connectors/) runs under a deadline and prints one
+smoke: the smoke program (ecoready.probes.smoke: shipped in ecoready, put into the container
+at run time or compiled at install on driver rows) runs under a deadline and prints one
 JSON line per check; each line becomes a named check. A program that crashes, hangs or
 stays silent fails every check it did not report, with its exit and stderr tail. A run
 with a failed check that lasted the whole connect timeout (ours, not the driver's) runs
@@ -177,15 +178,19 @@ class ConnectorProbe(Probe):
         self.argv: tuple[str, ...] = PROGRAMS.get(self.language, ())
         image_id: str | None = None
         env: dict[str, str] = {}
+        program_files: dict[str, bytes] = {}
+        self.program = ""
         if ctx.options.get("driver"):
-            image_id, env = await self._install()
-        self.program = program_name(self.argv)
+            image_id, env, program_files = await self._install()
+        self.program = self.program or program_name(self.argv)
         backend = await ctx.backend()
         literal = ctx.options.get("password")
         password = ctx.known_secret("connector-password", str(literal)) if literal is not None else backend.password
-        files: dict[str, bytes | Secret] = {PASSWORD_PATH: password}
-        # TLS and caching_sha2_password: driver rows against MySQL (MariaDB has no such plugin)
-        self.mysql_checks = bool(ctx.options.get("driver")) and backend.flavor in ("mysql", "percona")
+        files: dict[str, bytes | Secret] = {PASSWORD_PATH: password, **program_files}
+        # TLS and caching_sha2_password: registry driver rows against MySQL (MariaDB has no such
+        # plugin); the smoke programs of Debian's packages' languages do not check them
+        self.registry_row = bool(ctx.options.get("driver")) and not str(ctx.options["driver"]).startswith("deb:")
+        self.mysql_checks = self.registry_row and backend.flavor in ("mysql", "percona")
         sha2 = ctx.secret("connector-sha2-password") if self.mysql_checks else None
         if sha2 is not None:
             files[SHA2_PASSWORD_PATH] = sha2
@@ -217,27 +222,35 @@ class ConnectorProbe(Probe):
             await create_accounts(ctx, backend, [account], "connector-sha2")
         found = await ctx.exec(self.container, ["sh", "-c", f"command -v {self.argv[0]}"], timeout=ctx.scaled(15))
         if not found.ok:
+            runtime = (
+                "a runtime image of the driver's language"
+                if ctx.options.get("driver")
+                else "the lab's connectors image"
+            )
             raise MatrixMismatch(
-                f"row {ctx.cell.component.id}: the image has no {self.argv[0]} on its PATH "
-                f"(is it the lab's connectors image?)"
+                f"row {ctx.cell.component.id}: the image has no {self.argv[0]} on its PATH (is it {runtime}?)"
             )
 
-    async def _install(self) -> tuple[str, dict[str, str]]:
+    async def _install(self) -> tuple[str, dict[str, str], dict[str, bytes]]:
         """The driver the packaging stage resolved, installed into the runtime image (from
-        the cache when an earlier run did it); the image and the smoke program's env."""
+        the cache when an earlier run did it); the image, the smoke program's env, and the
+        files the connector container is given (a script's smoke program, from ecoready's
+        package: the runtime image needs nothing of ours)."""
         ctx = self.ctx
         packaging = ctx.packaging
         if packaging is None:
             raise InfraError("the packaging stage gave this driver row no package to install")
         # one try of a download that can stall: a third of the install's time
-        recipe = drivers.recipe(packaging, ctx.scaled(INSTALL_LIMIT) / 3)
+        recipe = drivers.recipe(packaging, ctx.scaled(INSTALL_LIMIT) / 3, self.language)
         self.argv = recipe.program
+        self.program = recipe.name
         done = await install(
             ctx,
             recipe.script,
             of=f"{packaging.registry}:{packaging.package} {packaging.version}",
             env=recipe.env,
             timeout=ctx.scaled(INSTALL_LIMIT),
+            files=recipe.install_files,
         )
         if done.image_id:
             how = done.labels.get("ecoready.install.how") or (
@@ -247,8 +260,11 @@ class ConnectorProbe(Probe):
                 how = f"{how} ({done.labels['ecoready.install.file']})"
             if not done.cached:
                 how = f"{how} in {done.seconds:.0f} s"
-            report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
-            return done.image_id, dict(recipe.run_env)
+            # what the install took, where the packaging stage could not say (Debian's packages)
+            version = packaging.version or done.labels.get("ecoready.install.version", "")
+            ready = replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached, version=version)
+            report_packaging(ctx, ready)
+            return done.image_id, dict(recipe.run_env), dict(recipe.run_files)
         assert done.result is not None
         failed = drivers.failure(done.result.stdout, done.result.stderr)
         if failed.mismatch:
@@ -276,7 +292,7 @@ class ConnectorProbe(Probe):
         for name in names:
             failed_first = note != "" and not first.passed(name)
             await ctx.check(name, _Report(name, run, self.program, note if failed_first else ""))
-        if ctx.options.get("driver") and not self.mysql_checks:
+        if self.registry_row and not self.mysql_checks:
             for name in MYSQL_CHECKS:
                 await ctx.check(name, _not_applicable(self.backend.flavor))
 

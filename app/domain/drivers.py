@@ -1,10 +1,13 @@
 """A driver as a connector row pins it, and which published versions that pin accepts.
 
 `pypi:mysqlclient==2.2.*`, `npm:mysql2@3`, `maven:com.mysql:mysql-connector-j:9.*`,
-`go:github.com/go-sql-driver/mysql@v1.9`: the registry, the package, and a version
+`go:github.com/go-sql-driver/mysql@v1.9`, `deb:php8.4-cli,php8.4-mysql`: the registry, the package, and a version
 constraint in that registry's own language (PEP 440 specifiers, npm's semver ranges and
 dist-tags, Maven versions with a `.*` prefix, Go module queries); no constraint means the
 latest release, as `pip install`, `npm install`, Maven's `RELEASE` and `go get` take it.
+`deb:` names Debian packages installed with apt in a Debian-based image (the languages
+whose registries, CPAN, RubyGems and PECL, cannot be reached here, and C/C++): no version,
+the image's suite decides it, as `apt-get install` does.
 
 Pure: the matrix checks specs with it, app/packages/ picks versions with it. Prereleases
 are never picked unless the constraint names one, as each registry's own client does.
@@ -22,10 +25,18 @@ from packaging.version import InvalidVersion, Version
 from ecoready.domain.model import RegistryStatus
 from ecoready.domain.packaging import Packaging
 
-REGISTRIES = ("pypi", "npm", "maven", "go")
-# The connector language each registry's drivers are for (the row's `language`).
+REGISTRIES = ("pypi", "npm", "maven", "go", "deb")
+# The connector language each registry's drivers are for (the row's `language`); Debian's
+# packages serve several (DEB_LANGUAGES).
 LANGUAGE_OF = {"pypi": "python", "npm": "nodejs", "maven": "java", "go": "go"}
-REGISTRY_NAMES = {"pypi": "PyPI", "npm": "npm", "maven": "Maven Central", "go": "the Go module proxy"}
+DEB_LANGUAGES = ("php", "perl", "ruby", "c", "cpp")
+REGISTRY_NAMES = {
+    "pypi": "PyPI",
+    "npm": "npm",
+    "maven": "Maven Central",
+    "go": "the Go module proxy",
+    "deb": "Debian's packages (apt)",
+}
 
 _PYPI_NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9])")
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*\Z")
@@ -34,6 +45,7 @@ _MAVEN_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 _MAVEN_VERSION = re.compile(r"^[0-9][A-Za-z0-9_.-]*?(\.\*)?\Z")
 _GO_MODULE = re.compile(r"^[a-z0-9][a-z0-9.-]*\.[a-z]{2,}(/[A-Za-z0-9._~+-]+)+\Z")
 _GO_QUERY = re.compile(r"^(latest|v\d+(\.\d+)?|v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?)\Z")
+_DEB_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+\Z")
 _SEMVER = re.compile(
     r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z.-]+)?$"
 )
@@ -49,7 +61,17 @@ class DriverSpec:
 
     @property
     def language(self) -> str:
-        return LANGUAGE_OF[self.registry]
+        """The one language its drivers are for ("" for Debian's packages: see `languages`)."""
+        return LANGUAGE_OF.get(self.registry, "")
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return DEB_LANGUAGES if self.registry == "deb" else (LANGUAGE_OF[self.registry],)
+
+    @property
+    def debs(self) -> tuple[str, ...]:
+        """A `deb:` spec's Debian packages."""
+        return tuple(self.package.split(",")) if self.registry == "deb" else ()
 
     @property
     def registry_name(self) -> str:
@@ -79,6 +101,8 @@ class DriverSpec:
             return f"{self.package}@{version}"
         if self.registry == "maven":
             return f"{self.package}:{version}"
+        if self.registry == "deb":
+            return self.package
         return f"{self.package}@{version}"
 
 
@@ -119,6 +143,8 @@ def parse_driver(text: str) -> DriverSpec:
         return _npm(text, rest)
     if registry == "maven":
         return _maven(text, rest)
+    if registry == "deb":
+        return _deb(text, rest)
     return _go(text, rest)
 
 
@@ -154,6 +180,18 @@ def _maven(text: str, rest: str) -> DriverSpec:
     if constraint and (not _MAVEN_VERSION.match(constraint) or "*" in constraint.removesuffix(".*")):
         raise ValueError(f"maven: {constraint!r} is not a version or a version prefix like 9.* or 9.7.*")
     return DriverSpec(text, "maven", f"{parts[0]}:{parts[1]}", constraint)
+
+
+def _deb(text: str, rest: str) -> DriverSpec:
+    names = [n.strip() for n in rest.split(",")]
+    if not names or not all(names):
+        raise ValueError("deb: Debian packages separated by commas, e.g. deb:php8.4-cli,php8.4-mysql")
+    for name in names:
+        if "=" in name:
+            raise ValueError(f"deb: {name!r}: no versions: the image's Debian suite decides them, as apt does")
+        if not _DEB_NAME.match(name):
+            raise ValueError(f"deb: {name!r} is not a Debian package name")
+    return DriverSpec(text, "deb", ",".join(names))
 
 
 def _go(text: str, rest: str) -> DriverSpec:
@@ -382,10 +420,12 @@ _ACCEPTS: dict[str, Callable[[str, str], bool]] = {
     "npm": _npm_accepts,
     "maven": _maven_accepts,
     "go": _go_accepts,
+    "deb": lambda constraint, version: True,
 }
 _ORDER: dict[str, Callable[[str], object]] = {
     "pypi": _pypi_version,
     "npm": _semver_key,
     "maven": _maven_key,
     "go": _semver_key,
+    "deb": lambda version: version,
 }

@@ -14,6 +14,7 @@ class PackagingVerdict(str, enum.Enum):
     READY = "ready"  # a prebuilt artifact for the arch (or none needed), or the source build worked
     SOURCE = "source"  # no prebuilt artifact: installing builds it from source (not tried yet)
     MISSING = "missing"  # nothing for the arch: no prebuilt artifact and no source, or the source build failed
+    NOT_ASKED = "not-asked"  # a source whose index is not read (deb: Debian's packages): the install says
 
 
 @dataclass(frozen=True)

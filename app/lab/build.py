@@ -68,6 +68,7 @@ from ecoready.lab.recipes import (
     native_tool_names,
     native_tools_file,
     recipe_hash,
+    source_path,
 )
 from ecoready.lab.schedule import BuildBook, StepCost, build_slots, cost_table
 
@@ -349,6 +350,7 @@ class Lab:
             self.base_recipe(builder.suite, host_arch()),
             context_hash(containers_dir() / builder.context),
             repr(sorted(builder.build_args)),
+            *([files_hash(builder.files)] if builder.files else []),
         )
 
     async def builder(self, builder: Builder) -> str:
@@ -371,7 +373,15 @@ class Lab:
             self.log(f"lab: building the builder {builder.name} ({arch}, native)")
             logfile = self._logfile(f"{builder.name}-{arch}")
             buildargs = {"BASE": base, **dict(builder.build_args)}
-            await self._build(containers_dir() / builder.context, tag, arch, buildargs, recipe, logfile)
+            context = containers_dir() / builder.context
+            if builder.files:  # its context with the files it copies in (the smoke programs' sources)
+                context = self.lab_dir / "work" / f"context-{builder.name}"
+                await asyncio.to_thread(_assemble, containers_dir() / builder.context, context, builder.files)
+            try:
+                await self._build(context, tag, arch, buildargs, recipe, logfile)
+            finally:
+                if builder.files:
+                    await asyncio.to_thread(shutil.rmtree, context, True)
         self.log(f"lab: builder {builder.name} built in {time.monotonic() - started:.0f} s")
         self._cost(f"builder {builder.name}", arch, started)
         return tag
@@ -419,12 +429,7 @@ class Lab:
             return [n for n in names if (Path(directory) / n).resolve() == nested]
 
         def assemble() -> None:
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(source, target, ignore=skip_builder)
-            for path, name in image.files:
-                if (target / name).exists():
-                    raise EnvironmentProblem(f"{source}/{name} exists: it is copied in from containers/{path}")
-                shutil.copy2(containers_dir() / path, target / name)
+            _assemble(source, target, image.files, ignore=skip_builder)
             if builder is not None:
                 if (target / "out").exists():
                     raise EnvironmentProblem(f"{source}/out exists: out/ is reserved for the builder's output")
@@ -714,3 +719,20 @@ async def _run_logged(
     if code != 0:
         tail = logfile.read_text(errors="replace").splitlines()[-5:]
         raise EnvironmentProblem(f"{what} failed (exit {code}): {' | '.join(tail)[-300:]}; log: {logfile}")
+
+
+def _assemble(
+    source: Path,
+    target: Path,
+    files: tuple[tuple[str, str], ...],
+    ignore: Callable[[str, list[str]], list[str]] | None = None,
+) -> None:
+    """`target` made a copy of the context `source` plus the files it copies in (each a
+    path under containers/, which may lead out of it, e.g. to the smoke programs)."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target, ignore=ignore)
+    for path, name in files:
+        if (target / name).exists():
+            raise EnvironmentProblem(f"{source}/{name} exists: it is copied in from containers/{path}")
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source_path(path), target / name)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ecoready.domain.errors import EnvironmentProblem
+from ecoready.probes import smoke
 
 LAB_DIR = Path(os.environ.get("ECOREADY_LAB_DIR", "/var/lib/ecoready/lab"))
 
@@ -79,6 +80,7 @@ class Builder:
     suite: str
     output: str = "/out"
     build_args: tuple[tuple[str, str], ...] = ()
+    files: tuple[tuple[str, str], ...] = ()  # as LabImage.files
 
 
 # galera-4, mariadb-backup and sysbench too: one image serves every lab probe that needs a server
@@ -94,9 +96,14 @@ _MARIADB = (
     "iproute2",
 )
 _PYTHON = ("ca-certificates", "python3", "python3-venv")
+# ecoready's smoke programs, as `files` name them (the checkout's probes/smoke/, seen from
+# containers/); read from the installed package wherever it is (`source_path`)
+SMOKE = "../probes/smoke"
+_SCRIPTS = ("smoke-python", "smoke-nodejs", "smoke-php", "smoke-perl", "smoke-ruby")
 # The version is pinned: sid moves. When the mirror no longer has it, apt-into stops with
 # one line saying so.
 MYSQL_VERSION = "9.7.4-2"
+NODE_VERSION = "24.22.2+dfsg+~cs24.19.2-1"  # sid's Node.js 24: the stand-in's node:24
 
 # what the MariaDB and MySQL entry points share: one file, sourced by both
 _ENTRYPOINT_LIB = (("shared/entrypoint-lib.sh", "entrypoint-lib.sh"),)
@@ -115,7 +122,9 @@ IMAGES: tuple[LabImage, ...] = (
         ("mariadb-client", "mydumper", "percona-toolkit", "haproxy", "socat", "procps"),
         aliases=(("haproxy", "2.6"), ("percona-toolkit", "3.2"), ("mydumper", "0.10"), ("mariadb-client", "10.11")),
     ),
-    # One image for the drivers of all languages: one install per arch.
+    # One image for the drivers of all languages: one install per arch. Its smoke programs
+    # are the ones ecoready ships (probes/smoke/), copied into bin/; the builder compiles the
+    # others from the same files.
     LabImage(
         "connectors",
         "bookworm",
@@ -139,48 +148,73 @@ IMAGES: tuple[LabImage, ...] = (
             "ruby-mysql2",
         ),
         builder="connectors-builder",
+        files=tuple((f"{SMOKE}/{name}", f"bin/{name}") for name in _SCRIPTS),
     ),
-    # Language runtimes for driver rows (`driver = "pypi:..."`): the probe installs the
-    # driver from its registry into them. python:3.11-slim has no compiler, like upstream's;
+    # Language runtimes for the lab's own driver rows (`driver = "pypi:..."`): the probe
+    # installs the driver from its registry into them and puts its smoke program in at run
+    # time, as on the official images. python:3.11-slim has no compiler, like upstream's;
     # python:3.11 has a C compiler, Python's and the MySQL client's headers.
-    LabImage(
-        "python", "3.11-slim", "python", "bookworm", _PYTHON, files=(("connectors/bin/smoke-python", "smoke-python"),)
-    ),
+    LabImage("python", "3.11-slim", "python", "bookworm", _PYTHON),
     LabImage(
         "python",
         "3.11",
         "python",
         "bookworm",
         ("gcc", "libc6-dev", "python3-dev", "pkg-config", "libmariadb-dev"),
-        files=(("connectors/bin/smoke-python", "smoke-python"),),
         on="python:3.11-slim",  # its python3 (py3compile, emulated) installed once
     ),
-    LabImage(
-        "node",
-        "18",
-        "node",
-        "bookworm",
-        ("ca-certificates", "nodejs", "npm"),
-        files=(("connectors/bin/smoke-nodejs", "smoke-nodejs"),),
-    ),
-    LabImage(
-        "openjdk",
-        "17",
-        "openjdk",
-        "bookworm",
-        ("ca-certificates", "default-jre-headless", "maven"),
-        builder="connectors-builder",
-        files=(("connectors/bin/smoke-java", "smoke-java"),),
-    ),
+    LabImage("node", "18", "node", "bookworm", ("ca-certificates", "nodejs", "npm")),
+    # a JDK (javac compiles the smoke program) and curl, as eclipse-temurin images have
+    LabImage("openjdk", "17", "openjdk", "bookworm", ("ca-certificates", "openjdk-17-jdk-headless", "curl")),
     # bookworm's own Go 1.19 is older than go-sql-driver/mysql 1.9 needs
     LabImage(
+        "golang", "1.23", "golang", "bookworm", ("ca-certificates", "golang-1.23-go"), extra_suite="bookworm-backports"
+    ),
+    # The official language runtime images the default matrix's connector rows name, stood
+    # in for by Debian's builds of the same lines (docs/lab.md): python:3.13-slim and 3.13
+    # (trixie's Python 3.13), node:24 (sid's Node.js 24), golang:1.24 (trixie's Go 1.24), and
+    # eclipse-temurin:21, which is Debian's OpenJDK 21 build standing in for Adoptium's.
+    LabImage(
+        "python",
+        "3.13-slim",
+        "python",
+        "trixie",
+        (*_PYTHON, "python-is-python3"),
+        upstream=(("library/python", "3.13-slim"),),
+    ),
+    LabImage(
+        "python",
+        "3.13",
+        "python",
+        "trixie",
+        ("gcc", "libc6-dev", "python3-dev", "pkg-config", "default-libmysqlclient-dev"),
+        on="python:3.13-slim",
+        upstream=(("library/python", "3.13"),),
+    ),
+    LabImage(
+        "node",
+        "24",
+        "node",
+        "sid",
+        ("ca-certificates", f"nodejs={NODE_VERSION}", "npm"),
+        apt_options=("-o", "Acquire::Check-Valid-Until=false"),
+        upstream=(("library/node", "24"),),
+    ),
+    LabImage(
+        "openjdk",
+        "21",
+        "openjdk",
+        "trixie",
+        ("ca-certificates", "openjdk-21-jdk-headless", "curl"),
+        upstream=(("library/eclipse-temurin", "21"),),
+    ),
+    LabImage(
         "golang",
-        "1.23",
+        "1.24",
         "golang",
-        "bookworm",
-        ("ca-certificates", "golang-1.23-go"),
-        extra_suite="bookworm-backports",
-        files=(("connectors/builder/smoke.go", "smoke.go"),),
+        "trixie",
+        ("ca-certificates", "golang-1.24-go", "gcc", "libc6-dev"),
+        upstream=(("library/golang", "1.24"),),
     ),
     # Debian ships MySQL only in its unstable suite (sid), whose index on this mirror has
     # expired (lab-notes): its Valid-Until is not checked.
@@ -208,7 +242,13 @@ IMAGES: tuple[LabImage, ...] = (
 
 
 BUILDERS: tuple[Builder, ...] = (
-    Builder("connectors-builder", "connectors/builder", "bookworm", build_args=(("ARCHES", " ".join(ARCHES)),)),
+    Builder(
+        "connectors-builder",
+        "connectors/builder",
+        "bookworm",
+        build_args=(("ARCHES", " ".join(ARCHES)),),
+        files=tuple((f"{SMOKE}/{name}", name) for name in ("smoke.c", "smoke.cpp", "smoke.go", "EcoreadySmoke.java")),
+    ),
 )
 
 
@@ -266,12 +306,20 @@ def recipe_hash(*parts: str | bytes) -> str:
     return digest.hexdigest()[:24]
 
 
+def source_path(source: str) -> Path:
+    """A `files` source: a smoke program from the package (wherever it is installed, so a
+    copy of containers/ alone builds too), else a path under containers/."""
+    if source.startswith(f"{SMOKE}/"):
+        return Path(smoke.__file__).resolve().parent / source.removeprefix(f"{SMOKE}/")
+    return containers_dir() / source
+
+
 def files_hash(files: tuple[tuple[str, str], ...]) -> str:
     """The recipe part of files copied in from other contexts: names, modes and bytes."""
-    root = containers_dir()
     return recipe_hash(
         *(
-            f"{source}>{name}:{oct((root / source).stat().st_mode & 0o777)}".encode() + (root / source).read_bytes()
+            f"{source}>{name}:{oct(source_path(source).stat().st_mode & 0o777)}".encode()
+            + source_path(source).read_bytes()
             for source, name in files
         )
     )

@@ -80,8 +80,8 @@ CONNECTOR_LANGUAGES = (
 # The drivers the smoke programs speak, per language of a driver row (by package name,
 # lowercase); () = any (every JDBC driver speaks java.sql).
 SMOKE_DRIVERS: Mapping[str, tuple[str, ...]] = {
-    "python": ("pymysql", "mysqlclient", "mysql-connector-python"),
-    "nodejs": ("mysql", "mysql2"),
+    "python": ("pymysql", "mysqlclient", "mysql-connector-python", "mariadb"),
+    "nodejs": ("mysql", "mysql2", "mariadb"),
     "java": (),
     "go": ("github.com/go-sql-driver/mysql",),
 }

@@ -464,6 +464,10 @@ def _driver(options: Mapping[str, Any], path: tuple[str | int, ...], key: str, c
     except ValueError as exc:
         c.add((*path, key), f"'{key}' {text!r}: {exc}")
         return
+    if spec.registry == "deb":
+        if language not in spec.languages:
+            c.add((*path, key), f"'{key}' {text!r}: Debian's packages serve language {', '.join(spec.languages)}")
+        return
     wanted = spec.language
     if language != wanted:
         c.add((*path, key), f"'{key}' {text!r} is a {wanted} driver: the row needs language = {wanted!r}")

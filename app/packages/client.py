@@ -1,5 +1,6 @@
 """The packaging question of a driver row, asked of its own registry (PyPI, npm, Maven
-Central, the Go module proxy) without any container: which version the pin resolves to,
+Central, the Go module proxy; Debian's packages are not asked: app/packages/deb.py)
+without any container: which version the pin resolves to,
 and whether that version ships a prebuilt artifact for an arch or builds from source (and
 what the build needs). One client per run; each (driver, arch) is asked once, and each
 registry URL fetched once, so the cells of both arches share the answers.
@@ -19,7 +20,7 @@ import httpx
 from ecoready.domain.drivers import DriverSpec
 from ecoready.domain.model import RegistryStatus
 from ecoready.domain.packaging import Packaging
-from ecoready.packages import goproxy, maven, npm, pypi
+from ecoready.packages import deb, goproxy, maven, npm, pypi
 from ecoready.packages.http import PackageHttp
 
 Assessor = Callable[[PackageHttp, DriverSpec, str], Awaitable[Packaging]]
@@ -28,6 +29,7 @@ ASSESSORS: Mapping[str, Assessor] = {
     "npm": npm.assess,
     "maven": maven.assess,
     "go": goproxy.assess,
+    "deb": deb.assess,
 }
 
 

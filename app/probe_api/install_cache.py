@@ -88,6 +88,7 @@ class InstallJob:
     run_labels: Mapping[str, str]
     timeout: float
     cache: str = "driver"  # what kind of cached image it makes (`ecoready.cache`): driver, tool
+    files: Mapping[str, bytes] = field(default_factory=dict)  # put into the installer first (sources)
 
 
 def report_packaging(ctx: ProbeContext, packaging: Packaging) -> None:
@@ -97,8 +98,11 @@ def report_packaging(ctx: ProbeContext, packaging: Packaging) -> None:
     ctx.run.emit(PackagingReported(ctx.cell.id, packaging))
 
 
-def cache_key(runtime_image_id: str, arch: str, script: str) -> str:
+def cache_key(runtime_image_id: str, arch: str, script: str, files: Mapping[str, bytes] | None = None) -> str:
+    """The install's identity: the image, the arch, the script and the files it is given."""
     digest = hashlib.sha256("\0".join((RECIPE_VERSION, runtime_image_id, arch, script)).encode())
+    for path, content in sorted((files or {}).items()):
+        digest.update(b"\0" + path.encode() + b"\0" + hashlib.sha256(content).digest())
     return digest.hexdigest()[:32]
 
 
@@ -135,14 +139,23 @@ async def cached(host: EngineHost, key: str) -> Installed | None:
     return Installed(await host.images.image_id(reference), True, facts)
 
 
-async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, str], timeout: float) -> Installed:
+async def install(
+    ctx: ProbeContext,
+    script: str,
+    *,
+    of: str,
+    env: Mapping[str, str],
+    timeout: float,
+    files: Mapping[str, bytes] | None = None,
+) -> Installed:
     """The cell's image with `script` run in it once: from the cache when an earlier run did
     it, else installed now (one install at a time per key: two cells of a run wanting the
     same wait for the first, and so does a run that finds another run's installer of it on
-    the engine; then they find its image). A failed script gives `image_id == ""` and its
+    the engine; then they find its image). `files` (path -> bytes) are put into the
+    installer before the script runs. A failed script gives `image_id == ""` and its
     output; an engine failure raises."""
     runtime = await ctx.image()
-    key = cache_key(runtime, ctx.arch, script)
+    key = cache_key(runtime, ctx.arch, script, files)
     async with ctx.run.install_locks.setdefault(key, asyncio.Lock()):
         job = InstallJob(
             runtime_image_id=runtime,
@@ -153,6 +166,7 @@ async def install(ctx: ProbeContext, script: str, *, of: str, env: Mapping[str, 
             name=ctx._name("installer"),
             run_labels=ctx.labels("installer"),
             timeout=timeout,
+            files=dict(files or {}),
         )
         return await install_once(ctx.run.host, job)
 
@@ -212,7 +226,7 @@ async def _installer(host: EngineHost, job: InstallJob) -> Installed | None:
     script succeeds. None when an older installer of the same key turned out to be there
     (started at the same moment by another run): ours steps back before the script runs.
     The installer is removed whatever happens."""
-    files = trust_files()
+    files = {**trust_files(), **job.files}
     spec = ContainerSpec(
         image=job.runtime_image_id,
         name=job.name,

@@ -148,6 +148,8 @@ def packaging_text(p: Packaging) -> str:
         return f"ready (built from source: {needs})" if needs else "ready (built from source)"
     if p.verdict is PackagingVerdict.SOURCE:
         return f"source build ({needs})" if needs else "source build"
+    if p.verdict is PackagingVerdict.NOT_ASKED:
+        return "not asked"
     return f"ready ({p.artifact})" if p.artifact else "ready"
 
 
@@ -164,7 +166,7 @@ def packaging_line(p: Packaging) -> str:
     """`mysqlclient 2.2.7 (pypi:mysqlclient==2.2.*): ready (wheel)`, and `, from cache`
     when the run installed nothing."""
     cached = ", installed by an earlier run (cache)" if p.cached else ""
-    return f"{p.package} {p.version} ({p.spec}): {packaging_text(p)}{cached}"
+    return f"{' '.join(filter(None, (p.package, p.version)))} ({p.spec}): {packaging_text(p)}{cached}"
 
 
 def size_text(size: int | None) -> str:

@@ -37,6 +37,8 @@ def nice_ceiling(value: float) -> float:
     if value <= 0:
         return 1.0
     power = 10.0 ** math.floor(math.log10(value))
+    if power == 0.0:  # a subnormal value: its power of ten underflows to 0
+        return 1.0
     for step in (1, 2, 2.5, 5, 10):
         if value <= step * power:
             return step * power

@@ -30,7 +30,9 @@ async def packaging_stage(cell: CellPlan, ctx: ProbeContext) -> str:
     except MatrixMismatch as exc:
         raise MatrixMismatch(f"row {cell.component.id}: {exc}") from None
     report_packaging(ctx, packaging)
-    text = f"{packaging.package} {packaging.version}: {packaging_text(packaging)}"
+    text = f"{' '.join(filter(None, (packaging.package, packaging.version)))}: {packaging_text(packaging)}"
+    if packaging.verdict is PackagingVerdict.NOT_ASKED:
+        text = f"{text} ({packaging.detail})"
     if packaging.verdict is PackagingVerdict.MISSING:
         raise ImageUnavailable(text)
     return text

@@ -1,7 +1,9 @@
 """Driver rows: how a driver is installed from its registry into the language's runtime
 image (as its users install it: pip into a virtual environment, npm, Maven, `go get` and a
 build), and how the smoke program then runs with it. Pure: scripts and argv; the probe
-runs them (`ecoready.probe_api.install_cache`).
+runs them (`ecoready.probe_api.install_cache`). Nothing of ecoready's need be in the image:
+the smoke program (ecoready.probes.smoke) goes into the installer (Go and Java compile it
+there) or into the cell's container at run time (the scripts).
 
 Every install script first checks that the image is the runtime the row needs (the
 language's tool and the smoke program); when it is not, it prints `ecoready-mismatch: ...`
@@ -15,15 +17,22 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ecoready.probe_api import TRUST_JAVA, TRUST_PEM, Packaging, PackagingVerdict, absent_script, registry_url
+from ecoready.probe_api import TRUST_PEM, Packaging, PackagingVerdict, absent_script, registry_url
+from ecoready.probes import smoke
 
 MISMATCH = 64  # the install script's exit code when the image is not the runtime the row needs
 MISMATCH_LINE = "ecoready-mismatch: "
 ABSENT_LINE = "ecoready-absent: "
 ROOT = "/opt/ecoready"
+SMOKE_DIR = f"{ROOT}/smoke"  # where the smoke program is put: in the installer, or at run time
 
 # The smoke program's --driver for each Python driver (by PyPI name, lowercase).
-PYTHON_DRIVERS = {"pymysql": "pymysql", "mysqlclient": "mysqlclient", "mysql-connector-python": "mysql-connector"}
+PYTHON_DRIVERS = {
+    "pymysql": "pymysql",
+    "mysqlclient": "mysqlclient",
+    "mysql-connector-python": "mysql-connector",
+    "mariadb": "mariadb",  # MariaDB Connector/Python
+}
 
 
 @dataclass(frozen=True)
@@ -32,12 +41,23 @@ class Recipe:
     env: Mapping[str, str]  # for the install
     program: tuple[str, ...]  # the smoke program with the installed driver, before the common options
     run_env: Mapping[str, str] = field(default_factory=dict)  # for the connector container
+    install_files: Mapping[str, bytes] = field(default_factory=dict)  # put into the installer (sources)
+    run_files: Mapping[str, bytes] = field(default_factory=dict)  # put into the connector container
+    name: str = ""  # the smoke program in messages ("" = the program's own name)
 
 
-def recipe(packaging: Packaging, attempt: float = 120.0) -> Recipe:
-    """`attempt`: seconds one try of a download that can stall may take (Maven's)."""
+def smoke_file(name: str) -> tuple[str, bytes]:
+    """One of ecoready's smoke programs: its path in the container and its bytes."""
+    return f"{SMOKE_DIR}/{name}", smoke.source(name)
+
+
+def recipe(packaging: Packaging, attempt: float = 120.0, language: str = "") -> Recipe:
+    """`attempt`: seconds one try of a download that can stall may take (Maven's, apt's);
+    `language`: the row's (Debian's packages serve several)."""
     if packaging.registry == "maven":
         return _java(packaging, attempt)
+    if packaging.registry == "deb":
+        return _deb(packaging, language, attempt)
     return _RECIPES[packaging.registry](packaging)
 
 
@@ -71,7 +91,6 @@ def _python(p: Packaging) -> Recipe:
     )
     script = _script(
         _need("command -v python3", "the image has no python3: a pypi driver needs a Python runtime image"),
-        _need("command -v smoke-python", "the image has no smoke-python on its PATH (is it the lab's python image?)"),
         _need(f"python3 -m venv {venv}", "python3 cannot make a virtual environment (python3-venv)"),
         f"{venv}/bin/pip install --no-cache-dir --disable-pip-version-check --no-input --progress-bar off "
         f"--index-url {shlex.quote(registry_url('pypi') + '/simple')} --report {report} "
@@ -82,15 +101,15 @@ def _python(p: Packaging) -> Recipe:
         python=f"{venv}/bin/python",
     )
     env = {"PIP_CERT": TRUST_PEM, "REQUESTS_CA_BUNDLE": TRUST_PEM}
-    program = (f"{venv}/bin/python", "/usr/local/bin/smoke-python", "--driver", PYTHON_DRIVERS[wanted])
-    return Recipe(script, env, program)
+    path, program_bytes = smoke_file("smoke-python")
+    program = (f"{venv}/bin/python", path, "--driver", PYTHON_DRIVERS[wanted])
+    return Recipe(script, env, program, run_files={path: program_bytes})
 
 
 def _nodejs(p: Packaging) -> Recipe:
     home = f"{ROOT}/node"
     script = _script(
         _need("command -v npm", "the image has no npm: an npm driver needs a Node.js runtime image"),
-        _need("command -v smoke-nodejs", "the image has no smoke-nodejs on its PATH (is it the lab's node image?)"),
         f"mkdir -p {home}",
         f"cd {home}",
         "npm install --no-audit --no-fund --omit=dev --no-package-lock --no-save --loglevel=error "
@@ -99,11 +118,9 @@ def _nodejs(p: Packaging) -> Recipe:
         needs=p.needs,
     )
     env = {"npm_config_cafile": TRUST_PEM, "NODE_EXTRA_CA_CERTS": TRUST_PEM, "npm_config_cache": "/tmp/ecoready-npm"}
-    program = ("smoke-nodejs", "--driver", p.package)
-    return Recipe(script, env, program, {"NODE_PATH": f"{home}/node_modules"})
-
-
-MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+    path, program_bytes = smoke_file("smoke-nodejs")
+    program = ("node", path, "--driver", p.package)
+    return Recipe(script, env, program, {"NODE_PATH": f"{home}/node_modules"}, run_files={path: program_bytes})
 
 
 def _retried(command: str, limit: float, tries: int = 3) -> str:
@@ -116,55 +133,51 @@ def _retried(command: str, limit: float, tries: int = 3) -> str:
 
 
 def _java(p: Packaging, attempt: float = 120.0) -> Recipe:
+    """The driver's jar from Maven Central (a JDBC driver needs no other jar for JDBC), and
+    the smoke program compiled by the image's javac: a JDK image (eclipse-temurin:21), as
+    the official images have it, with curl."""
     group, artifact = p.package.split(":")
     home = f"{ROOT}/java"
-    central = registry_url("maven")
-    pom = (
-        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
-        "<groupId>ecoready</groupId><artifactId>driver</artifactId><version>1</version>"
-        f"<repositories><repository><id>central</id><url>{central}</url></repository></repositories>"
-        f"<pluginRepositories><pluginRepository><id>central</id><url>{central}</url></pluginRepository>"
-        "</pluginRepositories><dependencies><dependency>"
-        f"<groupId>{group}</groupId><artifactId>{artifact}</artifactId><version>{p.version}</version>"
-        "</dependency></dependencies></project>"
-    )
-    trust = (
-        f'{{ [ ! -f {TRUST_JAVA} ] || MAVEN_OPTS="$MAVEN_OPTS -Djavax.net.ssl.trustStore={TRUST_JAVA} '
-        '-Djavax.net.ssl.trustStorePassword=changeit"; }'
-    )
+    url = f"{registry_url('maven')}/{group.replace('.', '/')}/{artifact}/{p.version}/{artifact}-{p.version}.jar"
+    source, source_bytes = smoke_file("EcoreadySmoke.java")
     script = _script(
-        _need("command -v mvn", "the image has no mvn: a maven driver needs a Java image with Maven"),
-        _need("command -v smoke-java", "the image has no smoke-java on its PATH (is it the lab's openjdk image?)"),
-        f"mkdir -p {home}",
-        f"printf '%s\\n' {shlex.quote(pom)} > {home}/pom.xml",
-        trust,
-        "export MAVEN_OPTS",
-        # Maven 3.8's HTTP has no timeout on a TLS handshake the other end never answers
-        # (seen through this site's proxy): a try that stalls is ended and made again
+        _need("command -v java", "the image has no java: a maven driver needs a Java image"),
+        _need("command -v javac", "the image has no javac: a maven driver needs a JDK image (not a -jre one)"),
+        _need("command -v curl", "the image has no curl (the eclipse-temurin images have it)"),
+        f"mkdir -p {home}/lib {home}/classes",
+        # a try that stalls is ended and made again (seen through this site's proxy)
         _retried(
-            f"mvn -B -q -Dstyle.color=never -f {home}/pom.xml -Dmaven.repo.local=/tmp/ecoready-m2 "
-            f"{MAVEN_DEPENDENCY_PLUGIN}:copy-dependencies -DoutputDirectory={home}/lib -DincludeScope=runtime",
-            attempt,
+            f"curl -fsSL --connect-timeout 30 -o {home}/lib/{artifact}-{p.version}.jar {shlex.quote(url)}", attempt
         ),
-        "rm -rf /tmp/ecoready-m2",
+        f"javac -encoding UTF-8 -nowarn -d {home}/classes {source}",
+        f"rm -f {source}",
         needs=p.needs,
     )
-    # C1 only and the serial collector: Maven's JVM starts much faster, above all emulated
-    env = {"MAVEN_OPTS": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dmaven.wagon.http.retryHandler.count=3"}
+    env = {"CURL_CA_BUNDLE": TRUST_PEM}
     scheme = "mariadb" if group == "org.mariadb.jdbc" else "mysql"
-    return Recipe(script, env, ("smoke-java", "--scheme", scheme), {"ECOREADY_DRIVER_CLASSPATH": f"{home}/lib/*"})
-
-
-GO_SMOKE = "/usr/local/share/ecoready/go/smoke.go"
+    # C1 only and the serial collector: the JVM starts much faster, above all under emulation
+    program = (
+        "java",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC",
+        "-Xss512k",
+        "-Xmx128m",
+        "-cp",
+        f"{home}/classes:{home}/lib/*",
+        "EcoreadySmoke",
+        "--scheme",
+        scheme,
+    )
+    return Recipe(script, env, program, install_files={source: source_bytes}, name="smoke-java")
 
 
 def _go(p: Packaging) -> Recipe:
     work = "/tmp/ecoready-go"
+    source, source_bytes = smoke_file("smoke.go")
     script = _script(
         _need("command -v go", "the image has no go: a go driver needs a Go toolchain image"),
-        _need(f"test -f {GO_SMOKE}", f"the image has no {GO_SMOKE} (is it the lab's golang image?)"),
         f"mkdir -p {work}/src {ROOT}/bin",
-        f"cp {GO_SMOKE} {work}/src/",
+        f"mv {source} {work}/src/",
         f"cd {work}/src",
         "go mod init ecoready/smoke",
         f"go get {shlex.quote(f'{p.package}@{p.version}')}",
@@ -182,7 +195,43 @@ def _go(p: Packaging) -> Recipe:
         "CGO_ENABLED": "0" if p.verdict is PackagingVerdict.READY else "1",
         "HOME": "/tmp",
     }
-    return Recipe(script, env, (f"{ROOT}/bin/smoke-go",))
+    return Recipe(script, env, (f"{ROOT}/bin/smoke-go",), install_files={source: source_bytes})
+
+
+# Debian's packages: each language's smoke program, and how it runs (a script under its
+# interpreter) or is compiled in the installer (C and C++, with the image's compiler).
+_DEB_SCRIPTS = {"php": ("php", "smoke-php"), "perl": ("perl", "smoke-perl"), "ruby": ("ruby", "smoke-ruby")}
+_DEB_BUILDS = {
+    "c": ("smoke.c", "gcc -O2 -o {out} {src} $(mariadb_config --cflags --libs)"),  # libmariadb-dev's
+    "cpp": ("smoke.cpp", "g++ -O2 -o {out} {src} -lmysqlcppconn"),
+}
+
+
+def _deb(p: Packaging, language: str, attempt: float) -> Recipe:
+    """`apt-get install` of the packages into a Debian-based image (as its users do), the
+    installed versions as facts, then (C, C++) the smoke program compiled."""
+    packages = " ".join(shlex.quote(n) for n in p.package.split(","))
+    versions = f"dpkg-query -W -f '${{Package}}=${{Version}} ' {packages}"
+    steps = [
+        _need("command -v apt-get", "the image has no apt-get: a deb driver needs a Debian-based image"),
+        "export DEBIAN_FRONTEND=noninteractive",
+        _retried("apt-get update -qq", attempt),
+        _retried(f"apt-get install -y -qq --no-install-recommends {packages}", attempt),
+        "rm -rf /var/lib/apt/lists/*",
+        f'echo "ecoready-label: version=$({versions})"',
+        'echo "ecoready-label: how=installed with apt-get"',
+    ]
+    if language in _DEB_SCRIPTS:
+        interpreter, name = _DEB_SCRIPTS[language]
+        path, program_bytes = smoke_file(name)
+        return Recipe(_script(*steps), {}, (interpreter, path), run_files={path: program_bytes}, name=name)
+    if language not in _DEB_BUILDS:
+        raise ValueError(f"no smoke program for language {language!r} from Debian's packages")
+    source_name, build = _DEB_BUILDS[language]
+    source, source_bytes = smoke_file(source_name)
+    out = f"{ROOT}/bin/smoke-{language}"
+    steps += [f"mkdir -p {ROOT}/bin", build.format(out=out, src=source), f"rm -f {source}"]
+    return Recipe(_script(*steps), {}, (out,), install_files={source: source_bytes})
 
 
 _RECIPES = {"pypi": _python, "npm": _nodejs, "go": _go}

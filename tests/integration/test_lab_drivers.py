@@ -155,11 +155,12 @@ def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path
             "python-on-node",
             "node:18",
             'language = "python", driver = "pypi:PyMySQL"',
-            "row python-on-node: the image has no smoke-python on its PATH",  # node's image has python3 (node-gyp)
+            # node's image has python3 (node-gyp), not its venv: it is no Python runtime image
+            "row python-on-node: python3 cannot make a virtual environment (python3-venv)",
         ),
     ],
 )
-def test_an_image_without_the_smoke_program_is_a_configuration_error(
+def test_an_image_not_of_the_row_s_runtime_is_a_configuration_error(
     tmp_path: Path, no_leaks: None, cid: str, image: str, options: str, words: str
 ) -> None:
     report, result = run(row(tmp_path, cid, image, options), tmp_path, "--only", cid, "--arch", "amd64", timeout=900)

@@ -85,6 +85,13 @@ def mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
     registry.stop()
 
 
+SMOKE_PROGRAMS = (
+    "from ecoready.probes import smoke\n"
+    "assert all(smoke.source(name) for name in smoke.FILES.values())\n"
+    "print(smoke.__file__)"
+)
+
+
 def clean_env(tmp_path: Path, **more: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "ECOREADY_"))}
     return {**env, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path / "home"), **more}
@@ -112,6 +119,12 @@ def test_the_installed_wheel_runs_its_default_matrix_from_an_empty_folder(
     assert validated.stdout.startswith(str(fresh.parents[1]))  # the file inside the installed package
     count = len(load(ROOT / "matrix.toml", {}).components)
     assert f"default_matrix.toml: ok ({count} components, arches amd64, arm64)" in validated.stdout
+    # the connector rows' smoke programs come with the wheel (the probe puts them into the images)
+    programs = subprocess.run(
+        [str(fresh.with_name("python")), "-c", SMOKE_PROGRAMS], cwd=empty, env=env, capture_output=True, text=True
+    )
+    assert programs.returncode == 0 and str(ROOT) not in programs.stdout, programs.stderr
+    assert programs.stdout.startswith(str(fresh.parents[1])), programs.stdout
 
     mirrors = ",".join(f"{upstream}={mirror.host}/{prefix}" for upstream, prefix in PREFIXES.items())
     env = clean_env(tmp_path, ECOREADY_REGISTRY_MIRRORS=mirrors)

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ecoready.lab.recipes import REGISTRY, STAND_IN
+from ecoready.lab.recipes import IMAGES, REGISTRY, STAND_IN, STAND_IN_BASES
 from tests.support.cli import ROOT, ecoready
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -42,7 +42,9 @@ def test_images_of_the_default_matrix_through_the_stand_in(stand_in: None, tmp_p
     report = json.loads(result.stdout)
     verdicts = {(c["component"], c["arch"]): c for c in report["checks"]}
     assert "missing" not in report["summary"]  # what the stand-in lacks is its gap, not the component's
-    served = {"mariadb:10.11", "mariadb:11.8", "mysql:9.7", "debian:trixie-slim"}
+    # what the lab publishes under docker.io's names (LabImage.upstream), and its Debian bases
+    served = {f"{repo.removeprefix('library/')}:{tag}" for image in IMAGES for repo, tag in image.upstream}
+    served |= {f"debian:{suite}-slim" for suite in STAND_IN_BASES}
     for check in verdicts.values():
         if check["reference"] in served:
             assert check["verdict"] == "available" and check["mirror"] == f"{REGISTRY}/{STAND_IN}", check

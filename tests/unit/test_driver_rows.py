@@ -18,7 +18,8 @@ from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.domain.state import fold, reduce
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import INSTALL_BUDGET, PACKAGING_BUDGET, make_plan
-from ecoready.probe_api.install_cache import InstallJob, install_once, labels_printed
+from ecoready.probe_api.install_cache import InstallJob, cache_key, install_once, labels_printed
+from ecoready.probes import smoke
 from ecoready.probes.shared.drivers import MISMATCH, failure, recipe
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
@@ -61,8 +62,9 @@ def test_a_driver_row_names_its_language_and_a_pin_its_smoke_program_speaks() ->
     assert problems('options = { language = "java", driver = "npm:mysql2@3" }') == [
         "13:41: 'driver' 'npm:mysql2@3' is a nodejs driver: the row needs language = 'nodejs'"
     ]
-    assert problems('options = { language = "python", driver = "pypi:mariadb" }') == [
-        "13:43: 'driver' 'pypi:mariadb': the python smoke program speaks pymysql, mysqlclient, mysql-connector-python"
+    assert problems('options = { language = "python", driver = "pypi:aiomysql" }') == [
+        "13:43: 'driver' 'pypi:aiomysql': the python smoke program speaks pymysql, mysqlclient, "
+        "mysql-connector-python, mariadb"
     ]
     assert problems('options = { language = "python" }') == [
         "13:24: language 'python' needs a 'driver' (e.g. \"pypi:PyMySQL\")"
@@ -196,9 +198,42 @@ def test_install_scripts_check_the_image_first_and_pin_the_exact_version() -> No
     npm = recipe(replace(SOURCE, registry="npm", package="mysql2", version="3.24.6", needs=()))
     assert " mysql2@3.24.6 &&" in npm.script and npm.run_env == {"NODE_PATH": "/opt/ecoready/node/node_modules"}
     java = recipe(replace(SOURCE, registry="maven", package="org.mariadb.jdbc:mariadb-java-client", version="3.5.1"))
-    assert java.program == ("smoke-java", "--scheme", "mariadb") and "<version>3.5.1</version>" in java.script
+    assert java.program[-2:] == ("--scheme", "mariadb") and java.name == "smoke-java"
+    jar = "org/mariadb/jdbc/mariadb-java-client/3.5.1/mariadb-java-client-3.5.1.jar"
+    assert jar in java.script and java.script.index("command -v javac") < java.script.index("curl -fsSL")
     go = recipe(replace(SOURCE, registry="go", package="github.com/go-sql-driver/mysql", version="v1.9.3"))
     assert "go get github.com/go-sql-driver/mysql@v1.9.3 &&" in go.script and go.env["GOTOOLCHAIN"] == "local"
+
+
+def test_the_smoke_programs_come_from_the_package_not_the_image() -> None:
+    """A runtime image needs nothing of ecoready's: the scripts go into the connector
+    container at run time, Go's and Java's sources into the installer (compiled there),
+    all from the installed package (ecoready.probes.smoke)."""
+    python = recipe(replace(SOURCE, arch="amd64"))
+    (path,) = python.run_files
+    assert python.program[1] == path and python.run_files[path] == smoke.source("smoke-python")
+    assert b"--driver" in python.run_files[path] and "smoke-python" not in python.script
+    npm = recipe(replace(SOURCE, registry="npm", package="mysql2", version="3.24.6", needs=()))
+    assert npm.program[:2] == ("node", *npm.run_files) and "smoke-nodejs" not in npm.script
+    go = recipe(replace(SOURCE, registry="go", package="github.com/go-sql-driver/mysql", version="v1.9.3"))
+    (source,) = go.install_files
+    assert go.install_files[source] == smoke.source("smoke.go") and f"mv {source} " in go.script
+    assert not go.run_files
+    java = recipe(replace(SOURCE, registry="maven", package="com.mysql:mysql-connector-j", version="9.5.0"))
+    (source,) = java.install_files
+    assert java.install_files[source] == smoke.source("EcoreadySmoke.java") and "javac " in java.script
+    assert all(smoke.source(name) for name in smoke.FILES.values())
+    with pytest.raises(KeyError):
+        smoke.source("../connector.py")
+
+
+def test_an_installs_files_are_part_of_its_cache_key() -> None:
+    script = "go build"
+    plain = cache_key("img", "arm64", script)
+    assert plain == cache_key("img", "arm64", script, {})
+    one = cache_key("img", "arm64", script, {"/opt/ecoready/smoke/smoke.go": b"package main\n"})
+    other = cache_key("img", "arm64", script, {"/opt/ecoready/smoke/smoke.go": b"package main // changed\n"})
+    assert len({plain, one, other}) == 3
 
 
 def test_an_install_records_facts_as_labels_of_the_cached_image() -> None:
@@ -225,3 +260,48 @@ def test_the_drivers_verb_refuses_a_bad_pin_before_asking_anything(capsys: pytes
     assert "is not a PEP 440 version specifier" in capsys.readouterr().err
     assert main(["drivers", "npm:mysql2", "--only", "x"]) == 2
     assert parse_driver("npm:mysql2").tag == "latest"
+
+
+def test_debian_packages_are_a_driver_source_for_the_languages_without_a_reachable_registry() -> None:
+    spec = parse_driver("deb:php8.4-cli, php8.4-mysql")
+    assert (spec.registry, spec.package, spec.constraint) == ("deb", "php8.4-cli,php8.4-mysql", "")
+    assert spec.debs == ("php8.4-cli", "php8.4-mysql") and "php" in spec.languages and spec.language == ""
+    for bad, words in (
+        ("deb:", "Debian packages separated by commas"),
+        ("deb:php8.4-mysql=8.4.1", "no versions"),
+        ("deb:PHP", "is not a Debian package name"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            parse_driver(bad)
+    ok_row = parse(HEAD + 'options = { language = "php", driver = "deb:php8.4-cli,php8.4-mysql" }\n', "m.toml")
+    assert ok_row.component("py").options["driver"] == "deb:php8.4-cli,php8.4-mysql"
+    assert problems('options = { language = "python", driver = "deb:python3-pymysql" }') == [
+        "13:43: 'driver' 'deb:python3-pymysql': Debian's packages serve language php, perl, ruby, c, cpp"
+    ]
+
+
+async def test_debian_packages_are_not_asked_before_the_install() -> None:
+    from ecoready.packages.client import PackageClient
+
+    async with PackageClient() as client:
+        found = await client.assess(parse_driver("deb:ruby,ruby-mysql2"), "arm64")
+    assert found.verdict is PackagingVerdict.NOT_ASKED and found.version == ""
+    assert packaging_text(found) == "not asked" and found.detail.startswith("Debian's index is not read")
+    assert client.statuses() == ()  # no request
+
+
+def test_a_debian_install_is_apt_then_the_smoke_program() -> None:
+    deb = Packaging(
+        "deb:php8.4-cli,php8.4-mysql", "deb", "php8.4-cli,php8.4-mysql", "", "amd64", PackagingVerdict.NOT_ASKED
+    )
+    php = recipe(deb, 60, "php")
+    assert php.script.index("command -v apt-get") < php.script.index("apt-get install")
+    assert "--no-install-recommends php8.4-cli php8.4-mysql" in php.script and "dpkg-query -W" in php.script
+    (path,) = php.run_files
+    assert php.program == ("php", path) and php.run_files[path] == smoke.source("smoke-php")
+    c = recipe(replace(deb, package="gcc,libc6-dev,libmariadb-dev"), 60, "c")
+    (source,) = c.install_files
+    assert c.install_files[source] == smoke.source("smoke.c") and "mariadb_config --cflags --libs" in c.script
+    assert c.program == ("/opt/ecoready/bin/smoke-c",) and not c.run_files
+    with pytest.raises(ValueError):
+        recipe(deb, 60, "python")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.domain.drivers import parse_driver
 from ecoready.domain.model import Category
 from ecoready.matrix.load import load
 
@@ -44,32 +45,39 @@ MISSION = [
     ("shell", "shell", "mysql:"),
     ("shell", "shell", "mariadb:"),
     ("toolkit", "toolkit", "percona/percona-toolkit:3.7.1"),
+    ("connector", "connector", "python:3."),
+    ("connector", "connector", "node:"),
+    ("connector", "connector", "eclipse-temurin:"),
+    ("connector", "connector", "golang:"),
+    ("connector", "connector", "debian:"),
 ]
 # The mission's categories: `app` is the user's own services (`ecoready init`, docs/own-stack.md).
 MISSION_CATEGORIES = {c for c in Category if c is not Category.APP}
-# The mission's nine languages; Python has a row per driver (PyMySQL and mysqlclient).
-LANGUAGES = {"c", "cpp", "java", "python-pymysql", "python-mysqlclient", "go", "nodejs", "php", "perl", "ruby"}
+# The mission's nine languages, each a connector row's `language` (a driver row's: one
+# smoke program per language, several drivers each).
+LANGUAGES = {"c", "cpp", "java", "python", "go", "nodejs", "php", "perl", "ruby"}
+# The languages whose drivers come from a registry reachable here (PyPI, npm, Maven
+# Central, the Go module proxy), and the drivers each must have a row for: the community's
+# and Oracle's and MariaDB's connectors; then the languages of Debian's packages.
+REGISTRY_DRIVERS = {
+    "python": {"pypi:PyMySQL", "pypi:mysqlclient", "pypi:mysql-connector-python"},
+    "nodejs": {"npm:mysql2", "npm:mariadb"},
+    "java": {"maven:com.mysql:mysql-connector-j", "maven:org.mariadb.jdbc:mariadb-java-client"},
+    "go": {"go:github.com/go-sql-driver/mysql"},
+    # RubyGems, CPAN and PECL cannot be reached here, and C/C++ connectors have no registry:
+    # the distribution's packages on the official Debian image
+    "php": {"deb:php8.4-cli,php8.4-mysql"},
+    "perl": {"deb:perl,libdbd-mariadb-perl"},
+    "ruby": {"deb:ruby,ruby-mysql2"},
+    "c": {"deb:gcc,libc6-dev,libmariadb-dev"},
+    "cpp": {"deb:g++,libmysqlcppconn-dev"},
+}
 
 
 def rows() -> list[dict]:
     return tomllib.loads(MATRIX.read_text())["components"]
 
 
-# The connector rows left the default matrix with the lab's image they ran on (issue 41: the
-# default matrix names public images only); they come back on the official language
-# runtime images with the smoke programs shipped inside ecoready. Until then these tests
-# fail as expected (strict: they fail the suite the day the rows are back, to drop the mark).
-CONNECTORS_PENDING = pytest.mark.xfail(
-    strict=True, reason="connector rows on official runtime images: issue 41, not done yet"
-)
-
-
-def test_every_mission_category_but_connectors_has_a_row() -> None:
-    categories = {row["category"] for row in rows()}
-    assert categories == {c.value for c in MISSION_CATEGORIES} - {"connector"}
-
-
-@CONNECTORS_PENDING
 def test_every_mission_category_has_a_row() -> None:
     categories = {row["category"] for row in rows()}
     assert categories == {c.value for c in MISSION_CATEGORIES}
@@ -80,11 +88,25 @@ def test_every_mission_component_has_a_row(category: str, kind: str, image: str)
     assert any(r["category"] == category and r["probe"] == kind and image in r["image"] for r in rows())
 
 
-@CONNECTORS_PENDING
-def test_one_connector_row_per_language() -> None:
-    connectors = [r for r in rows() if r["probe"] == "connector"]
-    assert {r["options"]["language"] for r in connectors} == LANGUAGES
-    assert len(connectors) == len(LANGUAGES)
+def connector_rows() -> list[dict]:
+    return [r for r in rows() if r["probe"] == "connector"]
+
+
+def test_connector_rows_are_driver_rows_on_official_runtime_images() -> None:
+    """Each registry language has a row per driver, pinned in its registry, on the
+    official runtime image (no lab image: the smoke programs ship inside ecoready)."""
+    found: dict[str, set[str]] = {}
+    for row in connector_rows():
+        spec = parse_driver(row["options"]["driver"])
+        assert spec.constraint or spec.registry == "deb", f"{row['id']}: pinned as users pin it"
+        found.setdefault(row["options"]["language"], set()).add(f"{spec.registry}:{spec.package}")
+        assert not row["image"].startswith(("127.0.0.1", "localhost")), row["id"]
+        assert row["image"].split(":")[0] in ("python", "node", "eclipse-temurin", "golang", "debian"), row["id"]
+    assert found == REGISTRY_DRIVERS
+
+
+def test_every_mission_language_has_a_connector_row() -> None:
+    assert {r["options"]["language"] for r in connector_rows()} == LANGUAGES
 
 
 def test_images_are_pinned_never_latest() -> None:
@@ -116,7 +138,7 @@ def test_generic_rows_run_a_program_of_the_image() -> None:
         assert options["entrypoint"] and options["command"] and options.get("mode", "run") == "run"
 
 
-def test_the_matrix_validates_and_uses_every_mission_kind_but_the_connectors() -> None:
+def test_the_matrix_validates_and_uses_every_mission_kind() -> None:
     matrix = load(MATRIX, {})
-    assert {c.category for c in matrix.components} == MISSION_CATEGORIES - {Category.CONNECTOR}
+    assert {c.category for c in matrix.components} == MISSION_CATEGORIES
     assert {c.probe for c in matrix.components} == {kind for _, kind, _ in MISSION}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.probes import smoke
 from tests.support.cli import ROOT
 
 FOLDERS = {"ecoready": ROOT / "app", "ecoready.probes": ROOT / "probes"}
@@ -59,6 +60,8 @@ def test_the_wheel_holds_ecoready_only(wheel: Path) -> None:
         "ecoready/probe_api/sysbench_lua/zipfian.lua",
         "ecoready/py.typed",
         "ecoready/matrix/prices.toml",
+        # the connector probe's smoke programs: put into the user's runtime image at run time
+        *(f"ecoready/probes/smoke/{name}" for name in smoke.FILES.values()),
     ):
         assert expected in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
@@ -76,7 +79,12 @@ def test_installed_it_runs_anywhere_and_app_is_not_a_name(wheel: Path, tmp_path:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(target), "PYTHONNOUSERSITE": "1"}
-    code = "import ecoready, ecoready.probes.server, ecoready.ui.cli; print(ecoready.__file__)"
+    code = (
+        "import ecoready, ecoready.probes.server, ecoready.ui.cli\n"
+        "from ecoready.probes import smoke\n"
+        "assert all(smoke.source(name) for name in smoke.FILES.values())\n"
+        "print(ecoready.__file__)"
+    )
     shown = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.strip().startswith(str(target))

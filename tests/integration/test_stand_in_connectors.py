@@ -1,0 +1,120 @@
+"""The default matrix's connector rows, unchanged, through a registry mirror pointed at the
+lab's Docker Hub stand-in, on both arches (arm64 emulated): the official runtime image
+names (python:3.13-slim and 3.13, node:24, eclipse-temurin:21, golang:1.24) served by the
+lab's Debian builds of those lines, each driver pinned in its own registry (PyPI, npm,
+Maven Central, the Go module proxy) and installed into the image, and PHP, Perl, Ruby, C
+and C++ from Debian's packages on debian:trixie-slim (apt), the smoke program put in
+from ecoready's package (compiled there for Go and Java): nothing of ecoready's is in the
+images. Every cell `ready`, TLS and caching_sha2_password checked against MySQL 9.7 (the
+registry rows' smoke programs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ecoready.lab.recipes import REGISTRY, STAND_IN
+from ecoready.matrix.load import load
+from ecoready.probes import smoke
+from tests.support.cli import ROOT, ecoready
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+MIRRORS = {"ECOREADY_REGISTRY_MIRRORS": f"docker.io={REGISTRY}/{STAND_IN}"}
+MATRIX = ROOT / "matrix.toml"
+ROWS = [c for c in load(MATRIX, {}).components if c.probe == "connector"]
+RUNTIMES = {
+    "library/python": "3.13",
+    "library/node": "24",
+    "library/eclipse-temurin": "21",
+    "library/golang": "1.24",
+    "library/debian": "trixie-slim",  # PHP, Perl, Ruby, C and C++: Debian's packages (deb:)
+}
+CHECKS = ["connect", "version", "prepared_utf8mb4", "rollback", "wrong_password"]
+MYSQL_CHECKS = ["tls", "caching_sha2_password"]
+# ecoready's smoke programs, their compiled forms and the lab's launchers, by file name (a
+# file of that name in an image is ours when it names ecoready: Go's own tests have a smoke.go)
+NAMES = " -o ".join(f"-name {n}" for n in (*smoke.FILES.values(), "smoke-go", "smoke-java", "EcoreadySmoke.class"))
+
+
+@pytest.fixture
+def stand_in(lab: Path) -> None:
+    for repo, tag in RUNTIMES.items():
+        answer = httpx.get(f"http://{REGISTRY}/v2/{STAND_IN}/{repo}/tags/list", timeout=10)
+        if answer.status_code != 200 or tag not in (answer.json().get("tags") or []):
+            pytest.fail(f"the lab's Docker Hub stand-in lacks {repo}:{tag}: run `ecoready lab build`")
+
+
+def checks_of(cell: dict) -> dict[str, dict]:
+    smoke = [s for s in cell["stages"] if s["stage"] == "smoke"]
+    return {c["name"]: c for c in smoke[0]["checks"]} if smoke else {}
+
+
+def test_the_rows_are_on_official_runtime_images_with_nothing_of_ours_in_them() -> None:
+    assert len(ROWS) >= 13
+    for row in ROWS:
+        assert not row.image.startswith(REGISTRY), row.id
+    for image in {row.image for row in ROWS}:
+        repo, _, tag = image.partition(":")
+        assert tag.startswith(RUNTIMES[f"library/{repo}"]), image
+        # the stand-in's images hold no smoke program: the probe brings its own
+        listed = subprocess.run(
+            ["docker", "run", "--rm", "--entrypoint", "sh", f"{REGISTRY}/{STAND_IN}/library/{image}", "-c",
+             f"ls -d /opt/ecoready 2>/dev/null; find / -xdev \\( {NAMES} \\) -exec grep -l ecoready {{}} + || true"],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert listed.returncode == 0 and listed.stdout.strip() == "", (image, listed.stdout, listed.stderr[-500:])
+
+
+def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
+    stand_in: None, tmp_path: Path, no_leaks: None
+) -> None:
+    out = tmp_path / "r.json"
+    ids = ",".join(row.id for row in ROWS)
+    args = ("run", "--headless", "--matrix", str(MATRIX), "--only", ids, "--json", str(out))
+    result = ecoready(*args, env={**MIRRORS, "XDG_CACHE_HOME": str(tmp_path)}, timeout=5400)
+    report = json.loads(out.read_text())
+    cells = [c for c in report["cells"] if c["component"] in {row.id for row in ROWS}]
+    assert len(cells) == 2 * len(ROWS)
+    backends = {row.id: row.backend for row in ROWS}
+    for cell in cells:
+        assert cell["status"] == "ready", (cell["id"], cell["detail"], result.stderr[-3000:])
+        assert cell["emulated"] is (cell["arch"] == "arm64")
+        assert cell["image"]["mirror"] == f"{REGISTRY}/{STAND_IN}", cell["image"]
+        packaging = cell["packaging"]
+        assert packaging["arch"] == cell["arch"] and packaging["verdict"] == "ready", packaging
+        if packaging["registry"] == "deb":  # not asked before: the install says what apt took
+            assert packaging["install"].startswith("installed with apt-get"), packaging
+            for name in packaging["package"].split(","):
+                assert f"{name}=" in packaging["version"], packaging
+        checks = checks_of(cell)
+        passed = [name for name, check in checks.items() if check["outcome"] == "pass"]
+        if backends[cell["component"]] == "mysql-9.7":
+            assert passed == CHECKS + MYSQL_CHECKS, (cell["id"], checks)
+            assert checks["tls"]["detail"].startswith("encrypted: TLS"), checks["tls"]
+            assert "full, then fast authentication" in checks["caching_sha2_password"]["detail"]
+        else:
+            assert passed == CHECKS, (cell["id"], checks)
+            assert "MariaDB" in checks["version"]["detail"], checks["version"]
+        assert "1045" in checks["wrong_password"]["detail"], (cell["id"], checks["wrong_password"])
+    by_id = {c["id"]: c for c in cells}
+    for arch in ("amd64", "arm64"):
+        machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
+        built = by_id[f"connector-python-mysqlclient/{arch}"]["packaging"]
+        assert built["install"].startswith("built from source"), built
+        wheel = by_id[f"connector-python-mysql-connector/{arch}"]["packaging"]
+        assert wheel["install"].startswith("wheel (") and f"_{machine}.whl)" in wheel["install"], wheel
+        # the very version the packaging stage resolved is the one that ran
+        for cid, words in (
+            ("connector-nodejs-mysql2", "mysql2 {}"),
+            ("connector-nodejs-mariadb", "mariadb {}"),
+            ("connector-go-mysql", "go-sql-driver/mysql {}"),
+        ):
+            cell = by_id[f"{cid}/{arch}"]
+            assert words.format(cell["packaging"]["version"]) in checks_of(cell)["connect"]["detail"], cell["id"]
+        assert "Python 3.13" in checks_of(by_id[f"connector-python-pymysql/{arch}"])["connect"]["detail"]
+    assert result.returncode == 0, result.stderr[-3000:]
