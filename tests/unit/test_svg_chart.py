@@ -8,7 +8,8 @@ from ecoready.report.svg_chart import Line, line_chart, nice_ceiling
 
 
 @pytest.mark.parametrize(
-    ("value", "ceiling"), [(0.0, 1.0), (-3.0, 1.0), (7.0, 10.0), (1_565.0, 2_000.0), (47_502.3, 50_000.0), (5e-324, 1.0)]
+    ("value", "ceiling"),
+    [(0.0, 1.0), (-3.0, 1.0), (7.0, 10.0), (1_565.0, 2_000.0), (47_502.3, 50_000.0), (5e-324, 1.0)],
 )
 def test_the_axis_ceiling(value: float, ceiling: float) -> None:
     assert nice_ceiling(value) == ceiling
