@@ -172,7 +172,7 @@ IMAGES: tuple[LabImage, ...] = (
     ),
     # The official language runtime images the default matrix's connector rows name, stood
     # in for by Debian's builds of the same lines (docs/lab.md): python:3.13-slim and 3.13
-    # (trixie's Python 3.13), node:24 (sid's Node.js 24), golang:1.24 (trixie's Go 1.24), and
+    # (trixie's Python 3.13), node:24 (sid's Node.js 24), golang:1.27 (sid's Go 1.27), and
     # eclipse-temurin:21, which is Debian's OpenJDK 21 build standing in for Adoptium's.
     LabImage(
         "python",
@@ -210,11 +210,12 @@ IMAGES: tuple[LabImage, ...] = (
     ),
     LabImage(
         "golang",
-        "1.24",
+        "1.27",
         "golang",
-        "trixie",
-        ("ca-certificates", "golang-1.24-go", "gcc", "libc6-dev"),
-        upstream=(("library/golang", "1.24"),),
+        "sid",  # Go 1.27 is the newest line (August 2026): in no other suite
+        ("ca-certificates", "golang-1.27-go", "gcc", "libc6-dev"),  # the package names the line
+        apt_options=("-o", "Acquire::Check-Valid-Until=false"),
+        upstream=(("library/golang", "1.27"),),
     ),
     # Debian ships MySQL only in its unstable suite (sid), whose index on this mirror has
     # expired (lab-notes): its Valid-Until is not checked.

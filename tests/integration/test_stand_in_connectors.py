@@ -1,6 +1,6 @@
 """The default matrix's connector rows, unchanged, through a registry mirror pointed at the
 lab's Docker Hub stand-in, on both arches (arm64 emulated): the official runtime image
-names (python:3.13-slim and 3.13, node:24, eclipse-temurin:21, golang:1.24) served by the
+names (python:3.13-slim and 3.13, node:24, eclipse-temurin:21, golang:1.27) served by the
 lab's Debian builds of those lines, each driver pinned in its own registry (PyPI, npm,
 Maven Central, the Go module proxy) and installed into the image, and PHP, Perl, Ruby, C
 and C++ from Debian's packages on debian:trixie-slim (apt), the smoke program put in
@@ -31,7 +31,7 @@ RUNTIMES = {
     "library/python": "3.13",
     "library/node": "24",
     "library/eclipse-temurin": "21",
-    "library/golang": "1.24",
+    "library/golang": "1.27",
     "library/debian": "trixie-slim",  # PHP, Perl, Ruby, C and C++: Debian's packages (deb:)
 }
 CHECKS = ["connect", "version", "prepared_utf8mb4", "rollback", "wrong_password"]

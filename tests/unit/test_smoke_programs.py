@@ -72,8 +72,8 @@ def test_the_stand_in_s_runtimes_are_published_under_the_official_names_of_what_
     assert full.on == python.key and "gcc" in full.packages
     node = published[("library/node", "24")]
     assert any(p.startswith("nodejs=24.") for p in node.packages)  # pinned: sid moves
-    assert "golang-1.24-go" in published[("library/golang", "1.24")].packages
+    assert "golang-1.27-go" in published[("library/golang", "1.27")].packages
     assert "openjdk-21-jdk-headless" in published[("library/eclipse-temurin", "21")].packages
     # none of them holds anything of ecoready's: the probe brings its smoke programs
-    for key in (("library/python", "3.13-slim"), ("library/node", "24"), ("library/golang", "1.24")):
+    for key in (("library/python", "3.13-slim"), ("library/node", "24"), ("library/golang", "1.27")):
         assert published[key].files == () and published[key].builder is None
