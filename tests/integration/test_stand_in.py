@@ -1,11 +1,17 @@
-"""The default matrix, unchanged, through a registry mirror pointed at the lab's Docker Hub
-stand-in (`ecoready lab build` publishes what it really makes under docker.io's names in
-the `hub/` namespace of the local registry: mariadb:10.11 and 11.8, mysql:9.7, and
-debian:bookworm-slim / trixie-slim from its debootstrap bases), `--only` the rows the
-stand-in serves, on both arches, with the matrix's own profile (quick): every cell ready,
-the bench stage included, sysbench derived from the stand-in's debian:trixie-slim on first
-use. The rows it cannot serve (mysql:8.4, Percona's, ProxySQL, MaxScale, PMM, Oracle's
-registry) are the mirror's gap: `ecoready images` says so, never `missing`."""
+"""The default matrix, unchanged, through registry mirrors pointed at the lab's stand-ins
+(`ecoready lab build` publishes what it really makes under the upstream names in a
+namespace of the local registry per upstream registry: `hub/` for Docker Hub with
+mariadb:10.11 and 11.8, mysql:9.7, haproxy:3.2, percona/percona-toolkit:3.7.1 and
+debian:bookworm-slim / trixie-slim from its debootstrap bases; `oracle/` for Oracle's
+registry with mysql/community-router:9.7), `--only` the rows the stand-ins serve, on both
+arches, with the matrix's own profile (quick): every cell ready, the bench stage included,
+sysbench derived from the stand-in's debian:trixie-slim on first use. The rows they cannot
+serve (mysql:8.4, Percona's servers, ProxySQL, MaxScale, PMM, ...) are the mirror's gap:
+`ecoready images` says so, never `missing`.
+
+The rows haproxy, replication-mariadb and the 9.7 pins of replication-mysql,
+group-replication, mysql-router and percona-toolkit are the default matrix's as of the
+late-2026 refresh (issue 41)."""
 
 from __future__ import annotations
 
@@ -15,28 +21,60 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ecoready.lab.recipes import REGISTRY, STAND_IN
+from ecoready.lab.recipes import ORACLE_REGISTRY, REGISTRY, STAND_INS
 from tests.support.cli import ROOT, ecoready
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-MIRRORS = {"ECOREADY_REGISTRY_MIRRORS": f"docker.io={REGISTRY}/{STAND_IN}"}
-SERVED = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7", "mariadb-backup", "mariadb-client")
+# the stand-in of each registry, as the mirror of that registry (prefix style)
+STAND_IN_OF = {registry: f"{REGISTRY}/{namespace}" for registry, namespace in STAND_INS.items()}
+MIRRORS = {"ECOREADY_REGISTRY_MIRRORS": ",".join(f"{r}={m}" for r, m in STAND_IN_OF.items())}
+# the references the stand-ins serve, by the registry they stand in for
+SERVED_IMAGES = {
+    "mariadb:10.11": "docker.io",
+    "mariadb:11.8": "docker.io",
+    "mysql:9.7": "docker.io",
+    "debian:trixie-slim": "docker.io",
+    "haproxy:3.2": "docker.io",
+    "percona/percona-toolkit:3.7.1": "docker.io",
+    f"{ORACLE_REGISTRY}/mysql/community-router:9.7": ORACLE_REGISTRY,
+}
+SERVED = (
+    "mariadb-10.11",
+    "mariadb-11.8",
+    "mysql-9.7",
+    "mariadb-backup",
+    "mariadb-client",
+    "haproxy",
+    "mysql-router",
+    "replication-mysql",
+    "replication-mariadb",
+    "group-replication",
+    "percona-toolkit",
+)
 # The rows run here. mariadb-11.8's quick bench ends `partial`, for real (seen 2026-11-27,
 # amd64, Debian trixie's sysbench 1.0.20): its oltp_read_write at 8 threads has sysbench's
 # "ignored errors", errors sysbench retries (by default 1213 deadlocks and 1020, which
 # innodb_snapshot_isolation, ON by default since MariaDB 11.6.2, raises), and a run with
 # errors fails its workload (design.md). Not the stand-in's doing; left out of this run
 # until the bench's rule for them is decided.
-RUN = ("mariadb-10.11", "mysql-9.7", "mariadb-backup", "mariadb-client")
+RUN = tuple(row for row in SERVED if row != "mariadb-11.8")
+BENCHED = ("mariadb-10.11", "mysql-9.7", "haproxy")  # the probes with a bench stage
+
+
+def registry_of(reference: str) -> str:
+    first, _, rest = reference.partition("/")
+    return first if rest and ("." in first or ":" in first) else "docker.io"
 
 
 @pytest.fixture
 def stand_in(lab: Path) -> None:
-    for repo in ("library/mariadb", "library/mysql", "library/debian"):
-        answer = httpx.get(f"http://{REGISTRY}/v2/{STAND_IN}/{repo}/tags/list", timeout=10)
-        if answer.status_code != 200:
-            pytest.fail(f"the lab's Docker Hub stand-in lacks {repo}: run `ecoready lab build`")
+    for reference, registry in SERVED_IMAGES.items():
+        path, _, tag = reference.removeprefix(f"{ORACLE_REGISTRY}/").rpartition(":")
+        repo = f"library/{path}" if registry == "docker.io" and "/" not in path else path
+        answer = httpx.get(f"http://{REGISTRY}/v2/{STAND_INS[registry]}/{repo}/tags/list", timeout=10)
+        if answer.status_code != 200 or tag not in (answer.json().get("tags") or []):
+            pytest.fail(f"the lab's stand-in of {registry} lacks {reference}: run `ecoready lab build`")
 
 
 def test_images_of_the_default_matrix_through_the_stand_in(stand_in: None, tmp_path: Path) -> None:
@@ -46,12 +84,12 @@ def test_images_of_the_default_matrix_through_the_stand_in(stand_in: None, tmp_p
     report = json.loads(result.stdout)
     verdicts = {(c["component"], c["arch"]): c for c in report["checks"]}
     assert "missing" not in report["summary"]  # what the stand-in lacks is its gap, not the component's
-    served = {"mariadb:10.11", "mariadb:11.8", "mysql:9.7", "debian:trixie-slim"}
     for check in verdicts.values():
-        if check["reference"] in served:
-            assert check["verdict"] == "available" and check["mirror"] == f"{REGISTRY}/{STAND_IN}", check
-        elif not check["reference"].startswith("container-registry.oracle.com/"):
-            assert check["verdict"] == "error" and "this mirror of docker.io lacks it" in check["detail"], check
+        registry = registry_of(check["reference"])
+        if check["reference"] in SERVED_IMAGES:
+            assert check["verdict"] == "available" and check["mirror"] == STAND_IN_OF[registry], check
+        elif registry in STAND_IN_OF:
+            assert check["verdict"] == "error" and f"this mirror of {registry} lacks it" in check["detail"], check
     assert {c for c, _ in verdicts if verdicts[(c, "amd64")]["verdict"] == "available"} >= set(SERVED)
 
 
@@ -65,9 +103,11 @@ def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in: None, tmp_
     assert len(cells) == 2 * len(RUN)
     for cell in cells:
         assert cell["status"] == "ready", (cell["id"], cell["detail"], result.stderr[-2000:])
-        assert cell["image"]["mirror"] == f"{REGISTRY}/{STAND_IN}"
-        assert cell["image"]["reference"] in ("mariadb:10.11", "mariadb:11.8", "mysql:9.7")
-    benched = [c for c in cells if c["component"] in ("mariadb-10.11", "mysql-9.7")]
+        reference = cell["image"]["reference"]
+        assert reference in SERVED_IMAGES, cell["id"]
+        assert cell["image"]["mirror"] == STAND_IN_OF[SERVED_IMAGES[reference]], cell["id"]
+    benched = [c for c in cells if c["component"] in BENCHED]
+    assert len(benched) == 2 * len(BENCHED)
     for cell in benched:
         assert [s["stage"] for s in cell["stages"]][-1] == "bench", cell["id"]
         assert cell["bench"]["tool"].startswith("sysbench 1.0"), cell["bench"]
