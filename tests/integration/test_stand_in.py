@@ -11,7 +11,11 @@ serve (mysql:8.4, Percona's servers, ProxySQL, MaxScale, PMM, ...) are the mirro
 
 The rows haproxy, replication-mariadb and the 9.7 pins of replication-mysql,
 group-replication, mysql-router and percona-toolkit are the default matrix's as of the
-late-2026 refresh (issue 41)."""
+late-2026 refresh (issue 41). The haproxy row's backend must be a MariaDB server: HAProxy
+3.2's `option mysql-check` cannot log in to MySQL 8.0 and later (caching_sha2_password:
+"Client does not support authentication protocol", code 1251, seen 2026-11-27 against
+mysql:9.7; haproxy/haproxy#2934, MySQL >= 8.0 support added to HAProxy in 2026-02, after
+3.2), so with mysql-9.7 behind it the cell times out waiting for its backend to be UP."""
 
 from __future__ import annotations
 
@@ -101,8 +105,9 @@ def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in: None, tmp_
     assert report["profile"] == "quick"
     cells = report["cells"]
     assert len(cells) == 2 * len(RUN)
+    not_ready = [(c["id"], c["status"], c["detail"]) for c in cells if c["status"] != "ready"]
+    assert not not_ready, (not_ready, result.stderr[-2000:])
     for cell in cells:
-        assert cell["status"] == "ready", (cell["id"], cell["detail"], result.stderr[-2000:])
         reference = cell["image"]["reference"]
         assert reference in SERVED_IMAGES, cell["id"]
         assert cell["image"]["mirror"] == STAND_IN_OF[SERVED_IMAGES[reference]], cell["id"]
