@@ -54,6 +54,7 @@ SERVED = (
     "replication-mysql",
     "replication-mariadb",
     "group-replication",
+    "galera-mariadb",
     "percona-toolkit",
 )
 # The rows run here. mariadb-11.8's quick bench ends `partial`, for real (seen 2026-11-27,
