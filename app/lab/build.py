@@ -69,6 +69,7 @@ from ecoready.lab.recipes import (
     native_tools_file,
     recipe_hash,
     source_path,
+    stand_in_repository,
 )
 from ecoready.lab.schedule import BuildBook, StepCost, build_slots, cost_table
 
@@ -505,7 +506,7 @@ class Lab:
                     entries.append((arch, f"{arch}/{image.name}"))
             entries.sort(key=lambda entry: image.arches.index(entry[0]))
             names = [(f"lab/{name}", tag) for name, tag in ((image.name, image.tag), *image.aliases)]
-            names += [(f"{STAND_IN}/{repo}", tag) for repo, tag in image.upstream]  # the Docker Hub stand-in
+            names += [(stand_in_repository(repo), tag) for repo, tag in image.upstream]  # the stand-ins
             for repo, tag in names:
                 index = [
                     IndexEntry(

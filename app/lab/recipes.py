@@ -32,6 +32,10 @@ BASE_PACKAGES = {"bookworm": ("ca-certificates",)}
 # paths in this namespace of the local registry, so the default matrix runs unchanged with
 # ECOREADY_REGISTRY_MIRRORS="docker.io=127.0.0.1:5000/hub" (docs/matrix.md, mirrors).
 STAND_IN = "hub"
+# The stand-ins of other registries, the same way (a prefix mirror each):
+# ECOREADY_REGISTRY_MIRRORS="docker.io=127.0.0.1:5000/hub,container-registry.oracle.com=127.0.0.1:5000/oracle"
+ORACLE_REGISTRY = "container-registry.oracle.com"
+STAND_INS = {"docker.io": STAND_IN, ORACLE_REGISTRY: "oracle"}
 # The Debian bases published there as `debian:<suite>-slim`: debootstrap's minbase with
 # docs excluded and no daemons started, as Debian's slim images are made.
 STAND_IN_BASES = ("bookworm", "trixie")
@@ -61,8 +65,10 @@ class LabImage:
     # Files of other contexts copied into this one's (source under containers/, name in the
     # context): one smoke program, written once, in the connectors image and a runtime image.
     files: tuple[tuple[str, str], ...] = ()
-    # Docker Hub repositories and tags of the software it really is, under which the lab's
-    # Docker Hub stand-in (`STAND_IN`) also publishes it: never a name whose software it is not.
+    # Upstream repositories and tags of the software it really is (Docker Hub's, or with
+    # their registry in front: `container-registry.oracle.com/mysql/community-router`), under
+    # which the lab's stand-in of that registry (`STAND_INS`) also publishes it: never a
+    # name whose software it is not.
     upstream: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -104,6 +110,8 @@ _SCRIPTS = ("smoke-python", "smoke-nodejs", "smoke-php", "smoke-perl", "smoke-ru
 # one line saying so.
 MYSQL_VERSION = "9.7.4-2"
 NODE_VERSION = "24.22.2+dfsg+~cs24.19.2-1"  # sid's Node.js 24: the stand-in's node:24
+HAPROXY_VERSION = "3.2.26-1"
+PERCONA_TOOLKIT_VERSION = "3.7.1-5"
 
 # what the MariaDB and MySQL entry points share: one file, sourced by both
 _ENTRYPOINT_LIB = (("shared/entrypoint-lib.sh", "entrypoint-lib.sh"),)
@@ -237,6 +245,42 @@ IMAGES: tuple[LabImage, ...] = (
         files=_ENTRYPOINT_LIB,
         upstream=(("library/mysql", "9.7"),),
     ),
+    # The stand-in's tools, each from Debian's unstable suite (its index expired, as for
+    # mysql above) and laid out as its upstream image is (the Dockerfiles say how).
+    LabImage(
+        "haproxy",
+        "3.2",
+        "haproxy",
+        "sid",
+        (f"haproxy={HAPROXY_VERSION}", "socat", "ca-certificates"),
+        apt_options=("-o", "Acquire::Check-Valid-Until=false"),
+        upstream=(("library/haproxy", "3.2"),),
+    ),
+    LabImage(
+        "percona-toolkit",
+        "3.7.1",
+        "percona-toolkit",
+        "sid",
+        (
+            f"percona-toolkit={PERCONA_TOOLKIT_VERSION}",
+            "libdbd-mysql-perl",
+            f"mysql-client={MYSQL_VERSION}",
+            f"mysql-client-core={MYSQL_VERSION}",
+            "hostname",
+        ),
+        apt_options=("-o", "Acquire::Check-Valid-Until=false"),
+        upstream=(("percona/percona-toolkit", "3.7.1"),),
+    ),
+    # Oracle's router image, apart from lab/mysql-router (an alias of the server image)
+    LabImage(
+        "community-router",
+        "9.7",
+        "community-router",
+        "sid",
+        (f"mysql-router={MYSQL_VERSION}", f"mysql-client={MYSQL_VERSION}", f"mysql-client-core={MYSQL_VERSION}"),
+        apt_options=("-o", "Acquire::Check-Valid-Until=false"),
+        upstream=((f"{ORACLE_REGISTRY}/mysql/community-router", "9.7"),),
+    ),
     # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
     LabImage("app-client", "1", "app-client", "bookworm", ("mariadb-client",)),
 )
@@ -251,6 +295,14 @@ BUILDERS: tuple[Builder, ...] = (
         files=tuple((f"{SMOKE}/{name}", name) for name in ("smoke.c", "smoke.cpp", "smoke.go", "EcoreadySmoke.java")),
     ),
 )
+
+
+def stand_in_repository(upstream: str) -> str:
+    """Where the local registry's stand-in holds an upstream repository (`library/mysql`
+    -> `hub/library/mysql`); KeyError for a registry the lab stands in for not."""
+    first, _, rest = upstream.partition("/")
+    registry, path = (first, rest) if rest and ("." in first or ":" in first) else ("docker.io", upstream)
+    return f"{STAND_INS[registry]}/{path}"
 
 
 def containers_dir() -> Path:
