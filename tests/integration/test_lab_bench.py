@@ -138,9 +138,10 @@ def test_a_server_that_refuses_the_benchmark_is_partial(lab: Path, tmp_path: Pat
     assert cell["status"] == "partial" and "exit 1" in log
 
 
-def test_a_run_with_errors_fails_its_workload(lab: Path, tmp_path: Path, no_leaks: None) -> None:
-    # 32 threads writing 10 rows: InnoDB deadlocks, which sysbench retries and counts as
-    # "ignored errors"; the numbers are kept, but the workload's check fails
+def test_transactions_sysbench_retries_are_counted_not_a_failure(lab: Path, tmp_path: Path, no_leaks: None) -> None:
+    # 32 threads writing 10 rows: InnoDB deadlocks, which sysbench restarts and counts as
+    # "ignored errors": the workload meeting the server's isolation, shown as retried, and
+    # the workload's check passes (a run fails when it commits nothing)
     matrix = tmp_path / "deadlock.toml"
     matrix.write_text(
         '[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\n'
@@ -151,11 +152,12 @@ def test_a_run_with_errors_fails_its_workload(lab: Path, tmp_path: Path, no_leak
     (cell,) = report["cells"]
     bench = {s["stage"]: s for s in cell["stages"]}["bench"]
     checks = {c["name"]: c for c in bench["checks"]}
-    assert checks["oltp_read_write uniform"]["outcome"] == "fail", (checks, log)
-    assert "errors" in checks["oltp_read_write uniform"]["detail"]
-    assert bench["outcome"] == "fail" and cell["status"] == "partial"
     (series,) = cell["bench"]["series"]
-    assert series["runs"][0]["errors"] > 0 and series["runs"][0]["tps"] > 0
+    retried = series["runs"][0]["errors"]
+    assert retried > 0 and series["runs"][0]["tps"] > 0, (series, log)
+    assert checks["oltp_read_write uniform"]["outcome"] == "pass", (checks, log)
+    assert f"{retried} retried" in checks["oltp_read_write uniform"]["detail"]
+    assert bench["outcome"] == "pass" and cell["status"] == "ready"
 
 
 def test_a_load_balancer_is_benched_through_the_proxy(lab: Path, tmp_path: Path, no_leaks: None) -> None:
