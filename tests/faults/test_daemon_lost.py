@@ -28,11 +28,13 @@ def test_dockerd_stopped_mid_run(lab: Path, second_engine: SecondEngine, tmp_pat
         + "".join(
             f'[[components]]\nid = "{cid}"\ncategory = "{category}"\nprobe = "{probe}"\n'
             f'image = "127.0.0.1:5000/lab/{image}"\n'
-            # the first cell's smoke must outlast the engine's stop: replication's takes
-            # seconds (the server probe's is two client runs, over before dockerd stops)
+            # the cell in smoke must outlast the engine's stop: replication's smoke takes
+            # seconds (the server probe's is two client runs, over before dockerd stops).
+            # Both rows are replication, as the scheduler may start either first: the one
+            # that waits meets an engine already gone, whichever it is
             for cid, category, probe, image in (
                 ("first", "ha", "replication", "mariadb:10.11"),
-                ("second", "server", "server", "mariadb:11.8"),
+                ("second", "ha", "replication", "mariadb:11.8"),
             )
         ),
     )

@@ -26,7 +26,10 @@ from ecoready.engine.podman import ULIMITS
 from tests.support.cli import ROOT, TEST_LABEL_KEY, TEST_SESSION, docker_labelled, ecoready
 from tests.support.podman_engine import PodmanEngine
 
-pytestmark = pytest.mark.docker
+# one worker runs the whole file, one test after the other: the tests share one Podman
+# store, and the run's "no volume left" is a before/after count of that store's volumes,
+# which another test's volume (its own, swept at its end) would spoil
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("podman")]
 
 MARIADB = "127.0.0.1:5000/lab/mariadb:10.11"
 CONNECTORS = "127.0.0.1:5000/lab/connectors:bookworm"
