@@ -17,7 +17,9 @@ stays silent fails every check it did not report, with its exit and stderr tail.
 with a failed check that lasted the whole connect timeout (ours, not the driver's) runs
 once more with three times that timeout, and the checks it failed say so.
 Driver rows add `tls` and `caching_sha2_password` against a MySQL backend (not applicable
-against MariaDB, which has no caching_sha2_password).
+against MariaDB, which has no caching_sha2_password). A driver that speaks only the X Protocol
+(Oracle's Connector/Node.js: `drivers.X_PROTOCOL_DRIVERS`) is given the backend's X port, and
+needs a backend that has one (MySQL's X Plugin: `Endpoint.x_port`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, replace
 from ecoready.probe_api import (
     CheckFailed,
     DeadlineExceeded,
+    Endpoint,
     ExecResult,
     InfraError,
     MatrixMismatch,
@@ -164,6 +167,20 @@ def smoke_argv(program: Sequence[str], host: str, port: int, user: str, connect_
     ]
 
 
+def smoke_port(protocol: str, backend: Endpoint, row: str) -> int:
+    """The backend's port the driver speaks to: the classic one, or the X Plugin's for an X
+    Protocol driver (MatrixMismatch when the backend has none: MariaDB)."""
+    if protocol != drivers.X_PROTOCOL:
+        return backend.port
+    if backend.x_port is None:
+        flavor = "MariaDB" if backend.flavor == "mariadb" else backend.flavor
+        raise MatrixMismatch(
+            f"row {row}: the driver speaks only the X Protocol, and the backend ({flavor}) has no X Plugin: "
+            "give it a MySQL or Percona Server backend"
+        )
+    return backend.x_port
+
+
 def program_name(program: Sequence[str]) -> str:
     """The smoke program's name in messages: `smoke-python`, not the interpreter running it."""
     return next((os.path.basename(a) for a in program if os.path.basename(a).startswith("smoke-")), program[0])
@@ -180,10 +197,12 @@ class ConnectorProbe(Probe):
         env: dict[str, str] = {}
         program_files: dict[str, bytes] = {}
         self.program = ""
+        self.protocol = drivers.CLASSIC
         if ctx.options.get("driver"):
             image_id, env, program_files = await self._install()
         self.program = self.program or program_name(self.argv)
         backend = await ctx.backend()
+        self.port = smoke_port(self.protocol, backend, ctx.cell.component.id)
         literal = ctx.options.get("password")
         password = ctx.known_secret("connector-password", str(literal)) if literal is not None else backend.password
         files: dict[str, bytes | Secret] = {PASSWORD_PATH: password, **program_files}
@@ -214,7 +233,7 @@ class ConnectorProbe(Probe):
             self.container,
             backend_answers,
             what=f"the backend {backend.host} to answer SQL",
-            port=backend.port,
+            port=self.port,
             port_of=backend.container,
         )
         if sha2 is not None:
@@ -244,6 +263,7 @@ class ConnectorProbe(Probe):
         recipe = drivers.recipe(packaging, ctx.scaled(INSTALL_LIMIT) / 3, self.language)
         self.argv = recipe.program
         self.program = recipe.name
+        self.protocol = recipe.protocol
         done = await install(
             ctx,
             recipe.script,
@@ -300,7 +320,7 @@ class ConnectorProbe(Probe):
         """The smoke program once, under `timeout` inside the container and a deadline outside."""
         ctx = self.ctx
         limit = ctx.scaled(RUN_LIMIT) + connect_timeout - ctx.scaled(CONNECT_TIMEOUT)
-        argv = smoke_argv(self.argv, self.backend.host, self.backend.port, self.backend.user, connect_timeout)
+        argv = smoke_argv(self.argv, self.backend.host, self.port, self.backend.user, connect_timeout)
         if self.mysql_checks:
             argv += ["--tls", "yes", "--sha2-user", SHA2_USER, "--sha2-password-file", SHA2_PASSWORD_PATH]
         wrapped = ["sh", "-c", LIMITED_RUN, str(KILL_GRACE), f"{limit:.0f}", *argv]

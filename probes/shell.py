@@ -40,9 +40,9 @@ from ecoready.probe_api import (
     option_file,
     parse_xml,
 )
+from ecoready.probes.shared.sql_server import X_PORT
 
 PASSWORD_FILE = "/run/ecoready/backend-password"  # noqa: S105 - a path
-X_PORT = 33060
 CLIENT_CNF = "/run/ecoready/client.cnf"
 CLIENTS = ("mysqlsh", "mariadb", "mysql")
 _MARIADB_VERSION = re.compile(r"(?:Ver\s+\S+\s+Distrib|from)\s+(\S+?),?\s.*\((\w+)\)\s*$", re.M)

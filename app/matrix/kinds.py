@@ -81,7 +81,7 @@ CONNECTOR_LANGUAGES = (
 # lowercase); () = any (every JDBC driver speaks java.sql).
 SMOKE_DRIVERS: Mapping[str, tuple[str, ...]] = {
     "python": ("pymysql", "mysqlclient", "mysql-connector-python", "mariadb"),
-    "nodejs": ("mysql", "mysql2", "mariadb"),
+    "nodejs": ("mysql", "mysql2", "mariadb", "@mysql/xdevapi"),  # the last over the X Protocol
     "java": (),
     "go": ("github.com/go-sql-driver/mysql",),
 }

@@ -27,3 +27,4 @@ class Endpoint:
     password: Secret
     container: Container  # the server's own container: has a client binary
     flavor: str = "mariadb"
+    x_port: int | None = None  # the X Protocol's port (MySQL's X Plugin); None: the server has none

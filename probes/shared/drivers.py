@@ -34,6 +34,11 @@ PYTHON_DRIVERS = {
     "mariadb": "mariadb",  # MariaDB Connector/Python
 }
 
+CLASSIC, X_PROTOCOL = "classic", "x"
+# The drivers that speak the X Protocol only (to the server's X Plugin, not its classic
+# port), by registry package name: the probe gives their smoke program the X port.
+X_PROTOCOL_DRIVERS = ("@mysql/xdevapi",)  # Oracle's Connector/Node.js (the X DevAPI)
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -44,6 +49,7 @@ class Recipe:
     install_files: Mapping[str, bytes] = field(default_factory=dict)  # put into the installer (sources)
     run_files: Mapping[str, bytes] = field(default_factory=dict)  # put into the connector container
     name: str = ""  # the smoke program in messages ("" = the program's own name)
+    protocol: str = CLASSIC  # the driver's wire protocol: CLASSIC, or X_PROTOCOL (the X Plugin's port)
 
 
 def smoke_file(name: str) -> tuple[str, bytes]:
@@ -120,7 +126,9 @@ def _nodejs(p: Packaging) -> Recipe:
     env = {"npm_config_cafile": TRUST_PEM, "NODE_EXTRA_CA_CERTS": TRUST_PEM, "npm_config_cache": "/tmp/ecoready-npm"}
     path, program_bytes = smoke_file("smoke-nodejs")
     program = ("node", path, "--driver", p.package)
-    return Recipe(script, env, program, {"NODE_PATH": f"{home}/node_modules"}, run_files={path: program_bytes})
+    protocol = X_PROTOCOL if p.package in X_PROTOCOL_DRIVERS else CLASSIC
+    run_env = {"NODE_PATH": f"{home}/node_modules"}
+    return Recipe(script, env, program, run_env, run_files={path: program_bytes}, protocol=protocol)
 
 
 def _retried(command: str, limit: float, tries: int = 3) -> str:

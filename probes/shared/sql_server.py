@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 ROOT_SECRET_PATH = "/run/ecoready/root-password"  # noqa: S105 - a path, not a password
 PORT = 3306
+X_PORT = 33060  # MySQL's X Plugin (mysqlx_port), on by default in MySQL and Percona Server; MariaDB has none
+X_FLAVORS = ("mysql", "percona")
 
 
 def flavor_of(image: str, option: object = None) -> str:
@@ -95,7 +97,13 @@ class Server:
     @property
     def endpoint(self) -> Endpoint:
         return Endpoint(
-            host=self.alias, port=PORT, user="root", password=self.root, container=self.container, flavor=self.flavor
+            host=self.alias,
+            port=PORT,
+            user="root",
+            password=self.root,
+            container=self.container,
+            flavor=self.flavor,
+            x_port=X_PORT if self.flavor in X_FLAVORS else None,
         )
 
     async def query(

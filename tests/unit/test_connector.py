@@ -17,7 +17,19 @@ from ecoready.lab.build import extract_tar
 from ecoready.lab.recipes import IMAGES, builder_named
 from ecoready.matrix.kinds import CONNECTOR_LANGUAGES, KINDS, SMOKE_DRIVERS
 from ecoready.matrix.load import parse
-from ecoready.probes.connector import CHECKS, PASSWORD_PATH, PROGRAMS, parse_lines, smoke_argv, unreported
+from ecoready.probe_api import Container, Endpoint, MatrixMismatch, Packaging, PackagingVerdict, Secret
+from ecoready.probes import smoke
+from ecoready.probes.connector import (
+    CHECKS,
+    PASSWORD_PATH,
+    PROGRAMS,
+    parse_lines,
+    smoke_argv,
+    smoke_port,
+    unreported,
+)
+from ecoready.probes.shared.drivers import CLASSIC, X_PROTOCOL, X_PROTOCOL_DRIVERS, recipe
+from ecoready.probes.shared.sql_server import X_PORT, Server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -161,6 +173,77 @@ def test_the_lab_matrix_has_a_debian_row_per_language() -> None:
     assert {row.backend for row in rows.values()} == {"mysql-9.7", "mariadb-10.11"}
     (image,) = [i for i in IMAGES if i.name == "connectors"]
     assert image.builder is not None and builder_named(image.builder).context.startswith(image.context + "/")
+
+
+# -- Oracle's Connector/Node.js: the X DevAPI over the X Protocol ------------------------------
+SERVER = Container("i", "n", "backend-server", "server", "img", "id")
+
+
+def npm(package: str) -> Packaging:
+    return Packaging(f"npm:{package}", "npm", package, "8.0.35", "amd64", PackagingVerdict.READY)
+
+
+def test_an_x_protocol_driver_is_given_the_x_plugin_s_port_and_the_others_the_classic_one() -> None:
+    assert recipe(npm("@mysql/xdevapi")).protocol == X_PROTOCOL and "@mysql/xdevapi" in X_PROTOCOL_DRIVERS
+    assert recipe(npm("mysql2")).protocol == CLASSIC == recipe(npm("mariadb")).protocol
+    # the X port is the server's fact: MySQL's and Percona Server's X Plugin, none in MariaDB
+    root = Secret("root", "pw")
+    mysql = Server(None, SERVER, root, "mysql").endpoint  # type: ignore[arg-type]  # no context needed
+    assert (mysql.port, mysql.x_port) == (3306, X_PORT) == (3306, 33060)
+    assert Server(None, SERVER, root, "percona").endpoint.x_port == X_PORT  # type: ignore[arg-type]
+    assert Server(None, SERVER, root, "mariadb").endpoint.x_port is None  # type: ignore[arg-type]
+    assert smoke_port(X_PROTOCOL, mysql, "row") == 33060 and smoke_port(CLASSIC, mysql, "row") == 3306
+    mariadb = Endpoint("backend-server", 3306, "root", root, SERVER, flavor="mariadb")
+    with pytest.raises(MatrixMismatch, match=r"row connector-x: .*only the X Protocol.*\(MariaDB\) has no X Plugin"):
+        smoke_port(X_PROTOCOL, mariadb, "connector-x")
+    argv = smoke_argv(recipe(npm("@mysql/xdevapi")).program, "backend-server", 33060, "root", 5.0)
+    assert argv[2:6] == ["--driver", "@mysql/xdevapi", "--host", "backend-server"] and "33060" in argv
+
+
+def test_the_nodejs_smoke_program_speaks_every_driver_a_row_may_name() -> None:
+    program = smoke.source("smoke-nodejs").decode()
+    usage = next(line for line in program.splitlines() if "'usage: smoke-nodejs" in line)
+    assert set(SMOKE_DRIVERS["nodejs"]) == set(usage.split("--driver ")[1].split("]")[0].split("|"))
+    assert set(X_PROTOCOL_DRIVERS) <= set(SMOKE_DRIVERS["nodejs"])
+    # the X DevAPI's checks read the X Plugin's own counters, not the classic protocol's
+    for status in ("Mysqlx_prep_prepare", "Mysqlx_prep_execute", "Mysqlx_ssl_cipher"):
+        assert status in program
+
+
+# What smoke-nodejs printed with @mysql/xdevapi 8.0.35 against the lab's MySQL 9.7 (amd64, --tls
+# yes and a caching_sha2_password account): SHA256_MEMORY is refused (see docs/drivers.md).
+X_RUN = """\
+{"check":"connect","ok":true,"detail":"X Protocol db:33060 as root over TLS (PLAIN), @mysql/xdevapi 8.0.35, Node.js v24.22.2 x64"}
+{"check":"version","ok":true,"detail":"9.7.4-2"}
+{"check":"prepared_utf8mb4","ok":true,"detail":"X Protocol prepared statement (a find, prepared on its second run: \
+Mysqlx_prep_prepare +1, Mysqlx_prep_execute +1) with 'ecoready 🐬 ✓ ü' (20 bytes) bound, after a CRUD \
+insert (Mysqlx_crud_insert +1): matched and read back byte-exact"}
+{"check":"rollback","ok":true,"detail":"insert seen inside the transaction, gone after rollback()"}
+{"check":"wrong_password","ok":true,"detail":"error 1045: Access denied for user 'root'@'172.20.0.3' (using password: YES)"}
+{"check":"tls","ok":true,"detail":"encrypted: TLSv1.3 TLS_AES_128_GCM_SHA256 (X Protocol, PLAIN; server certificate not verified)"}
+{"check":"caching_sha2_password","ok":true,"detail":"ecoready_sha2@% logged in with PLAIN over TLSv1.3 \
+TLS_AES_128_GCM_SHA256; then SHA256_MEMORY unencrypted, from the X Plugin's cache: refused (error 1045: Access denied \
+for user 'ecoready_sha2'@'172.20.0.3' (using password: YES))"}
+"""
+
+
+def test_the_x_devapi_program_s_lines_read_as_every_program_s() -> None:
+    out = parse_lines(X_RUN)
+    assert list(out.checks) == [*CHECKS, "tls", "caching_sha2_password"] and out.other == ()
+    assert all(line.ok for line in out.checks.values())
+    assert "@mysql/xdevapi 8.0.35" in out.checks["connect"].detail
+    assert "Mysqlx_prep_prepare +1" in out.checks["prepared_utf8mb4"].detail
+    assert out.checks["tls"].detail.startswith("encrypted: TLS")
+    assert "PLAIN over TLS" in out.checks["caching_sha2_password"].detail
+    assert "SHA256_MEMORY unencrypted, from the X Plugin's cache: refused" in out.checks["caching_sha2_password"].detail
+
+
+def test_a_connector_row_may_name_the_x_devapi() -> None:
+    row = (
+        MATRIX.replace("lab/connectors:bookworm", "node:24")
+        + 'options = { language = "nodejs", driver = "npm:@mysql/xdevapi@8.0" }\n'
+    )
+    assert parse(row, "m.toml").component("conn").options["driver"] == "npm:@mysql/xdevapi@8.0"
 
 
 def tar_of(*members: tuple[tarfile.TarInfo, bytes]) -> bytes:
