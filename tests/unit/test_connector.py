@@ -213,14 +213,17 @@ def test_the_nodejs_smoke_program_speaks_every_driver_a_row_may_name() -> None:
 # What smoke-nodejs printed with @mysql/xdevapi 8.0.35 against the lab's MySQL 9.7 (amd64, --tls
 # yes and a caching_sha2_password account): SHA256_MEMORY is refused (see docs/drivers.md).
 X_RUN = """\
-{"check":"connect","ok":true,"detail":"X Protocol db:33060 as root over TLS (PLAIN), @mysql/xdevapi 8.0.35, Node.js v24.22.2 x64"}
+{"check":"connect","ok":true,"detail":"X Protocol db:33060 as root over TLS (PLAIN), @mysql/xdevapi 8.0.35, \
+Node.js v24.22.2 x64"}
 {"check":"version","ok":true,"detail":"9.7.4-2"}
 {"check":"prepared_utf8mb4","ok":true,"detail":"X Protocol prepared statement (a find, prepared on its second run: \
 Mysqlx_prep_prepare +1, Mysqlx_prep_execute +1) with 'ecoready 🐬 ✓ ü' (20 bytes) bound, after a CRUD \
 insert (Mysqlx_crud_insert +1): matched and read back byte-exact"}
 {"check":"rollback","ok":true,"detail":"insert seen inside the transaction, gone after rollback()"}
-{"check":"wrong_password","ok":true,"detail":"error 1045: Access denied for user 'root'@'172.20.0.3' (using password: YES)"}
-{"check":"tls","ok":true,"detail":"encrypted: TLSv1.3 TLS_AES_128_GCM_SHA256 (X Protocol, PLAIN; server certificate not verified)"}
+{"check":"wrong_password","ok":true,"detail":"error 1045: Access denied for user 'root'@'172.20.0.3' \
+(using password: YES)"}
+{"check":"tls","ok":true,"detail":"encrypted: TLSv1.3 TLS_AES_128_GCM_SHA256 (X Protocol, PLAIN; \
+server certificate not verified)"}
 {"check":"caching_sha2_password","ok":true,"detail":"ecoready_sha2@% logged in with PLAIN over TLSv1.3 \
 TLS_AES_128_GCM_SHA256; then SHA256_MEMORY unencrypted, from the X Plugin's cache: refused (error 1045: Access denied \
 for user 'ecoready_sha2'@'172.20.0.3' (using password: YES))"}
