@@ -6,7 +6,8 @@ Maven Central, the Go module proxy) and installed into the image, and PHP, Perl,
 and C++ from Debian's packages on debian:trixie-slim (apt), the smoke program put in
 from ecoready's package (compiled there for Go and Java): nothing of ecoready's is in the
 images. Every cell `ready`, TLS and caching_sha2_password checked against MySQL 9.7 (the
-registry rows' smoke programs)."""
+registry rows' smoke programs); Oracle's Connector/Node.js over the X Protocol, on the X
+Plugin's port, its prepared statement proved from the X Plugin's counters."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ RUNTIMES = {
     "library/debian": "trixie-slim",  # PHP, Perl, Ruby, C and C++: Debian's packages (deb:)
 }
 CHECKS = ["connect", "version", "prepared_utf8mb4", "rollback", "wrong_password"]
+X_DEVAPI = "connector-nodejs-xdevapi"  # Oracle's Connector/Node.js: the X Protocol only
 MYSQL_CHECKS = ["tls", "caching_sha2_password"]
 # ecoready's smoke programs, their compiled forms and the lab's launchers, by file name (a
 # file of that name in an image is ours when it names ecoready: Go's own tests have a smoke.go)
@@ -55,7 +57,7 @@ def checks_of(cell: dict) -> dict[str, dict]:
 
 
 def test_the_rows_are_on_official_runtime_images_with_nothing_of_ours_in_them() -> None:
-    assert len(ROWS) >= 13
+    assert len(ROWS) >= 14 and X_DEVAPI in {row.id for row in ROWS}
     for row in ROWS:
         assert not row.image.startswith(REGISTRY), row.id
     for image in {row.image for row in ROWS}:
@@ -96,7 +98,13 @@ def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
         if backends[cell["component"]] == "mysql-9.7":
             assert passed == CHECKS + MYSQL_CHECKS, (cell["id"], checks)
             assert checks["tls"]["detail"].startswith("encrypted: TLS"), checks["tls"]
-            assert "full, then fast authentication" in checks["caching_sha2_password"]["detail"]
+            sha2 = checks["caching_sha2_password"]["detail"]
+            if cell["component"] == X_DEVAPI:  # the X Protocol: PLAIN over TLS (docs/drivers.md)
+                assert "logged in with PLAIN over TLS" in sha2, sha2
+                assert checks["connect"]["detail"].startswith("X Protocol backend-server:33060 "), checks["connect"]
+                assert "Mysqlx_prep_prepare +1, Mysqlx_prep_execute +1" in checks["prepared_utf8mb4"]["detail"]
+            else:
+                assert "full, then fast authentication" in sha2, sha2
         else:
             assert passed == CHECKS, (cell["id"], checks)
             assert "MariaDB" in checks["version"]["detail"], checks["version"]
@@ -112,6 +120,7 @@ def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
         for cid, words in (
             ("connector-nodejs-mysql2", "mysql2 {}"),
             ("connector-nodejs-mariadb", "mariadb {}"),
+            (X_DEVAPI, "@mysql/xdevapi {}"),
             ("connector-go-mysql", "go-sql-driver/mysql {}"),
         ):
             cell = by_id[f"{cid}/{arch}"]
