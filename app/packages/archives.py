@@ -20,7 +20,9 @@ MAX_TOTAL = 512 << 20  # bytes unpacked in all, whatever the members claim
 
 NATIVE_SOURCES = (".c", ".cc", ".cpp", ".cxx", ".pyx", ".rs", ".f90")
 NATIVE_LIBRARIES = (".so", ".dll", ".dylib", ".jnilib")
-_BUILD_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "build.py", "meson.build", "CMakeLists.txt")
+# site.cfg: the build settings setuptools-era setups read (MariaDB Connector/Python names its
+# mariadb_config there and in a helper module, not in setup.py)
+_BUILD_FILES = ("setup.py", "setup.cfg", "site.cfg", "pyproject.toml", "build.py", "meson.build", "CMakeLists.txt")
 # Words in build files that name what a build runs or links (lowercase).
 _TOOLS = ("pkg-config", "mysql_config", "mariadb_config", "mysqlclient", "libmariadb", "perconaserverclient")
 _CGO = re.compile(rb'^\s*import\s*(\(\s*(?:[^)]*\n)*?\s*)?"C"', re.M)

@@ -39,6 +39,16 @@ CLASSIC, X_PROTOCOL = "classic", "x"
 # port), by registry package name: the probe gives their smoke program the X port.
 X_PROTOCOL_DRIVERS = ("@mysql/xdevapi",)  # Oracle's Connector/Node.js (the X DevAPI)
 
+# Build tools a Python driver's sdist finds through an environment variable (by PyPI name):
+# the variable is set to the tool on the image's PATH, as the package's own error message
+# advises. MariaDB Connector/Python's setup first runs site.cfg's /usr/local/bin/mariadb_config
+# and falls back to the PATH's only when that raises FileNotFoundError; Python 3.13 spawns it
+# with posix_spawn, which under qemu-user cannot report a failed exec (qemu runs vfork as a
+# fork, so the child's errno never reaches the parent: the call "succeeds" with exit 127),
+# the fallback never happens and an emulated arm64 build stops with "mariadb_config not
+# found". Natively the variable names the very tool the fallback finds: the same build.
+PYTHON_BUILD_TOOLS = {"mariadb": ("MARIADB_CONFIG", "mariadb_config")}
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -95,9 +105,19 @@ def _python(p: Packaging) -> Recipe:
         '        print("ecoready-label: how=" + ("wheel" if url.endswith(".whl") else "built from source"))\n'
         '        print("ecoready-label: file=" + url.rsplit("/", 1)[-1])\n'
     )
-    script = _script(
+    steps = [
         _need("command -v python3", "the image has no python3: a pypi driver needs a Python runtime image"),
         _need(f"python3 -m venv {venv}", "python3 cannot make a virtual environment (python3-venv)"),
+    ]
+    if wanted in PYTHON_BUILD_TOOLS:
+        variable, tool = PYTHON_BUILD_TOOLS[wanted]
+        # the image's own tool, unless the image sets the variable itself; none: the sdist says so
+        steps.append(
+            f'if [ -z "${{{variable}:-}}" ] && command -v {tool} >/dev/null; then '
+            f'export {variable}="$(command -v {tool})"; fi'
+        )
+    script = _script(
+        *steps,
         f"{venv}/bin/pip install --no-cache-dir --disable-pip-version-check --no-input --progress-bar off "
         f"--index-url {shlex.quote(registry_url('pypi') + '/simple')} --report {report} "
         f"{shlex.quote(f'{p.package}=={p.version}')}",

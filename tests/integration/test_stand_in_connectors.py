@@ -57,7 +57,7 @@ def checks_of(cell: dict) -> dict[str, dict]:
 
 
 def test_the_rows_are_on_official_runtime_images_with_nothing_of_ours_in_them() -> None:
-    assert len(ROWS) >= 14 and X_DEVAPI in {row.id for row in ROWS}
+    assert len(ROWS) >= 15 and X_DEVAPI in {row.id for row in ROWS}
     for row in ROWS:
         assert not row.image.startswith(REGISTRY), row.id
     for image in {row.image for row in ROWS}:
@@ -112,8 +112,9 @@ def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
     by_id = {c["id"]: c for c in cells}
     for arch in ("amd64", "arm64"):
         machine = {"amd64": "x86_64", "arm64": "aarch64"}[arch]
-        built = by_id[f"connector-python-mysqlclient/{arch}"]["packaging"]
-        assert built["install"].startswith("built from source"), built
+        for cid in ("connector-python-mysqlclient", "connector-python-mariadb"):  # no Linux wheels
+            built = by_id[f"{cid}/{arch}"]["packaging"]
+            assert built["install"].startswith("built from source"), built
         wheel = by_id[f"connector-python-mysql-connector/{arch}"]["packaging"]
         assert wheel["install"].startswith("wheel (") and f"_{machine}.whl)" in wheel["install"], wheel
         # the very version the packaging stage resolved is the one that ran
@@ -122,6 +123,7 @@ def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
             ("connector-nodejs-mariadb", "mariadb {}"),
             (X_DEVAPI, "@mysql/xdevapi {}"),
             ("connector-go-mysql", "go-sql-driver/mysql {}"),
+            ("connector-python-mariadb", "mariadb {}"),
         ):
             cell = by_id[f"{cid}/{arch}"]
             assert words.format(cell["packaging"]["version"]) in checks_of(cell)["connect"]["detail"], cell["id"]

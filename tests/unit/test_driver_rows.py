@@ -5,6 +5,7 @@ next to the runtime result in every exporter, and the probe's reading of a faile
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from dataclasses import replace
 
@@ -203,6 +204,36 @@ def test_install_scripts_check_the_image_first_and_pin_the_exact_version() -> No
     assert jar in java.script and java.script.index("command -v javac") < java.script.index("curl -fsSL")
     go = recipe(replace(SOURCE, registry="go", package="github.com/go-sql-driver/mysql", version="v1.9.3"))
     assert "go get github.com/go-sql-driver/mysql@v1.9.3 &&" in go.script and go.env["GOTOOLCHAIN"] == "local"
+
+
+def test_mariadb_connector_python_is_built_with_the_image_s_own_mariadb_config(tmp_path) -> None:
+    """Its setup falls back to the PATH's mariadb_config only when running site.cfg's
+    /usr/local/bin/mariadb_config raises FileNotFoundError, which Python 3.13's posix_spawn
+    under qemu-user never raises (exit 127 instead): the recipe names the image's tool in
+    MARIADB_CONFIG, as the package's own error message advises, before pip runs."""
+    mariadb = recipe(replace(SOURCE, package="mariadb", version="1.1.14", arch="arm64"))
+    assert " mariadb==1.1.14 &&" in mariadb.script and mariadb.program[-2:] == ("--driver", "mariadb")
+    (step,) = [ln.removesuffix(" &&") for ln in mariadb.script.splitlines() if "MARIADB_CONFIG" in ln]
+    at = mariadb.script.index(step)
+    assert mariadb.script.index("-m venv") < at < mariadb.script.index("pip install")
+    assert "MARIADB_CONFIG" not in recipe(replace(SOURCE, arch="arm64")).script  # mysqlclient: pkg-config
+    tool = tmp_path / "bin" / "mariadb_config"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho 3.4.10\n")
+    tool.chmod(0o755)
+
+    def exported(path: str, **env: str) -> str:
+        shown = f'{step} && echo "[${{MARIADB_CONFIG:-}}]"'
+        done = subprocess.run(["/bin/sh", "-c", shown], env={"PATH": path, **env}, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert exported(f"{tool.parent}:/usr/bin:/bin") == f"[{tool}]"
+    # the image's own setting stands; without the tool nothing is set (the sdist says what is missing)
+    assert exported(f"{tool.parent}:/usr/bin:/bin", MARIADB_CONFIG="/opt/cc/bin/mariadb_config") == (
+        "[/opt/cc/bin/mariadb_config]"
+    )
+    assert exported(str(tmp_path / "empty")) == "[]"
 
 
 def test_the_smoke_programs_come_from_the_package_not_the_image() -> None:

@@ -60,7 +60,7 @@ LANGUAGES = {"c", "cpp", "java", "python", "go", "nodejs", "php", "perl", "ruby"
 # Central, the Go module proxy), and the drivers each must have a row for: the community's
 # and Oracle's and MariaDB's connectors; then the languages of Debian's packages.
 REGISTRY_DRIVERS = {
-    "python": {"pypi:PyMySQL", "pypi:mysqlclient", "pypi:mysql-connector-python"},
+    "python": {"pypi:PyMySQL", "pypi:mysqlclient", "pypi:mysql-connector-python", "pypi:mariadb"},
     "nodejs": {"npm:mysql2", "npm:mariadb", "npm:@mysql/xdevapi"},  # the last: Connector/Node.js, X Protocol
     "java": {"maven:com.mysql:mysql-connector-j", "maven:org.mariadb.jdbc:mariadb-java-client"},
     "go": {"go:github.com/go-sql-driver/mysql"},

@@ -56,6 +56,19 @@ MYSQLCLIENT_SDIST = tgz(
     },
     "mysqlclient-2.2.8",
 )
+# MariaDB Connector/Python's layout: setup.py names no tool; its site.cfg and its helper
+# module (mariadb_posix.py) name mariadb_config
+MARIADB_SDIST = tgz(
+    {
+        "setup.py": b"from mariadb_posix import get_config\nc.read(['site.cfg'])\n",
+        "site.cfg": b"[cc_options]\nlink_static=default\nmariadb_config=/usr/local/bin/mariadb_config\n",
+        "mariadb_posix.py": b'def mariadb_config(config, option):\n    file = popen("%s --%s" % (config, option))\n',
+        "mariadb/mariadb.c": b"#include <mysql.h>\n",
+        "mariadb/__init__.py": b"",
+        "testing/test/base_test.py": b"",
+    },
+    "mariadb-1.1.14",
+)
 
 
 def assess(handler: Handler, spec: str, arch: str) -> Packaging:
@@ -82,6 +95,8 @@ def recorded(extra: dict[str, bytes] | None = None) -> Handler:
         "/github.com/go-sql-driver/mysql/@v/list": (DATA / "go-sql-driver-mysql-list.txt").read_bytes(),
         "/github.com/go-sql-driver/mysql/@v/v1.9.3.mod": (DATA / "go-sql-driver-mysql-v1.9.3.mod").read_bytes(),
         "mysqlclient-2.2.8.tar.gz": MYSQLCLIENT_SDIST,
+        "/pypi/mariadb/json": (DATA / "pypi-mariadb.json").read_bytes(),
+        "mariadb-1.1.14.tar.gz": MARIADB_SDIST,
         **(extra or {}),
     }
 
@@ -103,6 +118,16 @@ def test_mysqlclient_has_no_linux_wheel_and_its_sdist_says_what_a_build_needs() 
         assert p.needs == ("gcc", "python3-dev", "pkg-config", "libmariadb-dev")
         assert f"no {machine} wheel (wheels only for win_amd64)" in p.detail
         assert "mysqlclient-2.2.8.tar.gz has native sources (src/MySQLdb/_mysql.c)" in p.detail
+
+
+def test_mariadb_connector_python_builds_from_its_sdist_against_the_client_library() -> None:
+    for arch, machine in (("arm64", "aarch64"), ("amd64", "x86_64")):
+        p = assess(recorded(), "pypi:mariadb==1.1.*", arch)
+        assert (p.version, p.verdict, p.artifact) == ("1.1.14", PackagingVerdict.SOURCE, "")
+        assert p.needs == ("gcc", "python3-dev", "libmariadb-dev")  # mariadb_config, not pkg-config
+        assert f"no {machine} wheel (wheels only for win32, win_amd64)" in p.detail, p.detail
+    facts = archives.sdist_facts(MARIADB_SDIST, "mariadb-1.1.14.tar.gz")
+    assert facts.native == ("mariadb/mariadb.c",) and "mariadb_config" in facts.tools
 
 
 def test_a_wheel_for_the_arch_is_ready_and_names_its_platform() -> None:
