@@ -92,6 +92,10 @@ _CONNECTOR_OPTIONS: Mapping[str, type | tuple[type, ...]] = {
     "password": str,  # a literal the connector uses instead of the backend's password (failure tests)
 }
 
+# The dump probe's tools: MySQL's and MariaDB's (MariaDB 11.0 and later images have no
+# `mysqldump` name); each loads with the client of its own image (probes/dump.py).
+DUMP_TOOLS = ("mysqldump", "mariadb-dump")
+
 _SERVER = (("mariadbd", "mysqld"),)
 _MYSQLD = (("mysqld",),)
 
@@ -199,6 +203,18 @@ KINDS: Mapping[str, ProbeKind] = {
             verified=LAB,
             needs_backend=True,
             programs=(("mydumper",), ("myloader",)),
+        ),
+        # The server's own logical dump tool (`tool`: mysqldump or mariadb-dump) and the
+        # client of the same image that loads the dump; the audit reads the first found.
+        ProbeKind(
+            "dump",
+            "ecoready.probes.dump",
+            verified=LAB,  # mysqldump 9.7 of the lab's MySQL, mariadb-dump of its MariaDB 10.11 and 11.8
+            needs_backend=True,
+            options={"tool": str},
+            required=("tool",),
+            choices={"tool": DUMP_TOOLS},
+            programs=(("mariadb-dump", "mysqldump"), ("mariadb", "mysql")),
         ),
         # percona-toolkit is Perl: no program of its own to audit
         ProbeKind("toolkit", "ecoready.probes.toolkit", verified=LAB, needs_backend=True),

@@ -38,6 +38,7 @@ EXPECTED_SECONDS: Mapping[str, float] = {
     "mariabackup": 10.0,
     "xtrabackup": 20.0,
     "mydumper": 12.0,
+    "dump": 12.0,
     "toolkit": 25.0,
     "pmm": 60.0,
     "connector": 10.0,

@@ -15,7 +15,11 @@ late-2026 refresh (issue 41). The haproxy row's backend must be a MariaDB server
 3.2's `option mysql-check` cannot log in to MySQL 8.0 and later (caching_sha2_password:
 "Client does not support authentication protocol", code 1251, seen 2026-11-27 against
 mysql:9.7; haproxy/haproxy#2934, MySQL >= 8.0 support added to HAProxy in 2026-02, after
-3.2), so with mysql-9.7 behind it the cell times out waiting for its backend to be UP."""
+3.2), so with mysql-9.7 behind it the cell times out waiting for its backend to be UP.
+
+The backup and dump tools served: mariadb-backup, and the logical dumps of the `dump` rows
+(mysqldump in mysql:9.7, mariadb-dump in mariadb:11.8, each into a second server). The
+mydumper row's image is not served: Debian has only mydumper 0.10, never `v1.0.3-1`."""
 
 from __future__ import annotations
 
@@ -54,6 +58,8 @@ SERVED = (
     "mariadb-11.8",
     "mysql-9.7",
     "mariadb-backup",
+    "mysqldump-9.7",
+    "mariadb-dump-11.8",
     "mariadb-client",
     "haproxy",
     "mysql-router",

@@ -44,7 +44,8 @@ def test_every_row_states_its_probes_verification() -> None:
     for contract in ("proxysql", "maxscale", "pmm", "pxc-8.4", "xtrabackup-8.4", "mysql-shell", *generic):
         assert said[contract] is Verification.CONTRACT, contract
     # the rows the lab's stand-in serves run on kinds verified there
-    for lab in ("mysql-9.7", "mariadb-11.8", "haproxy", "replication-mariadb", "replication-mysql", "percona-toolkit"):
+    lab_rows = ("replication-mariadb", "replication-mysql", "percona-toolkit", "mysqldump-9.7", "mariadb-dump-11.8")
+    for lab in ("mysql-9.7", "mariadb-11.8", "haproxy", *lab_rows):
         assert said[lab] is Verification.LAB, lab
 
 

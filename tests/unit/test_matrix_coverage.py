@@ -42,6 +42,8 @@ MISSION = [
     ("backup", "xtrabackup", "percona/percona-xtrabackup:"),
     ("backup", "mariabackup", "mariadb:"),
     ("backup", "mydumper", "mydumper/mydumper:"),
+    ("backup", "dump", "mysql:9.7"),
+    ("backup", "dump", "mariadb:11.8"),
     ("shell", "shell", "mysql:"),
     ("shell", "shell", "mariadb:"),
     ("toolkit", "toolkit", "percona/percona-toolkit:3.7.1"),
