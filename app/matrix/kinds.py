@@ -42,6 +42,10 @@ class ProbeKind:
     # The option naming a package the probe installs from its registry (`driver`): a row
     # that gives it gets the packaging stage (app/domain/drivers.py reads the spec).
     installs: str | None = None
+    # A kind whose `installs` option names one program's source, not a driver: the one
+    # (registry, package) the option may name (gh-ost's Go module). Its packaging stage
+    # resolves the version and reads no artifact (the install builds it from source).
+    program: tuple[str, str] | None = None
     # (options, has a backend) -> problems below `options` that their types do not show
     check: Callable[[Mapping[str, Any], bool], Problems] | None = None
     # an option holding the smoke stage's own time limit (native seconds): the stage's
@@ -235,6 +239,19 @@ KINDS: Mapping[str, ProbeKind] = {
             required=("language",),
             choices={"language": CONNECTOR_LANGUAGES},
             installs="driver",
+        ),
+        # gh-ost (GitHub's online schema migration) built from its Go module into the official
+        # Go image (`install = "go:github.com/github/gh-ost@v1.1.8"`: no image is published),
+        # altering a table of its own on the backend MySQL.
+        ProbeKind(
+            "ghost",
+            "ecoready.probes.ghost",
+            verified=LAB,  # gh-ost's source from the Go module proxy, the lab's Go 1.27 and MySQL 9.7
+            needs_backend=True,
+            options={"install": str},
+            required=("install",),
+            installs="install",
+            program=("go", "github.com/github/gh-ost"),
         ),
         # The backend is optional: its details reach the image through placeholders.
         ProbeKind(

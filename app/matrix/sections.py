@@ -446,8 +446,30 @@ def _options(options: Mapping[str, Any], path: tuple[str | int, ...], kind: Prob
             hint = difflib.get_close_matches(value, allowed, n=1)
             more = f" (did you mean '{hint[0]}'?)" if hint else f" (one of {', '.join(allowed)})"
             c.add((*path, key), f"unknown {key} {value!r} for probe '{kind.name}'{more}")
-    if kind.installs is not None:
+    if kind.program is not None and kind.installs is not None:
+        _program(options, path, kind.installs, kind.program, c)
+    elif kind.installs is not None:
         _driver(options, path, kind.installs, c)
+
+
+def _program(
+    options: Mapping[str, Any], path: tuple[str | int, ...], key: str, program: tuple[str, str], c: Checker
+) -> None:
+    """A program's source pinned exactly (a tool is pinned to a release, never a range)."""
+    text = options.get(key)
+    if not isinstance(text, str):
+        return
+    registry, package = program
+    example = f"{registry}:{package}@v1.2.3"
+    try:
+        spec = parse_driver(text)
+    except ValueError as exc:
+        c.add((*path, key), f"'{key}' {text!r}: {exc} (e.g. {example!r})")
+        return
+    if (spec.registry, spec.package) != program:
+        c.add((*path, key), f"'{key}' {text!r}: this probe builds {package} from {registry}: (e.g. {example!r})")
+    elif spec.constraint.count(".") != 2:
+        c.add((*path, key), f"'{key}' {text!r}: pin one release, e.g. {example!r}")
 
 
 def _driver(options: Mapping[str, Any], path: tuple[str | int, ...], key: str, c: Checker) -> None:

@@ -41,7 +41,7 @@ class PackageClient:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.http = PackageHttp(on_status=on_status, transport=transport)
-        self._answers: dict[tuple[str, str], asyncio.Future[Packaging]] = {}
+        self._answers: dict[tuple[str, str, bool], asyncio.Future[Packaging]] = {}
 
     async def __aenter__(self) -> PackageClient:
         return self
@@ -58,15 +58,19 @@ class PackageClient:
         """Every package registry asked so far: requests, the last failure."""
         return self.http.statuses()
 
-    async def assess(self, spec: DriverSpec, arch: str) -> Packaging:
-        """The packaging verdict of `spec` on `arch` (asked once per run)."""
-        key = (spec.text, arch)
+    async def assess(self, spec: DriverSpec, arch: str, *, program: bool = False) -> Packaging:
+        """The packaging verdict of `spec` on `arch` (asked once per run). `program`: the
+        spec names a program's Go module, built from source (a tool's probe), not a driver."""
+        key = (spec.text, arch, program)
         answer = self._answers.get(key)
         if answer is None:
             answer = asyncio.get_running_loop().create_future()
             self._answers[key] = answer
             try:
-                answer.set_result(await ASSESSORS[spec.registry](self.http, spec, arch))
+                if program:  # only Go programs are built so far (matrix/kinds.py `program`)
+                    answer.set_result(await goproxy.assess(self.http, spec, arch, builds=True))
+                else:
+                    answer.set_result(await ASSESSORS[spec.registry](self.http, spec, arch))
             except BaseException as exc:
                 self._answers.pop(key, None)
                 answer.set_exception(exc)

@@ -59,8 +59,54 @@ def judge(spec: DriverSpec, version: str, arch: str, go: str, modules: dict[str,
     )
 
 
-async def assess(http: PackageHttp, spec: DriverSpec, arch: str) -> Packaging:
+def program(spec: DriverSpec, version: str, arch: str, go: str) -> Packaging:
+    """A program built from its module (`go build`, as `go install` does): always a source
+    build, with CGO_ENABLED=0 (the build then needs no C compiler for any arch); its
+    requirements' archives are not read (gh-ost's are 83 MB: its build says more)."""
+    needs_go = f"; needs Go >= {go}" if go else ""
+    return Packaging(
+        spec.text,
+        "go",
+        spec.package,
+        version,
+        arch,
+        PackagingVerdict.SOURCE,
+        detail=f"the Go module proxy serves source: built with go build, CGO_ENABLED=0{needs_go}",
+    )
+
+
+async def assess(http: PackageHttp, spec: DriverSpec, arch: str, *, builds: bool = False) -> Packaging:
+    """`builds`: the module holds a program ecoready builds (`program`), not a driver."""
     root = f"{base_url('go')}/{escape(spec.package)}/@v"
+    version = await _exact(http, spec, root) if spec.constraint.count(".") == 2 else await _query(http, spec, root)
+    go_mod = await http.get(f"{root}/{version}.mod")
+    mod_text = (go_mod or b"").decode("utf-8", "replace")
+    if builds:
+        if go_mod is None:
+            raise MatrixMismatch(f"{spec.text}: the Go module proxy lists {version} but serves no go.mod for it")
+        return program(spec, version, arch, go_directive(mod_text))
+    wanted = [(spec.package, version), *requires(mod_text)]
+    zips = await asyncio.gather(
+        *(http.get(f"{base_url('go')}/{escape(m)}/@v/{v}.zip", limit=ARCHIVE_LIMIT) for m, v in wanted)
+    )
+    if zips[0] is None:
+        raise MatrixMismatch(f"{spec.text}: the Go module proxy lists {version} but serves no zip for it")
+    modules = {inert(f"{m} {v}", 120): cgo_files(z)[0] for (m, v), z in zip(wanted, zips, strict=True) if z is not None}
+    return judge(spec, version, arch, go_directive(mod_text), modules)
+
+
+async def _exact(http: PackageHttp, spec: DriverSpec, root: str) -> str:
+    """An exact version, asked as `go get` asks it (`@v/VERSION.info`), not through the list
+    (a proxy may serve a module's versions and not its list)."""
+    url = f"{root}/{spec.constraint}.info"
+    info = await http.get(url)
+    if info is None or _info_version(info, url) != spec.constraint:
+        raise MatrixMismatch(f"{spec.text}: the Go module proxy has no version {spec.constraint} of {spec.package}")
+    return spec.constraint
+
+
+async def _query(http: PackageHttp, spec: DriverSpec, root: str) -> str:
+    """The newest listed version a query (`v1.9`, `latest`) takes, as `go get` picks it."""
     listed = await http.get(f"{root}/list")
     if listed is None:
         raise MatrixMismatch(f"{spec.text}: the Go module proxy has no module {spec.package}")
@@ -74,22 +120,13 @@ async def assess(http: PackageHttp, spec: DriverSpec, arch: str) -> Packaging:
         raise MatrixMismatch(
             f"{spec.text}: the Go module proxy has no version of {spec.package} matching it (newest: {latest})"
         )
-    go_mod = await http.get(f"{root}/{version}.mod")
-    mod_text = (go_mod or b"").decode("utf-8", "replace")
-    wanted = [(spec.package, version), *requires(mod_text)]
-    zips = await asyncio.gather(
-        *(http.get(f"{base_url('go')}/{escape(m)}/@v/{v}.zip", limit=ARCHIVE_LIMIT) for m, v in wanted)
-    )
-    if zips[0] is None:
-        raise MatrixMismatch(f"{spec.text}: the Go module proxy lists {version} but serves no zip for it")
-    modules = {inert(f"{m} {v}", 120): cgo_files(z)[0] for (m, v), z in zip(wanted, zips, strict=True) if z is not None}
-    return judge(spec, version, arch, go_directive(mod_text), modules)
+    return version
 
 
 def _info_version(body: bytes, url: str) -> str | None:
     try:
         info = json.loads(body)
     except ValueError:
-        raise RegistryError(host_of(url), f"unreadable @latest answer from {url}") from None
+        raise RegistryError(host_of(url), f"unreadable version info from {url}") from None
     version = info.get("Version") if isinstance(info, dict) else None
     return str(version) if isinstance(version, str) and semver(version) else None

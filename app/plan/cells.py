@@ -33,6 +33,8 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
     "mariabackup": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 150.0, Stage.BENCH: 600.0},
     "xtrabackup": {Stage.IMAGE: 300.0, Stage.START: 120.0, Stage.SMOKE: 180.0, Stage.BENCH: 600.0},
     "toolkit": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
+    # gh-ost's build is the install (INSTALL_BUDGET); smoke: one online migration
+    "ghost": {Stage.IMAGE: 300.0, Stage.START: 90.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
     # A proxy starts its backend first; its smoke waits for a few monitor rounds.
     "proxysql": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 120.0, Stage.BENCH: 600.0},
     "maxscale": {Stage.IMAGE: 300.0, Stage.START: 150.0, Stage.SMOKE: 90.0, Stage.BENCH: 600.0},

@@ -19,14 +19,15 @@ async def packaging_stage(cell: CellPlan, ctx: ProbeContext) -> str:
     """The stage's detail; `ImageUnavailable` (not published) when nothing fits the arch
     (the cell is `missing`), `MatrixMismatch` naming the row when the pin names no published version,
     `RegistryError` when the registry could not be asked."""
-    option = KINDS[cell.component.probe].installs
+    kind = KINDS[cell.component.probe]
+    option = kind.installs
     assert option is not None
     spec = parse_driver(str(cell.component.options[option]))
     client = ctx.run.packages
     if client is None:
         raise InfraError("this run has no package registry client: the packaging stage cannot ask")
     try:
-        packaging = await client.assess(spec, cell.arch)
+        packaging = await client.assess(spec, cell.arch, program=kind.program is not None)
     except MatrixMismatch as exc:
         raise MatrixMismatch(f"row {cell.component.id}: {exc}") from None
     report_packaging(ctx, packaging)

@@ -85,7 +85,7 @@ def _script(*steps: str, needs: tuple[str, ...] = (), python: str = "python3") -
     return f"{{\n{body}\n}} || {{ rc=$?; [ $rc -eq {MISMATCH} ] || {{\n{absent}\n}}; exit $rc; }}"
 
 
-def _need(test: str, what: str) -> str:
+def need(test: str, what: str) -> str:
     """Fail as a mismatch when the shell test `test` fails (the image is not the runtime)."""
     return f"{{ {test} >/dev/null || {{ echo {shlex.quote(MISMATCH_LINE + what)}; exit {MISMATCH}; }}; }}"
 
@@ -106,8 +106,8 @@ def _python(p: Packaging) -> Recipe:
         '        print("ecoready-label: file=" + url.rsplit("/", 1)[-1])\n'
     )
     steps = [
-        _need("command -v python3", "the image has no python3: a pypi driver needs a Python runtime image"),
-        _need(f"python3 -m venv {venv}", "python3 cannot make a virtual environment (python3-venv)"),
+        need("command -v python3", "the image has no python3: a pypi driver needs a Python runtime image"),
+        need(f"python3 -m venv {venv}", "python3 cannot make a virtual environment (python3-venv)"),
     ]
     if wanted in PYTHON_BUILD_TOOLS:
         variable, tool = PYTHON_BUILD_TOOLS[wanted]
@@ -135,7 +135,7 @@ def _python(p: Packaging) -> Recipe:
 def _nodejs(p: Packaging) -> Recipe:
     home = f"{ROOT}/node"
     script = _script(
-        _need("command -v npm", "the image has no npm: an npm driver needs a Node.js runtime image"),
+        need("command -v npm", "the image has no npm: an npm driver needs a Node.js runtime image"),
         f"mkdir -p {home}",
         f"cd {home}",
         "npm install --no-audit --no-fund --omit=dev --no-package-lock --no-save --loglevel=error "
@@ -169,9 +169,9 @@ def _java(p: Packaging, attempt: float = 120.0) -> Recipe:
     url = f"{registry_url('maven')}/{group.replace('.', '/')}/{artifact}/{p.version}/{artifact}-{p.version}.jar"
     source, source_bytes = smoke_file("EcoreadySmoke.java")
     script = _script(
-        _need("command -v java", "the image has no java: a maven driver needs a Java image"),
-        _need("command -v javac", "the image has no javac: a maven driver needs a JDK image (not a -jre one)"),
-        _need("command -v curl", "the image has no curl (the eclipse-temurin images have it)"),
+        need("command -v java", "the image has no java: a maven driver needs a Java image"),
+        need("command -v javac", "the image has no javac: a maven driver needs a JDK image (not a -jre one)"),
+        need("command -v curl", "the image has no curl (the eclipse-temurin images have it)"),
         f"mkdir -p {home}/lib {home}/classes",
         # a try that stalls is ended and made again (seen through this site's proxy)
         _retried(
@@ -203,7 +203,7 @@ def _go(p: Packaging) -> Recipe:
     work = "/tmp/ecoready-go"
     source, source_bytes = smoke_file("smoke.go")
     script = _script(
-        _need("command -v go", "the image has no go: a go driver needs a Go toolchain image"),
+        need("command -v go", "the image has no go: a go driver needs a Go toolchain image"),
         f"mkdir -p {work}/src {ROOT}/bin",
         f"mv {source} {work}/src/",
         f"cd {work}/src",
@@ -214,16 +214,22 @@ def _go(p: Packaging) -> Recipe:
         f"rm -rf {work}",
         needs=p.needs,
     )
-    env = {
+    env = go_env(work, cgo=p.verdict is not PackagingVerdict.READY)
+    return Recipe(script, env, (f"{ROOT}/bin/smoke-go",), install_files={source: source_bytes})
+
+
+def go_env(work: str, *, cgo: bool) -> dict[str, str]:
+    """A Go build's environment in an installer: the module proxy, caches under `work` (removed
+    after), the image's own Go."""
+    return {
         "GOPROXY": registry_url("go"),
         "GOPATH": f"{work}/path",
         "GOCACHE": f"{work}/cache",
         "GOFLAGS": "-modcacherw",  # so the module cache can be removed after the build
         "GOTOOLCHAIN": "local",  # the image's Go, never one downloaded behind the row's back
-        "CGO_ENABLED": "0" if p.verdict is PackagingVerdict.READY else "1",
+        "CGO_ENABLED": "1" if cgo else "0",
         "HOME": "/tmp",
     }
-    return Recipe(script, env, (f"{ROOT}/bin/smoke-go",), install_files={source: source_bytes})
 
 
 # Debian's packages: each language's smoke program, and how it runs (a script under its
@@ -241,7 +247,7 @@ def _deb(p: Packaging, language: str, attempt: float) -> Recipe:
     packages = " ".join(shlex.quote(n) for n in p.package.split(","))
     versions = f"dpkg-query -W -f '${{Package}}=${{Version}} ' {packages}"
     steps = [
-        _need("command -v apt-get", "the image has no apt-get: a deb driver needs a Debian-based image"),
+        need("command -v apt-get", "the image has no apt-get: a deb driver needs a Debian-based image"),
         "export DEBIAN_FRONTEND=noninteractive",
         _retried("apt-get update -qq", attempt),
         _retried(f"apt-get install -y -qq --no-install-recommends {packages}", attempt),

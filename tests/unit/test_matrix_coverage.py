@@ -47,6 +47,7 @@ MISSION = [
     ("shell", "shell", "mysql:"),
     ("shell", "shell", "mariadb:"),
     ("toolkit", "toolkit", "percona/percona-toolkit:3.7.1"),
+    ("toolkit", "ghost", "golang:"),  # gh-ost, built from the Go module proxy (no image published)
     ("connector", "connector", "python:3."),
     ("connector", "connector", "node:"),
     ("connector", "connector", "eclipse-temurin:"),

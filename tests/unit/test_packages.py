@@ -94,6 +94,8 @@ def recorded(extra: dict[str, bytes] | None = None) -> Handler:
         ).read_bytes(),
         "/github.com/go-sql-driver/mysql/@v/list": (DATA / "go-sql-driver-mysql-list.txt").read_bytes(),
         "/github.com/go-sql-driver/mysql/@v/v1.9.3.mod": (DATA / "go-sql-driver-mysql-v1.9.3.mod").read_bytes(),
+        # an exact version is asked as `go get` asks it (the proxy's answer, 2026-11-27)
+        "/github.com/go-sql-driver/mysql/@v/v1.9.3.info": b'{"Version": "v1.9.3", "Time": "2025-06-13T06:20:32Z"}',
         "mysqlclient-2.2.8.tar.gz": MYSQLCLIENT_SDIST,
         "/pypi/mariadb/json": (DATA / "pypi-mariadb.json").read_bytes(),
         "mariadb-1.1.14.tar.gz": MARIADB_SDIST,

@@ -81,8 +81,9 @@ def _pins(specs: Sequence[str], matrix: Matrix | None, only: Sequence[str] | Non
         except ValueError as exc:
             raise UsageError(f"{text!r}: {exc}") from None
     for component in matrix.components if matrix is not None else ():
-        option = KINDS[component.probe].installs
-        if option and component.options.get(option) and (not only or component.id in only):
+        kind = KINDS[component.probe]
+        option = kind.installs  # drivers only: a tool's probe builds its program (kind.program)
+        if option and kind.program is None and component.options.get(option) and (not only or component.id in only):
             pins.append((component.id, parse_driver(str(component.options[option]))))
     if not pins:
         raise UsageError(f"{matrix.path if matrix else 'the matrix'} has no driver rows (a connector's `driver`)")
