@@ -277,3 +277,11 @@ async def test_a_download_that_fails_is_the_proxy_s_trouble_a_build_that_fails_i
         MatrixMismatch, match=r"row gh-ost: the image's Go is too old for gh-ost: .*requires go >= 1\.23"
     ):
         await GhostProbe(ctx).start()
+
+
+def test_ecoready_drivers_lists_the_driver_rows_not_gh_ost() -> None:
+    from ecoready.ui.verbs.drivers import _pins
+
+    matrix = load(Path(__file__).resolve().parents[2] / "matrix.toml", {})
+    rows = {row for row, _ in _pins([], matrix, None)}
+    assert "gh-ost" not in rows and "connector-go-mysql" in rows
