@@ -4,15 +4,22 @@ GitHub publishes no gh-ost image (none on Docker Hub; ghcr.io/github/gh-ost refu
 anonymous pulls), so the row names the official Go image and gh-ost's module pinned to a
 release (`install = "go:github.com/github/gh-ost@v1.1.8"`). The packaging stage resolved it
 on the Go module proxy (app/packages/goproxy.py: a program, always built from source); start
-builds the `gh-ost` command into the image as its users do, from the module proxy with the
-image's Go (`go get` of the command at that version, then `go build`, CGO_ENABLED=0), once
-per image, arch and version (a cached image later: `ecoready.probe_api.install`). Not `go
+builds the `gh-ost` command as gh-ost's release binaries are built: on the engine's native
+arch for the cell's (`GOOS=linux GOARCH=<cell arch>`, CGO_ENABLED=0), in the row's image
+pulled for the native arch, from the module proxy with that image's Go (`go get` of the
+command at that version, then `go build`). For an emulated cell that is a
+cross-compilation: the same build under qemu-user took more than 23 minutes. The binary is
+then read out of the build's image and put into the row's image of the cell's own arch,
+where it runs (under qemu on an emulated cell); there `go version -m` must say it is the
+pinned release built for the cell's GOARCH and `uname -m` the cell's machine. Both steps
+are cached images (`ecoready.probe_api.install`), per image, arch and version. Not `go
 install PKG@VERSION`: that one also asks the proxy for the module's version list (to warn
 of a deprecation) and fails where a proxy serves the version but not the list; `go get`
 of an exact version resolves the same build list from gh-ost's own go.mod.
 
 A download that fails is the module proxy's trouble (`registry`, never gh-ost's); a build
-that fails is gh-ost's on that arch (`broken`).
+that fails is gh-ost's for that arch (`broken`); a binary of another version than the pin
+is gh-ost's too, one of another arch or a container of another machine ecoready's.
 
 smoke, one check: on a table of its own with ROWS rows, `gh-ost --allow-on-master
 --execute` adds a column (a ghost table, the binlog read as a replica with its own server
@@ -30,17 +37,23 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, replace
+from typing import NoReturn
 
 from ecoready.probe_api import (
+    UNAME_MACHINE,
     CheckFailed,
     InfraError,
+    Installed,
     MatrixMismatch,
+    Packaging,
     PackagingVerdict,
     Probe,
     RegistryError,
     SqlError,
     StageFailed,
     install,
+    installed_file,
+    native_arch,
     registry_url,
     report_packaging,
 )
@@ -50,13 +63,16 @@ from ecoready.probes.shared.sql_server import Server, hex32, numbers
 
 COMMAND = "go/cmd/gh-ost"  # the command's package in gh-ost's module
 BIN = f"{drivers.ROOT}/bin/gh-ost"
+STAGED = "/tmp/ecoready-gh-ost.staged"  # the built binary, put into the cell's image
+MAX_BINARY = 128 << 20  # bytes: gh-ost v1.1.8 stripped is about 15 MiB
 WORK = "/tmp/ecoready-gh-ost"
 CONF = "/run/ecoready/gh-ost.cnf"
 DATABASE = "ecoready_ghost"
 TABLE = "t"
 ROWS = 3000
 COLUMN = "added_online"
-INSTALL_LIMIT = 420.0  # seconds, native: the download and a build of gh-ost (about 60 s here)
+INSTALL_LIMIT = 420.0  # seconds, on the native arch: the download and a build of gh-ost (about 60 s here)
+PLACE_LIMIT = 60.0  # seconds, native: the binary put into the cell's image and asked what it is
 RUN_LIMIT = 100.0  # seconds, native: one migration of ROWS rows (a few seconds here), within smoke's 120
 STEP_LINE = "ecoready-step: "  # the install script says which step it is in
 SEED = (
@@ -74,12 +90,28 @@ AFTER = (
 )
 
 
-def install_script(module: str, version: str) -> str:
-    """Build the gh-ost command of `module` at `version` into BIN with the image's Go; the
-    facts printed: the version the binary says it was built from, and with which Go."""
+def _binary_facts(binary: str, module: str) -> list[str]:
+    """Lines printing what `go version -m` reads of a binary: the module version it was built
+    from (its `mod` line) and the arch it was built for (its `build GOARCH=` line)."""
+    info = f"go version -m {binary}"
+    mod = f"""awk -v m={shlex.quote(module)} '$1 == "mod" && $2 == m {{print $3}}'"""
+    goarch = """awk '$1 == "build" && $2 ~ /^GOARCH=/ {print substr($2, 8)}'"""
+    return [
+        f'echo "ecoready-label: version=$({info} | {mod})"',
+        f'echo "ecoready-label: goarch=$({info} | {goarch})"',
+    ]
+
+
+def install_script(module: str, version: str, arch: str) -> str:
+    """Build the gh-ost command of `module` at `version` for linux/`arch` into BIN with the
+    image's Go, as gh-ost's release binaries are built (its build.sh exports GOOS and GOARCH
+    per target and builds linux/amd64 and linux/arm64 on one machine: for another arch it is
+    a cross-compilation); CGO_ENABLED=0 comes in the environment. The facts printed: the
+    version and arch the binary says it was built from and for, and with which Go."""
     package = shlex.quote(f"{module}/{COMMAND}")
     steps = [
         drivers.need("command -v go", "the image has no go: gh-ost is built in a Go toolchain image (golang)"),
+        f"export GOOS=linux GOARCH={shlex.quote(arch)}",
         f"mkdir -p {WORK}/src {drivers.ROOT}/bin",
         f"cd {WORK}/src",
         "go mod init ecoready/gh-ost",
@@ -89,10 +121,21 @@ def install_script(module: str, version: str) -> str:
         f"go build -trimpath -ldflags='-s -w' -o {BIN} {package}",
         "cd /",
         f"rm -rf {WORK}",
-        # the module version the binary records (`go version -m`: its `mod` line)
-        f'echo "ecoready-label: version=$(go version -m {BIN} | awk -v m={shlex.quote(module)} '
-        '\'$1 == "mod" && $2 == m {print $3}\')"',
-        'echo "ecoready-label: how=built from source with go build ($(go env GOVERSION))"',
+        *_binary_facts(BIN, module),
+        'echo "ecoready-label: go=$(go env GOVERSION)"',
+    ]
+    return " &&\n".join(steps)
+
+
+def place_script(module: str) -> str:
+    """Put the built binary (given at STAGED) at BIN in the cell's own-arch image; the facts
+    printed: what the binary says of itself there, and the machine the container runs as."""
+    steps = [
+        drivers.need("command -v go", "the image has no go: gh-ost is run in a Go toolchain image (golang)"),
+        f"install -D -m 0755 {STAGED} {BIN}",
+        f"rm -f {STAGED}",
+        *_binary_facts(BIN, module),
+        'echo "ecoready-label: machine=$(uname -m)"',
     ]
     return " &&\n".join(steps)
 
@@ -171,30 +214,71 @@ class GhostProbe(Probe):
             raise StageFailed(f"gh-ost does not run: exit {version.exit_code}: {version.last_line()}")
 
     async def _install(self) -> str:
-        """gh-ost built into the Go image (from the cache when an earlier run did it); the
-        packaging is reported with how it went."""
+        """gh-ost built on the engine's native arch for the cell's (cross-compiled when the
+        cell is emulated: a build under qemu takes tens of minutes), then put into the row's
+        image of the cell's arch, where it runs; both steps cached. The packaging is
+        reported with how it went."""
         ctx = self.ctx
         packaging = ctx.packaging
         if packaging is None:
             raise InfraError("the packaging stage gave this row no module version to build")
-        done = await install(
+        native = native_arch(ctx)
+        built = await install(
             ctx,
-            install_script(packaging.package, packaging.version),
-            of=f"go:{packaging.package} {packaging.version}",
+            install_script(packaging.package, packaging.version, ctx.arch),
+            of=f"go:{packaging.package} {packaging.version} for {ctx.arch}",
             env=drivers.go_env(WORK, cgo=False),
-            timeout=ctx.scaled(INSTALL_LIMIT),
+            timeout=INSTALL_LIMIT,  # native, never emulated
+            arch=native,
         )
-        if done.image_id:
-            how = done.labels.get("ecoready.install.how", "built from source with go build")
-            built = done.labels.get("ecoready.install.version", "")
-            if built and built != packaging.version:  # what the binary says it is built from
-                raise StageFailed(f"asked to build gh-ost {packaging.version}, the binary says {built}")
-            if not done.cached:
-                how = f"{how} in {done.seconds:.0f} s"
-            # every view says it: upstream publishes no image, the build is ecoready's
-            how = f"{how} from the Go module proxy: GitHub publishes no gh-ost image"
-            report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached))
-            return done.image_id
+        if not built.image_id:
+            self._build_failed(packaging, built)
+        self._verify(packaging, built, "the build")
+        binary = await installed_file(ctx, built, BIN, max_bytes=MAX_BINARY)
+        placed = await install(
+            ctx,
+            place_script(packaging.package),
+            of=f"gh-ost {packaging.version} for {ctx.arch}",
+            env={},
+            timeout=ctx.scaled(PLACE_LIMIT),
+            files={STAGED: binary},
+        )
+        if not placed.image_id:
+            assert placed.result is not None
+            failed = drivers.failure(placed.result.stdout, placed.result.stderr)
+            if failed.mismatch:
+                raise MatrixMismatch(f"row {ctx.cell.component.id}: {failed.mismatch}")
+            why = failed.last or f"exit code {placed.result.exit_code}"
+            raise InfraError(f"putting gh-ost {packaging.version} into {ctx.image_ref} for {ctx.arch} failed: {why}")
+        self._verify(packaging, placed, f"{ctx.image_ref} for {ctx.arch}")
+        machine = placed.labels.get("ecoready.install.machine", "")
+        if machine != UNAME_MACHINE.get(ctx.arch, ctx.arch):
+            raise InfraError(f"the {ctx.arch} container of {ctx.image_ref} runs as {machine or 'an unknown machine'}")
+        go = built.labels.get("ecoready.install.go", "")
+        how = f"cross-compiled on {native} for {ctx.arch}" if native != ctx.arch else f"built on {native}"
+        how = f"{how} with go build ({go}), as gh-ost's release binaries are"
+        if not built.cached:
+            how = f"{how}, in {built.seconds:.0f} s"
+        # every view says it: upstream publishes no image, the build is ecoready's
+        how = f"{how}, from the Go module proxy: GitHub publishes no gh-ost image"
+        report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=built.cached))
+        return placed.image_id
+
+    def _verify(self, packaging: Packaging, done: Installed, where: str) -> None:
+        """The binary says it is the pinned release (else gh-ost's build is not what the row
+        asked: the component's) built for the cell's arch (else ecoready's build: the tool's)."""
+        version = done.labels.get("ecoready.install.version", "")
+        if version != packaging.version:
+            raise StageFailed(f"asked to build gh-ost {packaging.version}, the binary in {where} says {version!r}")
+        goarch = done.labels.get("ecoready.install.goarch", "")
+        if goarch != self.ctx.arch:
+            raise InfraError(
+                f"the gh-ost binary in {where} is built for {goarch or 'an unknown arch'}, not {self.ctx.arch}"
+            )
+
+    def _build_failed(self, packaging: Packaging, done: Installed) -> NoReturn:
+        """Who is to blame for a build that failed: the row, the module proxy, ecoready, gh-ost."""
+        ctx = self.ctx
         assert done.result is not None
         failed = drivers.failure(done.result.stdout, done.result.stderr)
         if failed.mismatch:

@@ -27,7 +27,15 @@ from ecoready.packages.needs import absent_script
 from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.handles import Container, Endpoint
-from ecoready.probe_api.install_cache import TRUST_JAVA, TRUST_PEM, Installed, install, report_packaging
+from ecoready.probe_api.install_cache import (
+    TRUST_JAVA,
+    TRUST_PEM,
+    Installed,
+    install,
+    installed_file,
+    native_arch,
+    report_packaging,
+)
 from ecoready.probe_api.ports import port_listens
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.refusals import matrix_mismatch
@@ -64,7 +72,9 @@ __all__ = [
     "absent_script",
     "bench_detail",
     "install",
+    "installed_file",
     "matrix_mismatch",
+    "native_arch",
     "option_file",
     "parse_xml",
     "port_listens",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ecoready.domain.errors import DeadlineExceeded, EcoreadyError, EngineError
+from ecoready.domain.errors import DeadlineExceeded, EcoreadyError, EngineError, ImageUnavailable, InfraError
 from ecoready.domain.events import PackagingReported
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.specs import (
@@ -64,6 +64,7 @@ RECIPE_VERSION = "1"  # part of every key: bump to install everything afresh
 KILL_GRACE = 5  # seconds between TERM and KILL when an install runs out of time
 TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
 CLAIM_POLL = 2.0  # seconds between looks at another run's installer of the same key
+READ_TIMEOUT = 120.0  # seconds to read a file (a program of tens of MiB) out of an installed image
 
 
 @dataclass(frozen=True)
@@ -147,28 +148,63 @@ async def install(
     env: Mapping[str, str],
     timeout: float,
     files: Mapping[str, bytes] | None = None,
+    arch: str | None = None,
 ) -> Installed:
     """The cell's image with `script` run in it once: from the cache when an earlier run did
     it, else installed now (one install at a time per key: two cells of a run wanting the
     same wait for the first, and so does a run that finds another run's installer of it on
     the engine; then they find its image). `files` (path -> bytes) are put into the
-    installer before the script runs. A failed script gives `image_id == ""` and its
-    output; an engine failure raises."""
-    runtime = await ctx.image()
-    key = cache_key(runtime, ctx.arch, script, files)
+    installer before the script runs. `arch`: the row's image for that arch instead of the
+    cell's (a cross build on the engine's native arch, `native_arch`). A failed script
+    gives `image_id == ""` and its output; an engine failure raises."""
+    arch = arch or ctx.arch
+    runtime = await ctx.image() if arch == ctx.arch else await _image_for(ctx, arch, of)
+    key = cache_key(runtime, arch, script, files)
+    emulator_env = ctx.extra_env if arch == ctx.arch else {}  # QEMU_CPU is the cell's arch's
     async with ctx.run.install_locks.setdefault(key, asyncio.Lock()):
         job = InstallJob(
             runtime_image_id=runtime,
             key=key,
             of=of,
             script=script,
-            env={**TRUST_ENV, **env, **ctx.extra_env},
+            env={**TRUST_ENV, **env, **emulator_env},
             name=ctx._name("installer"),
             run_labels=ctx.labels("installer"),
             timeout=timeout,
             files=dict(files or {}),
         )
         return await install_once(ctx.run.host, job)
+
+
+async def _image_for(ctx: ProbeContext, arch: str, of: str) -> str:
+    """The row's image for another arch than the cell's: one it lacks is not the component's
+    `missing` (its own arch's image is there), it is the install's trouble."""
+    try:
+        return (await ctx.run.images.ensure(ctx.image_ref, arch)).image_id
+    except ImageUnavailable as exc:
+        raise InfraError(f"{ctx.image_ref} has no {arch} image to install {of} in: {exc}") from None
+
+
+def native_arch(ctx: ProbeContext) -> str:
+    """The arch the cell's engine runs natively (the cell's own when it is not emulated)."""
+    facts = ctx.host_facts
+    if not ctx.emulated:
+        return ctx.arch
+    if facts is None or not facts.native_arch:
+        raise InfraError(f"the engine of {ctx.cell.id} did not say which arch it runs natively")
+    return facts.native_arch
+
+
+async def installed_file(ctx: ProbeContext, installed: Installed, path: str, *, max_bytes: int) -> bytes:
+    """The bytes of `path` in an installed image (e.g. a program built there), read without
+    running the image; an engine failure or a file that is not there raises InfraError."""
+    (found,) = await ctx.run.host.images.read_files(
+        installed.image_id, [[path]], labels=ctx.labels("reader"), max_bytes=max_bytes, timeout=READ_TIMEOUT
+    )
+    if found is None or found.note or not found.complete:
+        what = "absent" if found is None else found.note or f"{found.size} bytes, more than {max_bytes}"
+        raise InfraError(f"{path} cannot be read out of the installed image {installed.image_id[:19]}: {what}")
+    return found.data
 
 
 async def install_once(host: EngineHost, job: InstallJob) -> Installed:

@@ -137,6 +137,7 @@ class FakeHost:
         self.started: list[FakeContainer] = []  # in start order, removed ones included
         self.execs: list[tuple[str, list[str]]] = []  # (role, argv)
         self.exec_users: list[tuple[str, list[str], str]] = []  # (role, argv, user) of every exec
+        self.exec_envs: list[dict[str, str]] = []  # the environment given to every exec, in order
         self.sql_log: list[Sql] = []
         self.sql_handlers: list[SqlHandler] = []
         self.exec_handlers: list[ExecHandler] = []
@@ -207,6 +208,7 @@ class FakeHost:
         command = list(argv)
         self.execs.append((container.role, command))
         self.exec_users.append((container.role, command, user))
+        self.exec_envs.append(dict(env or {}))
         if not container.running:
             return failed(1, f"Error response from daemon: container {container_id} is not running")
         if command[:2] == ["sh", "-c"] and command[2] == "command -v mariadb || command -v mysql":
@@ -284,10 +286,13 @@ class FakeHost:
 
 class FakeHostImages:
     """The engine's images (`FakeHost.images`): those committed here (installs), by
-    `repository:tag`; an image's environment is empty and none of its files can be read."""
+    `repository:tag`; an image's environment is empty and the files it holds are those of
+    `readable` (path -> bytes, in every image: none unless a test puts some there)."""
 
     def __init__(self) -> None:
         self.committed: dict[str, tuple[str, dict[str, str]]] = {}  # reference -> (image id, labels)
+        self.readable: dict[str, bytes] = {}
+        self.read: list[tuple[str, str]] = []  # (image, path) of every file asked for
 
     async def image_labels(self, reference: str) -> dict[str, str] | None:
         found = self.committed.get(reference)
@@ -321,7 +326,13 @@ class FakeHostImages:
         max_bytes: int,
         timeout: float,
     ) -> list[ImageFile | None]:
-        return [None for _ in choices]
+        found: list[ImageFile | None] = []
+        for paths in choices:
+            self.read.extend((image, path) for path in paths)
+            path = next((path for path in paths if path in self.readable), "")
+            data = self.readable.get(path, b"")
+            found.append(ImageFile(path, path, len(data), data if len(data) <= max_bytes else b"") if path else None)
+        return found
 
 
 class FakeImages:

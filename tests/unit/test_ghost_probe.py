@@ -4,6 +4,7 @@ test_stand_in_ghost.py)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,8 @@ import httpx
 import pytest
 
 from ecoready.domain.drivers import parse_driver
-from ecoready.domain.errors import ConfigError, MatrixMismatch, RegistryError, StageFailed
-from ecoready.domain.model import Category
+from ecoready.domain.errors import ConfigError, InfraError, MatrixMismatch, RegistryError, StageFailed
+from ecoready.domain.model import Category, HostFacts
 from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.matrix.load import load
 from ecoready.packages.client import PackageClient
@@ -24,12 +25,14 @@ from ecoready.probes.ghost import (
     CONF,
     ROWS,
     SEED,
+    STAGED,
     GhostProbe,
     conf_file,
     failed_step,
     ghost_command,
     install_script,
     outcome,
+    place_script,
 )
 from tests.support.fake_host import FakeContainer, Sql, component, context, failed, ok, rig
 
@@ -82,8 +85,11 @@ def test_a_failed_migration_is_said_in_gh_ost_s_own_words() -> None:
 
 
 def test_the_build_is_go_get_of_the_exact_release_then_go_build_and_says_which_step_failed() -> None:
-    script = install_script("github.com/github/gh-ost", "v1.1.8")
+    script = install_script("github.com/github/gh-ost", "v1.1.8", "arm64")
     assert "go get github.com/github/gh-ost/go/cmd/gh-ost@v1.1.8 &&" in script
+    # for the cell's arch, as gh-ost's build.sh builds its release binaries: GOOS and GOARCH set
+    assert script.index("export GOOS=linux GOARCH=arm64 &&") < script.index("go build")
+    assert "ecoready-label: goarch=$(go version -m /opt/ecoready/bin/gh-ost" in script
     assert f"go build -trimpath -ldflags='-s -w' -o {BIN} github.com/github/gh-ost/go/cmd/gh-ost &&" in script
     assert "go install" not in script  # it asks the proxy for the version list: see the module's docstring
     assert (
@@ -92,6 +98,13 @@ def test_the_build_is_go_get_of_the_exact_release_then_go_build_and_says_which_s
     assert failed_step("go: creating new go.mod\necoready-step: download\n") == "download"
     assert failed_step("ecoready-step: download\necoready-step: build\n") == "build"
     assert failed_step("") == ""
+
+
+def test_the_binary_is_put_into_the_cell_s_image_and_says_there_what_it_is_and_where_it_runs() -> None:
+    script = place_script("github.com/github/gh-ost")
+    assert f"install -D -m 0755 {STAGED} {BIN} &&\nrm -f {STAGED} &&" in script
+    for fact in ("version=$(go version -m", "goarch=$(go version -m", "machine=$(uname -m)"):
+        assert f"ecoready-label: {fact}" in script
 
 
 def test_credentials_are_in_the_option_file_never_on_the_command_line() -> None:
@@ -157,9 +170,26 @@ async def test_a_program_s_exact_release_is_asked_without_the_list_and_is_a_sour
     assert not any(path.endswith(".zip") for path in requests[:2])
 
 
-def engine(r: Any, *, install: Any = None, migration: Any = None) -> dict[str, Any]:
+BINARY = b"\x7fELF gh-ost v1.1.8"
+
+
+def built(goarch: str = "amd64", version: str = "v1.1.8") -> Any:
+    return ok(
+        "ecoready-step: download\necoready-step: build\n"
+        f"ecoready-label: version={version}\necoready-label: goarch={goarch}\necoready-label: go=go1.27.3\n"
+    )
+
+
+def placed(goarch: str = "amd64", machine: str = "x86_64", version: str = "v1.1.8") -> Any:
+    return ok(
+        f"ecoready-label: version={version}\necoready-label: goarch={goarch}\necoready-label: machine={machine}\n"
+    )
+
+
+def engine(r: Any, *, install: Any = None, place: Any = None, migration: Any = None) -> dict[str, Any]:
     """A fake MySQL 9.7 backend and gh-ost container; `seen` gathers what the probe did."""
     seen: dict[str, Any] = {"sql": []}
+    r.host.images.readable[BIN] = BINARY  # what the build leaves in its image
 
     @r.host.sql
     def server(call: Sql) -> list[dict[str, object]] | None:
@@ -178,11 +208,13 @@ def engine(r: Any, *, install: Any = None, migration: Any = None) -> dict[str, A
 
     @r.host.execs_to
     def execs(container: FakeContainer, argv: list[str]) -> Any:
-        if argv[0] == "timeout":  # the installer's script
-            return install or ok(
-                "ecoready-step: download\necoready-step: build\n"
-                "ecoready-label: version=v1.1.8\necoready-label: how=built from source with go build (go1.27.3)\n"
-            )
+        if argv[0] == "timeout" and "go build" in argv[-1]:  # the build's installer
+            seen.setdefault("timeouts", []).append(argv[3])
+            return install or built()
+        if argv[0] == "timeout" and STAGED in argv[-1]:  # the binary put into the cell's image
+            seen["staged"] = container.files.get(STAGED)
+            seen.setdefault("timeouts", []).append(argv[3])
+            return place or placed()
         if container.role == "gh-ost" and argv == [BIN, "--version"]:
             return ok("unversioned (git commit: unknown)\n")
         if container.role == "gh-ost" and argv[0] == BIN:
@@ -205,10 +237,16 @@ async def test_gh_ost_is_built_then_migrates_a_table_and_the_verdict_says_how_it
     assert check.outcome.value == "pass", check.detail
     assert check.detail.startswith(f"t: {ROWS} rows migrated online (ADD COLUMN added_online)")
     assert ctx.packaging is not None and ctx.packaging.verdict is PackagingVerdict.READY
-    assert ctx.packaging.install.startswith("built from source with go build (go1.27.3) in ")
-    assert ctx.packaging.install.endswith("from the Go module proxy: GitHub publishes no gh-ost image")
+    assert ctx.packaging.install.startswith(
+        "built on amd64 with go build (go1.27.3), as gh-ost's release binaries are, in "
+    ), ctx.packaging.install
+    assert ctx.packaging.install.endswith(", from the Go module proxy: GitHub publishes no gh-ost image")
+    # one path: built (native here), read out of the build's image, put into the row's image
+    assert seen["staged"] == BINARY and seen["timeouts"] == ["420", "60"]
+    (build, place) = (image_id for image_id, _ in r.host.images.committed.values())
+    assert r.host.images.read == [(build, BIN)]
     tool = r.host.by_role("gh-ost")
-    assert tool.spec.image == "img:ecoready-cache/driver:" + tool.spec.image.rsplit(":", 1)[1]
+    assert tool.spec.image == place != build
     password = r.host.by_role("backend-server").files["/run/ecoready/root-password"].decode()
     assert tool.files[CONF] == conf_file("root", password)
     assert all(password not in " ".join(argv) for _, argv in r.host.execs)
@@ -216,6 +254,76 @@ async def test_gh_ost_is_built_then_migrates_a_table_and_the_verdict_says_how_it
     statements = seen["sql"]
     assert statements.index(SEED) < statements.index(CHECKSUM) < statements.index("SELECT CURRENT_USER() AS me")
     assert seen["argv"][1:4] == [f"--conf={CONF}", "--host=backend-server", "--port=3306"]
+
+
+async def test_an_emulated_cell_s_gh_ost_is_cross_compiled_natively_and_runs_in_the_cell_s_arch() -> None:
+    r = rig()
+    r.run.hosts = {"fake": HostFacts("fake", "amd64", ("arm64",))}
+    seen = engine(r, install=built("arm64"), place=placed("arm64", "aarch64"))
+    ctx = context(r, GHOST, MYSQL97, arch="arm64", emulated=True)
+    ctx.packaging = replace(RESOLVED, arch="arm64")
+    probe = GhostProbe(ctx)
+    await probe.start()
+    await probe.smoke()
+    (check,) = r.checks().values()
+    assert check.outcome.value == "pass", check.detail
+    assert ctx.packaging.install.startswith(
+        "cross-compiled on amd64 for arm64 with go build (go1.27.3), as gh-ost's release binaries are, in "
+    ), ctx.packaging.install
+    # the build: the row's image for amd64, a GOARCH=arm64 script, native time, no QEMU_CPU
+    assert ("golang:1.27", "amd64") in r.images.asked and ("golang:1.27", "arm64") in r.images.asked
+    installs = [
+        (argv, env) for (_, argv), env in zip(r.host.execs, r.host.exec_envs, strict=True) if argv[0] == "timeout"
+    ]
+    (build_argv, build_env), (place_argv, place_env) = installs
+    assert "GOARCH=arm64" in build_argv[-1] and "QEMU_CPU" not in build_env
+    assert STAGED in place_argv[-1] and place_env["QEMU_CPU"] == ctx.extra_env["QEMU_CPU"]
+    assert seen["timeouts"] == ["420", "360"]  # the build is native; putting it in is emulated (60 s x 6)
+    assert seen["staged"] == BINARY
+
+
+async def test_a_row_image_without_the_engine_s_native_arch_is_not_gh_ost_s_missing() -> None:
+    r = rig(missing=["golang:1.27"])
+    r.run.hosts = {"fake": HostFacts("fake", "amd64", ("arm64",))}
+    engine(r)
+    ctx = context(r, GHOST, MYSQL97, arch="arm64", emulated=True)
+    ctx.packaging = replace(RESOLVED, arch="arm64")
+    with pytest.raises(
+        InfraError,
+        match=r"golang:1\.27 has no amd64 image to install go:github\.com/github/gh-ost v1\.1\.8 for arm64 in",
+    ):
+        await GhostProbe(ctx).start()
+    assert r.images.asked == [("golang:1.27", "amd64")]
+
+
+async def test_a_binary_not_of_the_pin_or_not_of_the_cell_s_arch_is_refused() -> None:
+    for install, place, error, words in (
+        (
+            built(version="v1.1.7"),
+            None,
+            StageFailed,
+            "asked to build gh-ost v1.1.8, the binary in the build says 'v1.1.7'",
+        ),
+        (built("arm64"), None, InfraError, "the gh-ost binary in the build is built for arm64, not amd64"),
+        (None, placed(machine="aarch64"), InfraError, "the amd64 container of golang:1.27 runs as aarch64"),
+        (None, placed("arm64"), InfraError, "binary in golang:1.27 for amd64 is built for arm64, not amd64"),
+    ):
+        r = rig()
+        engine(r, install=install, place=place)
+        ctx = context(r, GHOST, MYSQL97)
+        ctx.packaging = RESOLVED
+        with pytest.raises(error, match=re.escape(words)):
+            await GhostProbe(ctx).start()
+
+    r = rig()  # the build's image lacks the binary: ecoready's trouble, not gh-ost's
+    engine(r)
+    del r.host.images.readable[BIN]
+    ctx = context(r, GHOST, MYSQL97)
+    ctx.packaging = RESOLVED
+    with pytest.raises(
+        InfraError, match=r"/opt/ecoready/bin/gh-ost cannot be read out of the installed image .*: absent"
+    ):
+        await GhostProbe(ctx).start()
 
 
 async def test_leftover_tables_or_a_missing_column_fail_the_check() -> None:
