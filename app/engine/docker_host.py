@@ -489,7 +489,12 @@ def _healthcheck(spec: ContainerSpec) -> dict[str, Any] | None:
 
 def _tar(files: Iterable[Any]) -> bytes:
     """A tar of files only: the engine creates missing parent directories (0755, root), and
-    leaving existing directories out keeps their owners and modes untouched."""
+    leaving existing directories out keeps their owners and modes untouched.
+
+    It ends with the two zero blocks that end an archive, without the zero padding Python
+    adds up to a 10 KiB record: Podman's copier stops reading at the end-of-archive blocks
+    and exits, so padding still being sent fails the whole PUT with "passing bulk input to
+    subprocess: write |1: broken pipe" (buildah#6573), a spurious error under load."""
     buffer = io.BytesIO()
     now = int(time.time())
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -499,4 +504,4 @@ def _tar(files: Iterable[Any]) -> bytes:
             info.mode = f.mode
             info.mtime = now
             tar.addfile(info, io.BytesIO(f.content))
-    return buffer.getvalue()
+    return buffer.getvalue()[: tar.offset]  # offset: the end of the end-of-archive blocks
