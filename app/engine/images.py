@@ -259,8 +259,9 @@ class EngineImages:
         timeout: float = COMMIT_TIMEOUT,
     ) -> str:
         """A container's file system as a local image `repository:tag`; the image id. Its
-        labels are exactly `labels` (the engine keeps the container's command, environment
-        and user, but not the container's labels when a config with labels is given).
+        labels are `labels` over the container's own (dockerd merges the two; the run's
+        labels on a cache image are a record of the run that made it, and nothing sweeps
+        images by them). The engine keeps the container's command, environment and user.
         Through the streams client: a large container's commit takes the engine minutes on
         a busy machine, and only `timeout` ends it; committing again is harmless, so a
         commit whose deadline ran out is retried once."""
