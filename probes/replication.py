@@ -187,8 +187,8 @@ class ReplicationProbe(Probe):
         raise CheckFailed(f"{lag} is {status.get(lag)!r}; {replica_state(status, self.dialect) or 'threads running'}")
 
     async def _read_only(self) -> str:
-        if await self.replica.value("@@read_only") != "1":
-            raise CheckFailed("@@read_only is not 1 on the replica")
+        if (read_only := await self.replica.value("@@read_only")) != "1":
+            raise CheckFailed(f"@@read_only is {read_only!r} on the replica, not 1")
         return await write_refused(
             self.replica,
             f"INSERT INTO {DATABASE}.t VALUES (99, 'must fail')",

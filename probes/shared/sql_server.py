@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ecoready.probe_api import Endpoint, Row, SqlTarget
+from ecoready.probe_api import Endpoint, InfraError, Row, SqlTarget
 
 if TYPE_CHECKING:
     from ecoready.probe_api import Container, ProbeContext, Secret
@@ -131,8 +131,14 @@ class Server:
         return rows[0].get("Value") if rows else None
 
     async def value(self, expression: str) -> str | None:
+        """`SELECT expression`: one row, always. None is SQL's NULL; no row at all means the
+        client's output never reached us (an exec whose output was lost), which is ours to
+        answer for, never the component's."""
         rows = await self.query(f"SELECT {expression} AS v")
-        return rows[0].get("v") if rows else None
+        if not rows:
+            lost = "came back without its row: the client's output was lost"
+            raise InfraError(f"SELECT {expression} on {self.alias} {lost}")
+        return rows[0].get("v")
 
     async def ping(self) -> None:
         await self.query("SELECT 1 AS ok", timeout=self.ctx.scaled(10))
