@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ecoready.probe_api import CheckFailed, Probe, SqlError, StageFailed
-from ecoready.probes.shared.sql_server import Server, hex32, numbers, start_server
+from ecoready.probe_api import CheckFailed, Probe, StageFailed
+from ecoready.probes.shared.sql_server import Server, hex32, numbers, same_checksum, start_server
 
 SOURCE_DB = "ecoready_dump"
 COPY_DB = "ecoready_copy"
@@ -82,12 +82,4 @@ class DumpLoadProbe(Probe):
         return f"loaded into {self.target.alias} as {COPY_DB} ({ROWS} rows)"
 
     async def checksum(self) -> str:
-        try:
-            a = await self.source.query(f"CHECKSUM TABLE {SOURCE_DB}.t")
-            b = await self.target.query(f"CHECKSUM TABLE {COPY_DB}.t")
-        except SqlError as exc:
-            raise CheckFailed(str(exc)) from None
-        left, right = (a[0].get("Checksum") if a else None), (b[0].get("Checksum") if b else None)
-        if not left or left != right:
-            raise CheckFailed(f"CHECKSUM TABLE differs: source {left}, loaded {right}")
-        return f"CHECKSUM TABLE {left} on both"
+        return await same_checksum(self.source, f"{SOURCE_DB}.t", self.target, f"{COPY_DB}.t", "loaded")

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ecoready.probe_api import CheckFailed, Probe, SqlError, StageFailed
-from ecoready.probes.shared.sql_server import Server, hex32, numbers, start_server
+from ecoready.probe_api import CheckFailed, Probe, StageFailed
+from ecoready.probes.shared.sql_server import Server, hex32, numbers, same_checksum, start_server
 
 DATADIR = "/var/lib/mysql"
 BACKUP_DIR = "/backup"
@@ -34,7 +34,7 @@ SEED = (
     f"CREATE TABLE {DATABASE}.t (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
     f"INSERT INTO {DATABASE}.t SELECT n, {hex32('n')} FROM {numbers(ROWS)}"
 )
-CHECKSUM = f"CHECKSUM TABLE {DATABASE}.t"
+TABLE = f"{DATABASE}.t"
 
 
 @dataclass(frozen=True)
@@ -163,12 +163,4 @@ class PhysicalBackupProbe(Probe):
         return "copy-back into an empty datadir; a fresh server started on it"
 
     async def _checksum(self) -> str:
-        try:
-            source = await self.source.query(CHECKSUM)
-            restored = await self.restored.query(CHECKSUM)
-        except SqlError as exc:
-            raise CheckFailed(str(exc)) from None
-        a, b = (source[0].get("Checksum") if source else None), (restored[0].get("Checksum") if restored else None)
-        if not a or a != b:
-            raise CheckFailed(f"CHECKSUM TABLE differs: source {a}, restored {b}")
-        return f"CHECKSUM TABLE {a} on both"
+        return await same_checksum(self.source, TABLE, self.restored, TABLE, "restored")

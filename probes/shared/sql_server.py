@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ecoready.probe_api import Endpoint, InfraError, Row, SqlTarget
+from ecoready.probe_api import CheckFailed, Endpoint, InfraError, Row, SqlError, SqlTarget
 
 if TYPE_CHECKING:
     from ecoready.probe_api import Container, ProbeContext, Secret
@@ -140,6 +140,14 @@ class Server:
             raise InfraError(f"SELECT {expression} on {self.alias} {lost}")
         return rows[0].get("v")
 
+    async def checksum(self, table: str) -> str | None:
+        """`CHECKSUM TABLE table`: one row, always (NULL for a table that is not there); no
+        row at all is the client's output lost, ours to answer for."""
+        rows = await self.query(f"CHECKSUM TABLE {table}")
+        if not rows:
+            raise InfraError(f"CHECKSUM TABLE {table} on {self.alias} came back without its row")
+        return rows[0].get("Checksum")
+
     async def ping(self) -> None:
         await self.query("SELECT 1 AS ok", timeout=self.ctx.scaled(10))
 
@@ -190,3 +198,17 @@ async def start_server(
     if wait:
         await server.wait_ready()
     return server
+
+
+async def same_checksum(source: Server, table: str, copy: Server, copy_table: str, copy_word: str) -> str:
+    """The check that a copy (`copy_word`: "loaded", "restored") holds the source's table:
+    CHECKSUM TABLE on both servers, equal and not NULL. A refused statement or a different
+    sum is the component's (CheckFailed)."""
+    try:
+        a = await source.checksum(table)
+        b = await copy.checksum(copy_table)
+    except SqlError as exc:
+        raise CheckFailed(str(exc)) from None
+    if not a or a != b:
+        raise CheckFailed(f"CHECKSUM TABLE differs: source {a}, {copy_word} {b}")
+    return f"CHECKSUM TABLE {a} on both"

@@ -25,7 +25,7 @@ import pytest
 from ecoready.domain.errors import BackendFailed
 from ecoready.domain.model import Category
 from ecoready.probes.mariabackup import MariabackupProbe
-from ecoready.probes.shared.physical_backup import CHECKSUM, OPTION_FILE, SEED
+from ecoready.probes.shared.physical_backup import OPTION_FILE, SEED, TABLE
 from ecoready.probes.xtrabackup import (
     VERSION_QUERY,
     XtrabackupProbe,
@@ -64,7 +64,7 @@ def servers(host: FakeHost, version: str = "8.4.10-10") -> None:
             return []
         if call.statement == VERSION_QUERY:
             return [{"version": version, "comment": "Percona Server (GPL), Release 10, Revision 5eb4d2bc"}]
-        if call.statement == CHECKSUM:
+        if call.statement == f"CHECKSUM TABLE {TABLE}":
             return [{"Table": "ecoready_backup.t", "Checksum": 4055812508}]
         return None
 
