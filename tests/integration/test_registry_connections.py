@@ -9,9 +9,6 @@ answer (which goes alone) is on its way."""
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,54 +20,11 @@ from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.transport import PER_REGISTRY
 from tests.support.registry_servers import Registry, push_tiny_index, start_registry
+from tests.support.tcp_front import CountingFront
 
 REPOS = ("conn/one", "conn/two", "conn/three", "conn/four", "conn/five")
 PAIRS = [(repo, arch) for repo in REPOS for arch in ("amd64", "arm64")]
 SAFETY = 60  # seconds: a lookup that takes longer is stuck
-
-
-class CountingFront:
-    """Accepts on a free loopback port, counts connections, pipes each to the registry."""
-
-    def __init__(self, upstream_port: int, hold_first: float = 0.0) -> None:
-        self.upstream_port = upstream_port
-        self.accepted = 0
-        self.hold_first = hold_first  # seconds the first connection's first answer is held back
-        self.accepted_at_first_answer: int | None = None
-        self._server = socket.create_server(("127.0.0.1", 0))
-        self.host = f"127.0.0.1:{self._server.getsockname()[1]}"
-        self._open: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._server.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
-            self._open += [client, upstream]
-            hold = self.hold_first if self.accepted == 1 else 0.0
-            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, hold), daemon=True).start()
-
-    def _pipe(self, source: socket.socket, sink: socket.socket, hold: float = 0.0) -> None:
-        try:
-            while data := source.recv(65536):
-                if hold:
-                    time.sleep(hold)
-                    self.accepted_at_first_answer = self.accepted
-                    hold = 0.0
-                sink.sendall(data)
-            sink.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self._server.close()
-        for sock in self._open:
-            sock.close()
 
 
 @pytest.fixture(scope="module")

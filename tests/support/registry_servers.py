@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tarfile
 import threading
@@ -51,10 +52,16 @@ class Registry:
     host: str  # 127.0.0.1:PORT
     log: Path
     proc: subprocess.Popen[bytes]
+    scheme: str = "http"
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}"
+        return f"{self.scheme}://{self.host}"
+
+    def protocols(self) -> list[str]:
+        """The protocol of each request served, in order, from its access log (`HTTP/2.0`)."""
+        lines = self.log.read_text(errors="replace").splitlines()
+        return [line.split('"')[1].rsplit(" ", 1)[-1] for line in lines if line.startswith("127.0.0.1 - ")]
 
     def requests(self) -> int:
         """Requests the registry served, from its access log (one line per request)."""
@@ -70,10 +77,17 @@ class Registry:
                 self.proc.wait(10)
 
 
-def start_registry(work: Path, storage: Path, *, auth: str = "", readonly: bool = False) -> Registry:
+def start_registry(
+    work: Path, storage: Path, *, auth: str = "", readonly: bool = False, tls: Path | None = None
+) -> Registry:
     """docker-registry serving `storage` on a free loopback port; `auth` is the YAML of its
-    `auth:` section (htpasswd or token)."""
+    `auth:` section (htpasswd or token); with `tls`, a folder as second_engine's
+    make_certificates lays it out (its server certificate must name 127.0.0.1), HTTPS only,
+    where Go's net/http offers HTTP/2 (ALPN h2) as well as HTTP/1.1."""
     port = free_port()
+    served = f"http:\n  addr: 127.0.0.1:{port}\n"
+    if tls is not None:
+        served += f"  tls:\n    certificate: {tls / 'server-cert.pem'}\n    key: {tls / 'server-key.pem'}\n"
     config = work / f"registry-{port}.yml"
     log = work / f"registry-{port}.log"
     config.write_text(
@@ -83,7 +97,7 @@ def start_registry(work: Path, storage: Path, *, auth: str = "", readonly: bool 
         f"  filesystem:\n    rootdirectory: {storage}\n"
         "  maintenance:\n    uploadpurging:\n      enabled: false\n"
         f"    readonly:\n      enabled: {'true' if readonly else 'false'}\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n" + auth
+        f"{served}{auth}"
     )
     with log.open("ab") as out:
         proc = subprocess.Popen(
@@ -93,13 +107,14 @@ def start_registry(work: Path, storage: Path, *, auth: str = "", readonly: bool 
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    registry = Registry(f"127.0.0.1:{port}", log, proc)
+    registry = Registry(f"127.0.0.1:{port}", log, proc, "http" if tls is None else "https")
+    verify = True if tls is None else ssl.create_default_context(cafile=tls / "ca.pem")
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             break
         try:
-            if httpx.get(f"{registry.url}/v2/", timeout=1).status_code in (200, 401):
+            if httpx.get(f"{registry.url}/v2/", timeout=1, verify=verify).status_code in (200, 401):
                 return registry
         except httpx.HTTPError:
             pass

@@ -88,8 +88,9 @@ def _restore(interface: str, addresses: list[str] | None) -> None:
     run(["ip", "link", "set", interface, "up"])
 
 
-def make_certificates(folder: Path) -> None:
-    """A CA, a server certificate for 127.0.0.1 and a client certificate (openssl CLI)."""
+def make_certificates(folder: Path, server_names: str = "IP:127.0.0.1") -> None:
+    """A CA, a server certificate for `server_names` (a subjectAltName value: 127.0.0.1
+    unless told) and a client certificate (openssl CLI)."""
     folder.mkdir(parents=True, exist_ok=True)
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     run(
@@ -110,7 +111,7 @@ def make_certificates(folder: Path) -> None:
         cwd=folder,
     )
     for name, cn, usage in (
-        ("server", "127.0.0.1", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
+        ("server", "127.0.0.1", f"subjectAltName={server_names}\nextendedKeyUsage=serverAuth\n"),
         ("client", "ecoready test client", "extendedKeyUsage=clientAuth\n"),
     ):
         (folder / f"{name}.ext").write_text(usage)
