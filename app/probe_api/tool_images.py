@@ -27,15 +27,28 @@ SYSBENCH_SCRIPT = (
 )
 
 
+# what keeps the sysbench image's public base from being pulled: said as the tool image's
+# trouble (with the registry's words), never as the cell's image "not checked"
+BASE_UNREACHABLE = (Cause.REGISTRY, Cause.MIRROR_GAP, Cause.CREDENTIALS, Cause.PULL_STALLED)
+
+
 async def derived_sysbench(ctx: ProbeContext, base: str) -> str:
     """The local image id of sysbench derived from `base` for the cell's arch: cached, or
     made now (one install per key on an engine, as drivers are)."""
     subject = f"sysbench on {base}"
     try:
-        info = await ctx.run.images.ensure(base, ctx.arch)
+        info = await ctx.run.images.ensure(base, ctx.arch, for_cell=False)  # not the cell's own image
     except EcoreadyError as exc:
+        if isinstance(exc, InfraError) and exc.cause in BASE_UNREACHABLE:
+            # the cell's own image was had: "not checked: registry" would be untrue of it
+            raise InfraError(
+                f"the base image {base} of the sysbench image could not be had: {exc}",
+                cause=Cause.TOOL_IMAGE,
+                subject=subject,
+                behind=exc.cause,
+            ) from None
         if isinstance(exc, InfraError):
-            raise  # the engine, its registry, a mirror's gap: said as such
+            raise  # the engine gone or stuck: said as such
         raise InfraError(
             f"the base image {base} of the sysbench image is not usable for {ctx.arch}: {exc}",
             cause=Cause.TOOL_IMAGE,

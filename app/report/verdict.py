@@ -336,8 +336,8 @@ _REMEDIES: Mapping[Cause, tuple[str, ...]] = {
     Cause.PULL_STALLED: ("the pull made no progress: check the network to the registry, then re-run the cell",),
     Cause.BACKEND: ("fix the backend {subject} first ({behind}), then re-run this cell",),
     Cause.TOOL_IMAGE: (
-        "make the tool image ({subject}) available for {arch} (`[sysbench] image` in the matrix), "
-        "or run with `--profile smoke`",
+        "make the tool image ({subject}) available for {arch} (`[sysbench] image` in the matrix, "
+        "or a mirror of its base's registry), or run with `--profile smoke`",
     ),
     Cause.EMULATOR: (EMULATOR_REMEDY,),
     Cause.NO_HOST: (EMULATOR_REMEDY,),
