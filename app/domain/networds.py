@@ -17,6 +17,7 @@ class NetFailure(str, enum.Enum):
     TIMEOUT = "timeout"
     NO_ROUTE = "no-route"
     TLS = "tls"
+    UNTRUSTED = "untrusted"  # the TLS handshake refused the server's certificate
     CLOSED = "closed"
     OTHER = "other"
 
@@ -27,6 +28,7 @@ WORDS = {
     NetFailure.TIMEOUT: "timed out",
     NetFailure.NO_ROUTE: "no route to it (network unreachable)",
     NetFailure.TLS: "the TLS handshake failed",
+    NetFailure.UNTRUSTED: "its TLS certificate is not trusted here",
     NetFailure.CLOSED: "the connection was closed before an answer",
     NetFailure.OTHER: "the connection failed",
 }
@@ -50,6 +52,7 @@ _TEXTS = (
     ("[errno -3]", NetFailure.NAME),
     ("[errno -5]", NetFailure.NAME),
     ("connection refused", NetFailure.REFUSED),
+    ("certificate verify failed", NetFailure.UNTRUSTED),
     ("certificate", NetFailure.TLS),
     ("ssl", NetFailure.TLS),
     ("tls", NetFailure.TLS),
@@ -78,6 +81,8 @@ def failure_kind(exc: BaseException) -> NetFailure:
     for link in _chain(exc):
         if isinstance(link, socket.gaierror):
             return NetFailure.NAME
+        if isinstance(link, ssl.SSLCertVerificationError):
+            return NetFailure.UNTRUSTED
         if isinstance(link, ssl.SSLError):
             return NetFailure.TLS
         if isinstance(link, (TimeoutError, socket.timeout)):
@@ -93,6 +98,24 @@ def failure_kind(exc: BaseException) -> NetFailure:
     return NetFailure.OTHER
 
 
+# a certificate refused is most often a private CA or a proxy that inspects TLS: the way out
+TRUST_FIX = "trust its CA: add it to the system's trust store, or set SSL_CERT_FILE to a bundle that holds it"
+
+
 def network_words(exc: BaseException) -> str:
-    """`cannot resolve the name`, `connection refused`, ...: `exc` in a user's words."""
-    return WORDS[failure_kind(exc)]
+    """`cannot resolve the name`, `connection refused`, ...: `exc` in a user's words; a
+    refused certificate says why (OpenSSL's reason) and how to trust it."""
+    kind = failure_kind(exc)
+    if kind is not NetFailure.UNTRUSTED:
+        return WORDS[kind]
+    reason = next((link.verify_message for link in _chain(exc) if isinstance(link, ssl.SSLCertVerificationError)), "")
+    return f"{WORDS[kind]}{f' ({reason})' if reason else ''}: {TRUST_FIX}"
+
+
+def unreachable(exc: BaseException, url: str = "") -> str:
+    """`unreachable (connection refused) for URL`; a refused certificate is no unreachable
+    server: `URL: its TLS certificate is not trusted here (...): trust its CA: ...`."""
+    words = network_words(exc)
+    if failure_kind(exc) is NetFailure.UNTRUSTED:
+        return f"{url}: {words}" if url else words
+    return f"unreachable ({words}) for {url}" if url else f"unreachable ({words})"

@@ -25,7 +25,7 @@ import httpx
 from ecoready import __version__
 from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import RegistryStatus
-from ecoready.domain.networds import network_words
+from ecoready.domain.networds import network_words, unreachable
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 
 TIMEOUT = httpx.Timeout(connect=5.0, read=20.0, write=10.0, pool=10.0)
@@ -157,9 +157,9 @@ class PackageHttp:
                 except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                     if attempt == 1:
                         continue  # typically a kept-alive connection the server had just closed
-                    raise self._failed(host, f"unreachable ({network_words(exc)}) for {url}") from None
+                    raise self._failed(host, unreachable(exc, url)) from None
                 except httpx.HTTPError as exc:
-                    raise self._failed(host, f"unreachable ({network_words(exc)}) for {url}") from None
+                    raise self._failed(host, unreachable(exc, url)) from None
                 if status in (502, 503, 504) and attempt == 1:
                     await asyncio.sleep(RETRY_PAUSE)
                     continue

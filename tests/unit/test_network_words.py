@@ -4,13 +4,18 @@ class name or an errno."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+import ssl
+import threading
+from pathlib import Path
 
 import httpx
 import pytest
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.networds import NetFailure, failure_kind, network_words
+from ecoready.domain.networds import TRUST_FIX, NetFailure, failure_kind, network_words, unreachable
+from tests.support.second_engine import make_certificates
 
 
 def closed_port() -> int:
@@ -83,3 +88,40 @@ def test_the_registry_client_says_unreachable_in_words() -> None:
 
     reason = asyncio.run(ask())
     assert reason == "unreachable (connection refused)"
+
+
+def tls_server(folder: Path) -> tuple[socket.socket, threading.Thread]:
+    """A TLS listener on loopback with a certificate of a throwaway CA no one trusts; it
+    completes (or fails) one handshake."""
+    make_certificates(folder)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "server-cert.pem", folder / "server-key.pem")
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            context.wrap_socket(conn, server_side=True).close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener, thread
+
+
+def test_a_certificate_not_trusted_says_why_and_how_to_trust_it(tmp_path: Path) -> None:
+    listener, thread = tls_server(tmp_path)
+    with listener:
+        exc = asyncio.run(failure(f"https://127.0.0.1:{listener.getsockname()[1]}/v2/"))
+    thread.join(5)
+    assert failure_kind(exc) is NetFailure.UNTRUSTED
+    words = network_words(exc)
+    assert words.startswith("its TLS certificate is not trusted here (unable to get local issuer certificate)")
+    assert words.endswith(TRUST_FIX) and "SSL_CERT_FILE" in TRUST_FIX
+    # a refused certificate is no unreachable server
+    assert unreachable(exc, "https://r/v2/") == f"https://r/v2/: {words}" and unreachable(exc) == words
+
+
+def test_an_unreachable_server_is_said_with_its_url() -> None:
+    exc = asyncio.run(failure(f"http://127.0.0.1:{closed_port()}/v2/"))
+    assert unreachable(exc, "http://r/v2/") == "unreachable (connection refused) for http://r/v2/"
+    assert unreachable(exc) == "unreachable (connection refused)"
