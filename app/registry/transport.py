@@ -1,7 +1,7 @@
 """Talking to registries: one HTTP client for the run, its connections kept alive from
 one request to the next (HEADs included) and HTTP/2 where the registry offers it over TLS, a
-few requests at once per registry (the first one alone, so the others learn its auth
-challenge, while the connections they will need are opened), a whole-request deadline, the
+few requests at once per registry (the first wave of them at once, the rest once the
+registry's first answer has said what auth it wants), a whole-request deadline, the
 challenge auth (Bearer tokens, Basic) with credentials from the docker config, and each
 registry's status (requests, rate limit, time waited, last failure) as it changes.
 Credentials never appear in a message.
@@ -44,7 +44,7 @@ from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
 from ecoready.registry.headers import parse_challenge, parse_rate_limit, source_kind
 from ecoready.registry.manifests import ACCEPT, ImageRef
-from ecoready.registry.network import OpenAhead, origin_of, plain_http
+from ecoready.registry.network import Network, plain_http
 
 # httpx would default every phase to 5 s; registries can be slow to send a big index.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=20.0, write=10.0, pool=10.0)
@@ -98,15 +98,14 @@ class RegistryTransport:
         self.transport = transport
         self.requests = 0  # HTTP requests made, tokens included
         self._client: httpx.AsyncClient | None = None
-        self._transports: _Transports | None = None  # ours (None when given one)
         self._status: dict[str, RegistryStatus] = {}
         self._tokens: dict[tuple[str, str], str] = {}
         self._token_flights: dict[Hashable, asyncio.Future[str]] = {}
         self._basic: dict[str, str] = {}
         self._challenges: dict[str, dict[str, str]] = {}  # host -> its Bearer challenge
         self._logins: dict[str, Login | None] = {}
-        self._contacts: dict[str, asyncio.Future[None]] = {}
-        self._waiting: dict[str, int] = {}  # host -> requests that waited for its first answer
+        self._contacts: dict[str, asyncio.Future[None]] = {}  # host -> set once its first answer is in
+        self._wave: dict[str, int] = {}  # host -> requests sent before its first answer
         self._slots: dict[str, _Slots] = {}
         self._down: dict[str, tuple[float, str]] = {}
         self._hung: dict[tuple[str, str], tuple[float, str]] = {}  # (host, repository) without an answer
@@ -155,11 +154,9 @@ class RegistryTransport:
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             limits = httpx.Limits(max_connections=4 * PER_REGISTRY, max_keepalive_connections=2 * PER_REGISTRY)
-            if self.transport is None:
-                self._transports = _Transports(limits)
             self._client = httpx.AsyncClient(
                 timeout=self.timeout,
-                transport=self.transport or self._transports,
+                transport=self.transport or _Transports(limits),
                 follow_redirects=True,  # blobs live behind CDNs; httpx drops Authorization off-origin
                 trust_env=False,
                 headers={"User-Agent": f"ecoready/{__version__}"},
@@ -292,28 +289,29 @@ class RegistryTransport:
         if held is not None and now < held[0]:
             raise RegistryError(registry, held[1])
 
-    async def _first_contact(self, host: str, url: str) -> bool:
-        """True for the first request to `host`; the others wait until it has been answered,
-        their connections opened meanwhile."""
+    async def _first_wave(self, host: str) -> bool:
+        """True for a request sent before `host` has answered: the first PER_REGISTRY go at
+        once (a round trip sooner than one alone, on a registry that wants no auth or whose
+        401 each of them answers with a token); the rest wait for its first answer, so they
+        know its auth challenge and its rate limit before they are sent. On a registry that
+        wants auth, at most that first wave is refused once with 401."""
         gate = self._contacts.get(host)
         if gate is None:
-            self._contacts[host] = asyncio.get_running_loop().create_future()
+            gate = self._contacts[host] = asyncio.get_running_loop().create_future()
+        if gate.done():
+            return False
+        sent = self._wave.get(host, 0)
+        if sent < PER_REGISTRY:
+            self._wave[host] = sent + 1
             return True
-        if not gate.done():
-            self._open_ahead(host, url)
-            await asyncio.shield(gate)
+        await asyncio.shield(gate)
         return False
 
-    def _open_ahead(self, host: str, url: str) -> None:
-        """A request waiting for the registry's first answer: the connection it will need is
-        opened now (TCP, no request sent), so the fan-out that follows that answer does not
-        wait another round trip for its handshakes: one per waiter after the first (who
-        takes the first request's), within the registry's limit; they are handed over when
-        the first answer is in (`_Transports.hand_over`). Plain HTTP only: over HTTPS the
-        registry is offered HTTP/2, where every request shares the first connection."""
-        waiting = self._waiting[host] = self._waiting.get(host, 0) + 1
-        if 1 < waiting <= PER_REGISTRY and self._transports is not None:
-            self._transports.open_ahead(httpx.URL(url), self.timeout.connect)
+    def _answered(self, host: str) -> None:
+        """The registry's first answer is in (and its challenge learned): the rest may go."""
+        gate = self._contacts.get(host)
+        if gate is not None and not gate.done():
+            gate.set_result(None)
 
     # -- requests with auth -----------------------------------------------------------
     async def request(self, ref: ImageRef, method: str, path: str, accept: str = ACCEPT) -> Reply:
@@ -323,7 +321,7 @@ class RegistryTransport:
         host, registry = ref.api_host, ref.registry
         url = f"{self._scheme(host)}://{host}/v2/{ref.repository}/{path}"
         scope = f"repository:{ref.repository}:pull"
-        first = await self._first_contact(host, url)
+        first = await self._first_wave(host)
         repository = ref.repository
         try:
             self._fail_fast(host, registry, repository)
@@ -336,10 +334,12 @@ class RegistryTransport:
             if reply.status == 401:
                 challenge = reply.headers.get("www-authenticate", "")
                 headers["Authorization"] = await self._authorize(ref, challenge, scope, rejected=sent)
+                self._answered(host)  # with what it wants learned: Basic, or a Bearer challenge
                 reply = await self._send(method, url, headers, registry, host, repository=repository)
                 if reply.status == 401:
                     raise RegistryError(registry, self._denied(ref))
             self._note_rate_limit(registry, reply.headers)
+            self._answered(host)
             if method == "HEAD" and reply.status in HEAD_REFUSED:
                 return reply  # the caller asks again with GET
             _check_status(reply, ref)
@@ -349,11 +349,7 @@ class RegistryTransport:
             raise
         finally:
             if first:
-                gate = self._contacts[host]
-                if not gate.done():
-                    gate.set_result(None)
-                if self._transports is not None:
-                    self._transports.hand_over(httpx.URL(url))
+                self._answered(host)  # failed: the rest go (and fail fast if it is down)
 
     def _spare_the_limit(self, registry: str, method: str, path: str) -> None:
         """No GET of a manifest once the registry said none remain (RateLimit-Remaining: 0):
@@ -507,27 +503,13 @@ class _Transports(httpx.AsyncBaseTransport):
     (as docker uses), is made when a registry is first asked over HTTPS: loading a trust
     store costs more than a whole answer of a local registry. HTTPS offers HTTP/2 (ALPN),
     which lets every request to a registry share one connection; plain HTTP stays
-    HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement), its connections
-    opened ahead of need when asked (`network.py`)."""
+    HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement), over the sockets of
+    `network.py`."""
 
     def __init__(self, limits: httpx.Limits) -> None:
         self.limits = limits
-        self.network = OpenAhead()
         self._plain: httpx.AsyncHTTPTransport | None = None
         self._tls: httpx.AsyncHTTPTransport | None = None
-
-    def open_ahead(self, url: httpx.URL, timeout: float | None) -> None:
-        """One TCP connection to `url`'s host opened now, for a request about to be sent
-        (plain HTTP only: see RegistryTransport._open_ahead)."""
-        origin = origin_of(url)
-        if origin is not None:
-            self.network.open(origin, timeout)
-
-    def hand_over(self, url: httpx.URL) -> None:
-        """The connections opened ahead to `url`'s host are now for any request to take."""
-        origin = origin_of(url)
-        if origin is not None:
-            self.network.hand_over(origin)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme == "https":
@@ -537,14 +519,13 @@ class _Transports(httpx.AsyncBaseTransport):
                 )
             return await self._tls.handle_async_request(request)
         if self._plain is None:
-            self._plain = plain_http(self.limits, self.network)
+            self._plain = plain_http(self.limits, Network())
         return await self._plain.handle_async_request(request)
 
     async def aclose(self) -> None:
         for transport in (self._plain, self._tls):
             if transport is not None:
                 await transport.aclose()
-        await self.network.aclose()
 
 
 def _loopback(host: str) -> bool:
