@@ -42,6 +42,7 @@ from ecoready.domain.retry_after import RATE_LIMIT_WAIT
 from ecoready.matrix.document import Mirror, RegistrySettings
 from ecoready.matrix.mirrors import upstream_name
 from ecoready.registry.cache import DiskCache, default_dir, digest_of, matches
+from ecoready.registry.early import EarlyConnections
 from ecoready.registry.manifests import (
     ACCEPT,
     ImageRef,
@@ -93,6 +94,7 @@ class RegistryClient:
         on_status: Callable[[RegistryStatus], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         wait_budget: float = RATE_LIMIT_WAIT,
+        early: EarlyConnections | None = None,
     ) -> None:
         self.mirrors = {m.upstream: m for m in mirrors}
         self.fallback = fallback
@@ -105,6 +107,7 @@ class RegistryClient:
             on_status=on_status,
             transport=transport,
             wait_budget=wait_budget,
+            early=early,
         )
         self._tags: dict[Hashable, asyncio.Future[Manifest | None]] = {}
         self._bodies: dict[Hashable, asyncio.Future[bytes]] = {}

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import collections
-import ipaddress
 import json
 import ssl
 import time
@@ -42,21 +41,22 @@ from ecoready.domain.model import RegistryStatus
 from ecoready.domain.networds import network_words
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
+from ecoready.registry.early import (
+    CONNECT_TIMEOUT,
+    PER_REGISTRY,
+    PER_REGISTRY_H2,
+    EarlyConnections,
+    loopback,
+    scheme_of,
+)
 from ecoready.registry.headers import parse_challenge, parse_rate_limit, source_kind
 from ecoready.registry.manifests import ACCEPT, ImageRef
-from ecoready.registry.network import Network, plain_http
+from ecoready.registry.network import Network, plain_http, tls_transport
 
 # httpx would default every phase to 5 s; registries can be slow to send a big index.
-DEFAULT_TIMEOUT = httpx.Timeout(connect=5.0, read=20.0, write=10.0, pool=10.0)
+DEFAULT_TIMEOUT = httpx.Timeout(connect=CONNECT_TIMEOUT, read=20.0, write=10.0, pool=10.0)
 REQUEST_DEADLINE = 45.0  # one request, however slowly the server trickles its answer
 MAX_BODY = 4 << 20  # distribution refuses bigger manifests; a config blob is far smaller
-# Requests at once to one registry. Over HTTP/1.1 each is a connection of its own (kept
-# for the next request): 8, as many as a polite parallel client opens (browsers open 6 per
-# host); at a 50 ms round trip the lab matrix's cold lookups took 1.05 s with 6, 0.90 s
-# with 8, 0.76 s with 12 (bench/registry.py). Over HTTP/2 they are streams of one
-# connection, far below the 100 streams at once servers allow.
-PER_REGISTRY = 8
-PER_REGISTRY_H2 = 16
 DOWN_FOR = 30.0  # seconds a registry that failed is not asked again (its cells fail fast)
 RETRY_PAUSE = 0.5
 MAX_THROTTLED = 20  # 429s answered with a wait for one request, however short the waits
@@ -88,8 +88,10 @@ class RegistryTransport:
         on_status: Callable[[RegistryStatus], None] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         wait_budget: float = RATE_LIMIT_WAIT,
+        early: EarlyConnections | None = None,
     ) -> None:
         self.insecure = insecure
+        self.early = early  # connections opened before the client was made, taken by its pool
         self.timeout = timeout
         self.deadline = deadline
         self.wait_budget = wait_budget
@@ -116,6 +118,8 @@ class RegistryTransport:
     async def aclose(self) -> None:
         for future in self._token_flights.values():
             future.cancel()
+        if self.early is not None:
+            self.early.close()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -156,7 +160,7 @@ class RegistryTransport:
             limits = httpx.Limits(max_connections=4 * PER_REGISTRY, max_keepalive_connections=2 * PER_REGISTRY)
             self._client = httpx.AsyncClient(
                 timeout=self.timeout,
-                transport=self.transport or _Transports(limits),
+                transport=self.transport or _Transports(limits, self.early),
                 follow_redirects=True,  # blobs live behind CDNs; httpx drops Authorization off-origin
                 trust_env=False,
                 headers={"User-Agent": f"ecoready/{__version__}"},
@@ -164,11 +168,7 @@ class RegistryTransport:
         return self._client
 
     def _scheme(self, host: str) -> str:
-        """Plain HTTP for loopback and the matrix's `insecure` list, HTTPS for the rest."""
-        bare = host[1 : host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
-        if host in self.insecure or _loopback(bare):
-            return "http"
-        return "https"
+        return scheme_of(host, self.insecure)
 
     async def _send(
         self,
@@ -413,7 +413,7 @@ class RegistryTransport:
         login = await self._login(registry)
         headers = {"Accept": "application/json"}
         if login is not None:
-            if realm.scheme != "https" and self._scheme(ref.api_host) == "https" and not _loopback(realm.host):
+            if realm.scheme != "https" and self._scheme(ref.api_host) == "https" and not loopback(realm.host):
                 raise RegistryError(registry, f"refusing to send credentials over plain HTTP to {realm.host}")
             headers["Authorization"] = "Basic " + base64.b64encode(f"{login.username}:{login.secret}".encode()).decode()
         params = {"service": challenge.get("service", ""), "scope": challenge.get("scope") or scope}
@@ -506,33 +506,25 @@ class _Transports(httpx.AsyncBaseTransport):
     HTTP/1.1 (HTTP/2 without TLS needs the server's prior agreement), over the sockets of
     `network.py`."""
 
-    def __init__(self, limits: httpx.Limits) -> None:
+    def __init__(self, limits: httpx.Limits, early: EarlyConnections | None = None) -> None:
         self.limits = limits
+        self.early = early
         self._plain: httpx.AsyncHTTPTransport | None = None
         self._tls: httpx.AsyncHTTPTransport | None = None
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.scheme == "https":
             if self._tls is None:
-                self._tls = httpx.AsyncHTTPTransport(
-                    verify=ssl.create_default_context(), limits=self.limits, http2=True
-                )
+                self._tls = tls_transport(ssl.create_default_context(), self.limits, Network(self.early))
             return await self._tls.handle_async_request(request)
         if self._plain is None:
-            self._plain = plain_http(self.limits, Network())
+            self._plain = plain_http(self.limits, Network(self.early))
         return await self._plain.handle_async_request(request)
 
     async def aclose(self) -> None:
         for transport in (self._plain, self._tls):
             if transport is not None:
                 await transport.aclose()
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 def _seconds(value: float) -> str:

@@ -33,6 +33,15 @@ def run(args: argparse.Namespace) -> int:
     only_known(args.only, matrix)
     arches_covered(args.arch, args.only, matrix)
     writable(args.json)
+    # the registries' connections are opened now, while the modules that ask them load
+    from ecoready.domain.model import Profile
+    from ecoready.registry.early import open_early
+
+    settings = matrix.registry
+    images = [c.image for c in matrix.components if not args.only or c.id in args.only]
+    if matrix.profile is not Profile.SMOKE:  # the bench stage's sysbench image is asked too
+        images.append(matrix.sysbench.image or matrix.sysbench.base)
+    early = open_early(images, mirrors=settings.mirrors, insecure=settings.insecure)
 
     async def work() -> int:
         from ecoready.domain.errors import ReportError
@@ -41,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         from ecoready.report.files import write_output
         from ecoready.report.images_table import render_json, render_table
 
-        async with RegistryClient.for_settings(matrix.registry) as client:
+        async with RegistryClient.for_settings(settings, early=early) as client:
             report = await check_images(matrix, client, only=args.only, arches=args.arch)
         unwritten = None
         if args.json:
