@@ -3,8 +3,9 @@ ours that counts the connections it accepts and forwards bytes untouched. A warm
 several references (HEADs answered from the disk cache) goes over one connection per
 registry when asked in turn, and over no more connections than the client's limit when asked
 all at once, each carrying several requests; before the fix, every HEAD cost a connection.
-A cold lookup at once has the connections of its fan-out opened while the registry's first
-answer (which goes alone) is on its way."""
+A cold lookup at once sends its first wave of requests without waiting for the registry's
+first answer, and takes the connections `ecoready images` opened early instead of opening
+its own."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ecoready.domain.model import Verdict
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
+from ecoready.registry.early import EarlyConnections, open_early
 from ecoready.registry.transport import PER_REGISTRY
 from tests.support.registry_servers import Registry, push_tiny_index, start_registry
 from tests.support.tcp_front import CountingFront
@@ -50,10 +52,12 @@ def front(registry: Registry) -> Iterator[CountingFront]:
     counting.close()
 
 
-async def lookups(front: CountingFront, cache: Path, *, at_once: bool) -> tuple[int, int]:
+async def lookups(
+    front: CountingFront, cache: Path, *, at_once: bool, early: EarlyConnections | None = None
+) -> tuple[int, int]:
     """(requests the client made, connections the front accepted) for every pair."""
     before = front.accepted
-    async with RegistryClient(cache=DiskCache(cache)) as client:
+    async with RegistryClient(cache=DiskCache(cache), early=early) as client:
 
         async def one(repo: str, arch: str) -> None:
             found = await client.resolve(f"{front.host}/{repo}:1", arch)
@@ -86,15 +90,30 @@ async def test_a_warm_lookup_at_once_keeps_its_connections(front: CountingFront,
     assert connections < requests
 
 
-async def test_a_cold_fan_out_finds_its_connections_open(registry: Registry, tmp_path: Path) -> None:
-    """The first request goes alone; while its answer is held back, the requests waiting
-    for it have their connections opened (one each, the first request's serving one of
-    them), so none waits for a handshake once the answer is in."""
+async def test_a_cold_fan_out_sends_its_first_wave_at_once(registry: Registry, tmp_path: Path) -> None:
+    """While the registry's answers are held back, the first requests of the others are
+    already sent (one each, on connections of their own): a round trip sooner than asking
+    once alone; no more connections than the limit in all."""
     front = CountingFront(int(registry.host.rsplit(":", 1)[1]), hold_first=0.5)
     try:
         requests, connections = await lookups(front, tmp_path, at_once=True)
     finally:
         front.close()
-    waiting = len(REPOS) - 1  # one tag each: the first repository's goes first, the others wait
-    assert front.accepted_at_first_answer == min(waiting, PER_REGISTRY)
+    wave = min(len(REPOS), PER_REGISTRY)  # one tag each, asked at once
+    assert front.requests_at_first_answer == wave
+    assert front.accepted_at_first_answer == wave
     assert connections <= PER_REGISTRY < requests
+
+
+async def test_a_cold_fan_out_takes_the_connections_opened_early(front: CountingFront, tmp_path: Path) -> None:
+    """`ecoready images` opens its registries' connections while it loads (registry/early.py):
+    the lookups take them before opening any of their own."""
+    early = open_early([f"{front.host}/{repo}:1" for repo in REPOS])
+    async with asyncio.timeout(SAFETY):
+        while front.accepted < len(REPOS):  # opened before any request is made
+            await asyncio.sleep(0.01)
+    assert front.requests == 0
+    requests, connections = await lookups(front, tmp_path, at_once=True, early=early)
+    assert connections <= PER_REGISTRY - len(REPOS) < requests  # the rest of the limit, at most
+    host, port = front.host.rsplit(":", 1)
+    assert early.take((host, int(port))) is None  # every one opened early was taken

@@ -1,7 +1,8 @@
-"""The sockets under the plain-HTTP pool (registry/network.py): connections opened ahead of
-need, taken only once handed over, a failed one replaced by a connection of the asker's
-own, the untaken ones closed with the client; an idle connection the server closed is
-seen as readable. Against a real TCP server on loopback that counts what it accepts."""
+"""The sockets under the registry pools (registry/network.py, registry/early.py):
+connections opened early are taken before any of the pool's own, a failed one replaced by
+a connection of the asker's own, the untaken ones closed with the client; an idle
+connection the server closed is seen as readable, answered from the socket without asking
+anyio. Against a real TCP server on loopback that counts what it accepts."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from collections.abc import AsyncIterator, Callable
 import httpcore
 import pytest
 
-from ecoready.registry.network import OpenAhead
+from ecoready.matrix.document import Mirror
+from ecoready.registry.early import PER_REGISTRY, EarlyConnections, endpoint_of, open_early, scheme_of
+from ecoready.registry.network import Network
 
 
 class Listener:
@@ -49,58 +52,91 @@ async def settle(condition: Callable[[], bool], *, seconds: float = 5.0) -> None
             await asyncio.sleep(0.01)
 
 
-async def test_connections_opened_ahead_are_taken_once_handed_over(listener: Listener) -> None:
-    network = OpenAhead()
-    network.open(listener.origin, 5.0)
-    network.open(listener.origin, 5.0)
+async def test_connections_opened_early_are_taken_before_any_of_its_own(listener: Listener) -> None:
+    early = EarlyConnections()
+    early.open(listener.origin, 2)
     await settle(lambda: listener.accepted == 2)
-    first = await network.connect_tcp(*listener.origin)  # before the hand-over: one of its own
-    await settle(lambda: listener.accepted == 3)
-    network.hand_over(listener.origin)
+    network = Network(early)
     taken = [await network.connect_tcp(*listener.origin) for _ in range(2)]
     await asyncio.sleep(0.05)
-    assert listener.accepted == 3  # the two opened ahead, no new one
+    assert listener.accepted == 2  # the two opened early, no new one
     third = await network.connect_tcp(*listener.origin)  # none left: opened then
-    await settle(lambda: listener.accepted == 4)
-    for stream in (first, *taken, third):
-        await stream.aclose()
-    await network.aclose()
-    await settle(lambda: listener.closed == 4)
-
-
-async def test_a_connection_that_failed_ahead_is_opened_again_by_its_asker(listener: Listener) -> None:
-    with socket.socket() as unused:
-        unused.bind(("127.0.0.1", 0))
-        dead = ("127.0.0.1", int(unused.getsockname()[1]))  # bound, not listening: refused
-    network = OpenAhead()
-    network.open(dead, 5.0)
-    network.hand_over(dead)
-    with pytest.raises(httpcore.ConnectError):
-        await network.connect_tcp(*dead)  # its own attempt says why
-    network.open(listener.origin, 5.0)
-    network.hand_over(listener.origin)
-    stream = await network.connect_tcp(*listener.origin)
-    await stream.aclose()
-    await network.aclose()
-
-
-async def test_connections_never_taken_are_closed_with_the_client(listener: Listener) -> None:
-    network = OpenAhead()
-    for _ in range(3):
-        network.open(listener.origin, 5.0)
     await settle(lambda: listener.accepted == 3)
-    network.hand_over(listener.origin)
-    await network.aclose()
+    for stream in (*taken, third):
+        await stream.aclose()
+    early.close()
     await settle(lambda: listener.closed == 3)
 
 
-async def test_an_idle_connection_the_server_closed_is_readable(listener: Listener) -> None:
-    network = OpenAhead()
+async def test_a_connection_that_failed_early_is_opened_again_by_its_asker(listener: Listener) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        dead = ("127.0.0.1", int(unused.getsockname()[1]))  # bound, not listening: refused
+    early = EarlyConnections()
+    early.open(dead, 1)
+    early.open(listener.origin, 1)
+    network = Network(early)
+    with pytest.raises(httpcore.ConnectError):
+        await network.connect_tcp(*dead)  # its own attempt says why
     stream = await network.connect_tcp(*listener.origin)
+    assert listener.accepted == 1
+    await stream.aclose()
+    early.close()
+
+
+async def test_connections_never_taken_are_closed_with_the_client(listener: Listener) -> None:
+    early = EarlyConnections()
+    early.open(listener.origin, 3)
+    early.close()  # some may still be connecting: closed once they are open
+    await settle(lambda: listener.accepted == 3 and listener.closed == 3)
+
+
+async def test_an_idle_connection_the_server_closed_is_readable(listener: Listener) -> None:
+    stream = await Network().connect_tcp(*listener.origin)
     await settle(lambda: len(listener.writers) == 1)
     assert stream.get_extra_info("is_readable") is False  # idle, open: reusable
     assert stream.get_extra_info("socket") is not None  # the rest asked of anyio's stream
     listener.writers[0].close()  # the server ends it (a keep-alive timeout, say)
     await settle(lambda: stream.get_extra_info("is_readable") is True)
     await stream.aclose()
-    await network.aclose()
+
+
+async def test_whether_it_is_readable_is_answered_without_asking_anyio(
+    listener: Listener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpcore asks it of every idle connection each time it places a request; anyio
+    answers by building a table of the socket's attributes (its socket is asyncio's
+    TransportSocket, no socket.socket)."""
+    stream = await Network().connect_tcp(*listener.origin)
+    asked: list[str] = []
+    inner = stream._inner  # type: ignore[attr-defined]
+    real = inner.get_extra_info
+    monkeypatch.setattr(inner, "get_extra_info", lambda info: asked.append(info) or real(info))
+    assert stream.get_extra_info("is_readable") is False
+    assert asked == []
+    await stream.aclose()
+
+
+@pytest.mark.parametrize(
+    ("host", "endpoint", "scheme"),
+    [
+        ("127.0.0.1:5000", ("127.0.0.1", 5000), "http"),
+        ("localhost", ("localhost", 80), "http"),
+        ("[::1]:5000", ("::1", 5000), "http"),
+        ("registry-1.docker.io", ("registry-1.docker.io", 443), "https"),
+        ("ghcr.io:8443", ("ghcr.io", 8443), "https"),
+        ("r.example:port", None, "https"),
+    ],
+)
+def test_registries_are_connected_where_their_requests_go(host: str, endpoint: object, scheme: str) -> None:
+    assert endpoint_of(host, ()) == endpoint
+    assert scheme_of(host, ()) == scheme
+    assert scheme_of("r.example:5000", ("r.example:5000",)) == "http"  # the matrix's `insecure`
+
+
+def test_early_connections_go_to_the_registry_asked_at_most_the_first_wave(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[tuple[tuple[str, int], int]] = []
+    monkeypatch.setattr(EarlyConnections, "open", lambda self, endpoint, count: opened.append((endpoint, count)))
+    images = [f"r.example:5000/app/{n}:1" for n in range(12)] + ["mysql:8.4", "mysql:8.4", "mariadb:11"]
+    open_early(images, mirrors=(Mirror("docker.io", "mirror.example:5000"),))
+    assert sorted(opened) == [(("mirror.example", 5000), 2), (("r.example", 5000), PER_REGISTRY)]
