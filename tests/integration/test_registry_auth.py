@@ -6,6 +6,7 @@ helper program); no secret may appear in any message."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -22,6 +23,7 @@ from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.credentials import DockerCredentials
+from ecoready.registry.transport import PER_REGISTRY
 from tests.support.cli import ecoready, one_image_matrix
 from tests.support.registry_servers import (
     Registry,
@@ -181,6 +183,25 @@ async def test_anonymous_bearer_token_one_per_repository(
     verdicts = await both_arches(client, f"{token_registry.host}/test/tiny:1")
     assert verdicts == {"amd64": Verdict.AVAILABLE, "arm64": Verdict.AVAILABLE}
     assert token_server.issued[before:] == [("", "repository:test/tiny:pull")]
+
+
+async def test_a_fan_out_at_once_is_refused_with_401_at_most_once_per_request_of_its_first_wave(
+    work: Path, token_registry: Registry, token_server: TokenServer
+) -> None:
+    """The first requests to a registry go at once, before its challenge is known: each of
+    that wave is refused once and asks again with the token; the rest wait for the
+    challenge and ask with the token up front. One token for the one repository."""
+    before, served_before = len(token_server.issued), token_registry.requests()
+    tags = ["1", *(f"absent{n}" for n in range(11))]
+    async with client_for(work) as client:
+        found = await asyncio.wait_for(
+            asyncio.gather(*(client.resolve(f"{token_registry.host}/test/tiny:{tag}", "amd64") for tag in tags)), 60
+        )
+    assert [f.verdict for f in found] == [Verdict.AVAILABLE] + [Verdict.MISSING] * 11
+    assert token_server.issued[before:] == [("", "repository:test/tiny:pull")]
+    served = [line for line in token_registry.log.read_text().splitlines() if line.startswith("127.0.0.1 - ")]
+    refused = [line for line in served[served_before:] if '" 401 ' in line]
+    assert len(refused) == PER_REGISTRY < len(tags)
 
 
 async def test_bearer_private_repository_needs_credentials(work: Path, token_registry: Registry) -> None:
