@@ -50,7 +50,7 @@ from bench._registry_peers import Answer, Crane, Regctl, Tool, answers, find_too
 from ecoready.lab.recipes import LAB_DIR
 from ecoready.matrix.load import load
 from ecoready.registry.availability import pairs
-from ecoready.registry.transport import PER_REGISTRY
+from ecoready.registry.early import PER_REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 

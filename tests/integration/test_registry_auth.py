@@ -23,7 +23,7 @@ from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.credentials import DockerCredentials
-from ecoready.registry.transport import PER_REGISTRY
+from ecoready.registry.early import PER_REGISTRY
 from tests.support.cli import ecoready, one_image_matrix
 from tests.support.registry_servers import (
     Registry,

@@ -19,8 +19,7 @@ from ecoready.domain.model import Verdict
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
-from ecoready.registry.early import EarlyConnections, open_early
-from ecoready.registry.transport import PER_REGISTRY
+from ecoready.registry.early import PER_REGISTRY, EarlyConnections, open_early
 from tests.support.registry_servers import Registry, push_tiny_index, start_registry
 from tests.support.tcp_front import CountingFront
 

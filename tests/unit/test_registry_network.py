@@ -111,7 +111,12 @@ async def test_whether_it_is_readable_is_answered_without_asking_anyio(
     asked: list[str] = []
     inner = stream._inner  # type: ignore[attr-defined]
     real = inner.get_extra_info
-    monkeypatch.setattr(inner, "get_extra_info", lambda info: asked.append(info) or real(info))
+
+    def counted(info: str) -> object:
+        asked.append(info)
+        return real(info)
+
+    monkeypatch.setattr(inner, "get_extra_info", counted)
     assert stream.get_extra_info("is_readable") is False
     assert asked == []
     await stream.aclose()
