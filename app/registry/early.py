@@ -6,9 +6,11 @@ made by a thread of its own (the name lookup included), so the import goes on me
 the pool's network (`network.py`) takes them in place of connecting, and those never taken
 are closed with the client.
 
-Polite as the first requests are: at most PER_REGISTRY per registry (the first wave, which
-would open as many at once), no more than the distinct images asked of it, and no request
-is sent on them until the command sends its own. Light on purpose (no httpx, no asyncio):
+Polite as the first requests are: no more than the distinct images asked of a registry,
+and at most as many as its first wave of requests opens at once: PER_REGISTRY over plain
+HTTP (HTTP/1.1, a connection per request), one over HTTPS (offered HTTP/2, where every
+request shares the first connection); no request is sent on them until the command sends
+its own. Light on purpose (no httpx, no asyncio):
 it is imported before them.
 """
 
@@ -66,18 +68,21 @@ def open_early(
     images: Iterable[str], *, mirrors: tuple[Mirror, ...] = (), insecure: tuple[str, ...] = ()
 ) -> EarlyConnections:
     """Connections to the registries (or their mirrors) that `images` will be asked of: one
-    per distinct image, at most PER_REGISTRY per registry."""
+    per distinct image, at most PER_REGISTRY per plain-HTTP registry and one per HTTPS one."""
     by_upstream = {m.upstream: m for m in mirrors}
     asked: dict[Endpoint, set[str]] = {}
+    waves: dict[Endpoint, int] = {}
     for image in images:
         ref = parse_reference(image)
         ref = on_mirror(ref, by_upstream.get(upstream_name(ref.registry)) or by_upstream.get(EVERY_REGISTRY))
         endpoint = endpoint_of(ref.api_host, insecure)
         if endpoint is not None:
+            wave = PER_REGISTRY if scheme_of(ref.api_host, insecure) == "http" else 1
             asked.setdefault(endpoint, set()).add(f"{ref.repository}:{ref.tag}@{ref.digest}")
+            waves[endpoint] = wave
     early = EarlyConnections()
     for endpoint, names in asked.items():
-        early.open(endpoint, min(len(names), PER_REGISTRY))
+        early.open(endpoint, min(len(names), waves[endpoint]))
     return early
 
 

@@ -143,5 +143,10 @@ def test_early_connections_go_to_the_registry_asked_at_most_the_first_wave(monke
     opened: list[tuple[tuple[str, int], int]] = []
     monkeypatch.setattr(EarlyConnections, "open", lambda self, endpoint, count: opened.append((endpoint, count)))
     images = [f"r.example:5000/app/{n}:1" for n in range(12)] + ["mysql:8.4", "mysql:8.4", "mariadb:11"]
-    open_early(images, mirrors=(Mirror("docker.io", "mirror.example:5000"),))
-    assert sorted(opened) == [(("mirror.example", 5000), 2), (("r.example", 5000), PER_REGISTRY)]
+    mirror = (Mirror("docker.io", "mirror.example:5000"),)
+    open_early([*images, "ghcr.io/a/b:1", "ghcr.io/a/c:1"], mirrors=mirror, insecure=("r.example:5000",))
+    assert sorted(opened) == [
+        (("ghcr.io", 443), 1),  # HTTPS: HTTP/2 carries every request on one connection
+        (("mirror.example", 5000), 1),  # over HTTPS too: not in `insecure`
+        (("r.example", 5000), PER_REGISTRY),  # plain HTTP: one per request at once
+    ]
