@@ -135,9 +135,12 @@ class _HasFileno(Protocol):
 
 async def _taken(opened: Future[socket.socket]) -> httpcore.AsyncNetworkStream | None:
     """The connection opened early as httpcore's stream; None when it failed (a connection of
-    the asker's own says why) or this anyio cannot take a socket made elsewhere."""
+    the asker's own says why) or this anyio cannot take a socket made elsewhere. One that
+    timed out is the asker's connect timeout: not waited for twice."""
     try:
         sock = await asyncio.wrap_future(opened)
+    except TimeoutError as exc:  # it waited as long as a connection of the asker's own would
+        raise httpcore.ConnectTimeout(str(exc) or "timed out") from exc
     except OSError:
         return None
     if _AnyIOStream is None or not hasattr(anyio.abc.SocketStream, "from_socket"):

@@ -84,6 +84,26 @@ async def test_a_connection_that_failed_early_is_opened_again_by_its_asker(liste
     early.close()
 
 
+async def test_a_connection_that_timed_out_early_is_not_waited_for_twice() -> None:
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)  # never accepts: once its queue is full, the next handshakes get no answer
+        origin = ("127.0.0.1", int(full.getsockname()[1]))
+        queued: list[socket.socket] = []
+        while len(queued) < 8:  # fill its queue: the first handshake that times out says it is full
+            try:
+                queued.append(socket.create_connection(origin, timeout=0.2))
+            except TimeoutError:
+                break
+        early = EarlyConnections()
+        early.open(origin, 1, timeout=0.3)
+        async with asyncio.timeout(3):  # a connection of its own would wait its 5 s again
+            with pytest.raises(httpcore.ConnectTimeout):
+                await Network(early).connect_tcp(*origin, timeout=5.0)
+        for sock in queued:
+            sock.close()
+
+
 async def test_connections_never_taken_are_closed_with_the_client(listener: Listener) -> None:
     early = EarlyConnections()
     early.open(listener.origin, 3)
