@@ -4,7 +4,8 @@ trusts a private CA (`SSL_CERT_FILE`), behind a TCP front of ours that counts co
 and pipes bytes (it terminates nothing: TLS runs end to end). A cold lookup of several
 references at once, then a warm one, each go over exactly one connection, every request
 an HTTP/2 stream (the registry's access log says which protocol each request came in),
-every answer right.
+every answer right. The connection `ecoready images` opens early to an HTTPS registry (one:
+HTTP/2 carries everything on it) is the one taken, TLS started on it.
 
 The registry is named by this machine's host name, not 127.0.0.1 or `localhost`: ecoready
 asks loopback addresses over plain HTTP (docs/matrix.md, `insecure`), every other name over
@@ -23,6 +24,7 @@ from ecoready.domain.model import Availability, Verdict
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
+from ecoready.registry.early import EarlyConnections, endpoint_of, open_early
 from tests.support.registry_servers import Registry, push_tiny_index, start_registry
 from tests.support.second_engine import make_certificates
 from tests.support.tcp_front import CountingFront
@@ -82,10 +84,12 @@ def front(registry: tuple[Registry, Path, Expected], monkeypatch: pytest.MonkeyP
     counting.close()
 
 
-async def lookups(front: CountingFront, cache: Path) -> tuple[list[Availability], int, int]:
+async def lookups(
+    front: CountingFront, cache: Path, early: EarlyConnections | None = None
+) -> tuple[list[Availability], int, int]:
     """Every pair at once: (the answers, requests the client made, connections the front accepted)."""
     before = front.accepted
-    async with RegistryClient(cache=DiskCache(cache)) as client:
+    async with RegistryClient(cache=DiskCache(cache), early=early) as client:
         answers = await asyncio.wait_for(
             asyncio.gather(*(client.resolve(f"{front.host}/{repo}:1", arch) for repo, arch in PAIRS)), SAFETY
         )
@@ -116,3 +120,20 @@ async def test_a_registry_offering_http2_gets_every_request_on_one_connection(
     assert 0 < warm < requests
     assert connections == 1
     assert served.protocols()[seen + requests :] == ["HTTP/2.0"] * warm
+
+
+async def test_the_connection_opened_early_carries_every_request_over_http2(
+    registry: tuple[Registry, Path, Expected], front: CountingFront, tmp_path: Path
+) -> None:
+    served, _, expected = registry
+    early = open_early([f"{front.host}/{repo}:1" for repo in (*BOTH, AMD64_ONLY)])
+    async with asyncio.timeout(SAFETY):
+        while front.accepted < 1:  # opened before any request is made
+            await asyncio.sleep(0.01)
+    seen = len(served.protocols())
+    answers, requests, connections = await lookups(front, tmp_path, early)
+    check(answers, expected)
+    assert connections == 0 and front.accepted == 1  # the one opened early, TLS started on it
+    endpoint = endpoint_of(front.host, ())
+    assert endpoint is not None and early.take(endpoint) is None
+    assert served.protocols()[seen:] == ["HTTP/2.0"] * requests
