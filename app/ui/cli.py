@@ -11,6 +11,8 @@ that could not be asked); 130/143 when interrupted by SIGINT/SIGTERM.
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 from collections.abc import Sequence
 
 from ecoready import __version__
@@ -18,6 +20,12 @@ from ecoready.domain.errors import ConfigError, EcoreadyError
 from ecoready.ui.console import eprint
 from ecoready.ui.verbs import VERBS
 from ecoready.ui.verbs import run as run_verb
+
+# At exit the interpreter collects every object of the run once more before freeing them
+# all: ~25 ms of a 0.33 s `ecoready images` (bench/registry.py), paid by every command, that
+# finds nothing to save (what is written is flushed and closed by then). Frozen, it is
+# skipped; a process importing this (a test) keeps collecting until its own exit.
+atexit.register(gc.freeze)
 
 
 def build_parser() -> argparse.ArgumentParser:
