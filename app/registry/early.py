@@ -10,8 +10,7 @@ Polite as the first requests are: no more than the distinct images asked of a re
 and at most as many as its first wave of requests opens at once: PER_REGISTRY over plain
 HTTP (HTTP/1.1, a connection per request), one over HTTPS (offered HTTP/2, where every
 request shares the first connection); no request is sent on them until the command sends
-its own. Light on purpose (no httpx, no asyncio):
-it is imported before them.
+its own. Light on purpose (no httpx, no asyncio): it is imported before them.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 httpcore asks most: each time it places a request it asks every idle connection
 whether the server has closed it (`is_readable`), and anyio builds its whole table of a
 socket's attributes for each such ask (some 1,200 of them in a cold `ecoready images` of the
-lab: ~20 ms of CPU, on the path of every answer). The streams handed out answer it from the
+lab: 5-10 ms of CPU, on the path of every answer). The streams handed out answer it from the
 socket they looked up once.
 
 httpx (0.27, 0.28) takes no network backend: `plain_http` and `tls_transport` make their
