@@ -38,7 +38,7 @@ import httpx
 from ecoready import __version__
 from ecoready.domain.errors import CredentialError, RegistryError
 from ecoready.domain.model import RegistryStatus
-from ecoready.domain.networds import network_words
+from ecoready.domain.networds import unreachable
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
 from ecoready.registry.early import (
@@ -557,8 +557,9 @@ def _timeout_kind(exc: BaseException, client: RegistryTransport) -> str:
 
 
 def _unreachable(exc: Exception) -> str:
-    """`unreachable (connection refused)`: in a user's words, never the exception's class."""
-    return f"unreachable ({network_words(exc)})"
+    """`unreachable (connection refused)`, or a refused certificate's reason and how to trust
+    it: in a user's words, never the exception's class."""
+    return unreachable(exc)
 
 
 def _short(exc: Exception) -> str:

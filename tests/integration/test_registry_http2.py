@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.domain.errors import RegistryError
 from ecoready.domain.model import Availability, Verdict
+from ecoready.domain.networds import TRUST_FIX
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
@@ -137,3 +139,17 @@ async def test_the_connection_opened_early_carries_every_request_over_http2(
     endpoint = endpoint_of(front.host, ())
     assert endpoint is not None and early.take(endpoint) is None
     assert served.protocols()[seen:] == ["HTTP/2.0"] * requests
+
+
+async def test_a_registry_whose_ca_is_not_trusted_says_so_and_how_to_trust_it(
+    registry: tuple[Registry, Path, Expected], front: CountingFront, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-ca.pem"
+    empty.write_text("")
+    monkeypatch.setenv("SSL_CERT_FILE", str(empty))  # a trust store without the registry's CA
+    async with RegistryClient(cache=DiskCache(tmp_path / "cache")) as client:
+        with pytest.raises(RegistryError) as refused:
+            await asyncio.wait_for(client.resolve(f"{front.host}/{BOTH[0]}:1", "amd64"), SAFETY)
+    said = str(refused.value)
+    assert said.startswith(f"{front.host}: its TLS certificate is not trusted here ("), said
+    assert said.endswith(TRUST_FIX) and "unreachable" not in said
