@@ -62,6 +62,15 @@ class Matrix:
                 return c
         raise KeyError(component_id)
 
+    def sysbench_image(self) -> tuple[str, str] | None:
+        """(reference, name) of the sysbench image a run of this matrix's profile needs: the
+        `[sysbench] image`, or the public base a derived one is made from; None without a bench."""
+        if self.profile is Profile.SMOKE:
+            return None
+        if self.sysbench.image:
+            return self.sysbench.image, "sysbench (tool image)"
+        return self.sysbench.base, "sysbench base (derived on first use)"
+
 
 def floating_tag(image: str) -> str | None:
     """`latest` or `no tag` when `image` floats (a run checks whatever it is that day, and

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from ecoready.domain.errors import MirrorGap, RegistryError
-from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Profile, Verdict
+from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Verdict
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
 from ecoready.registry.client import RegistryClient
@@ -67,7 +67,7 @@ async def check_images(
             unchecked[exc.registry] = (count + 1, exc.reason)
         return ImageCheck(TOOL_SYSBENCH, name, arch, found)
 
-    tools = [tool(*sysbench, arch) for arch in bench_arches(matrix, wanted) if (sysbench := sysbench_image(matrix))]
+    tools = [tool(*sysbench, arch) for arch in bench_arches(matrix, wanted) if (sysbench := matrix.sysbench_image())]
     checks = await asyncio.gather(*(one(c, a) for c, a in wanted), *tools)
     return ImagesReport(
         matrix=matrix.path,
@@ -80,17 +80,6 @@ async def check_images(
 
 
 TOOL_SYSBENCH = "tool:sysbench"  # the row of the bench stage's sysbench image (no component id has a colon)
-
-
-def sysbench_image(matrix: Matrix) -> tuple[str, str] | None:
-    """(reference, name) of the sysbench image a run of the matrix's profile needs: the
-    matrix's `[sysbench] image`, or the public base a derived one is made from."""
-    if matrix.profile is Profile.SMOKE:
-        return None
-    config = matrix.sysbench
-    if config.image:
-        return config.image, "sysbench (tool image)"
-    return config.base, "sysbench base (derived on first use)"
 
 
 def bench_arches(matrix: Matrix, wanted: Sequence[tuple[str, str]]) -> list[str]:

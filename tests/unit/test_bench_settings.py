@@ -226,7 +226,7 @@ def test_odd_sysbench_values_are_problems_not_crashes(table: str) -> None:
 
 
 def test_the_sysbench_image_is_derived_unless_named_and_images_checks_it() -> None:
-    from ecoready.registry.availability import bench_arches, pairs, sysbench_image
+    from ecoready.registry.availability import bench_arches, pairs
 
     rows = (
         '[[components]]\nid = "db"\ncategory = "server"\nprobe = "server"\nimage = "mysql:8.4"\narches = ["arm64"]\n'
@@ -235,12 +235,12 @@ def test_the_sysbench_image_is_derived_unless_named_and_images_checks_it() -> No
     )
     derived = parse('[sysbench]\nbase = "debian:bookworm-slim"\n' + rows, "m.toml")
     assert derived.sysbench.image == "" and derived.sysbench.base == "debian:bookworm-slim"
-    assert sysbench_image(derived) == ("debian:bookworm-slim", "sysbench base (derived on first use)")
+    assert derived.sysbench_image() == ("debian:bookworm-slim", "sysbench base (derived on first use)")
     assert bench_arches(derived, pairs(derived)) == ["arm64"]  # only where a benchmarked row runs
     assert bench_arches(derived, pairs(derived, only=["sh"])) == []
     named = parse('[sysbench]\nimage = "r.example/sysbench:1"\n' + rows, "m.toml")
-    assert sysbench_image(named) == ("r.example/sysbench:1", "sysbench (tool image)")
-    assert sysbench_image(parse('profile = "smoke"\n' + rows, "m.toml")) is None  # no bench, no tool image
+    assert named.sysbench_image() == ("r.example/sysbench:1", "sysbench (tool image)")
+    assert parse('profile = "smoke"\n' + rows, "m.toml").sysbench_image() is None  # no bench, no tool image
     assert parse(rows, "m.toml").sysbench.base.startswith("debian:")
     settings = settings_for(Profile.QUICK, derived.sysbench, emulated=False)
     assert settings is not None and settings.base == "debian:bookworm-slim"

@@ -34,13 +34,12 @@ def run(args: argparse.Namespace) -> int:
     arches_covered(args.arch, args.only, matrix)
     writable(args.json)
     # the registries' connections are opened now, while the modules that ask them load
-    from ecoready.domain.model import Profile
     from ecoready.registry.early import open_early
 
     settings = matrix.registry
     images = [c.image for c in matrix.components if not args.only or c.id in args.only]
-    if matrix.profile is not Profile.SMOKE:  # the bench stage's sysbench image is asked too
-        images.append(matrix.sysbench.image or matrix.sysbench.base)
+    if tool := matrix.sysbench_image():  # the bench stage's sysbench image is asked too
+        images.append(tool[0])
     early = open_early(images, mirrors=settings.mirrors, insecure=settings.insecure)
 
     async def work() -> int:
