@@ -100,16 +100,26 @@ def failure_kind(exc: BaseException) -> NetFailure:
 
 # a certificate refused is most often a private CA or a proxy that inspects TLS: the way out
 TRUST_FIX = "trust its CA: add it to the system's trust store, or set SSL_CERT_FILE to a bundle that holds it"
+# OpenSSL's verify codes (x509_vfy.h) whose way out is not trusting a CA
+_CERT_FIXES = {
+    9: "check this machine's clock, or renew the certificate",  # X509_V_ERR_CERT_NOT_YET_VALID
+    10: "check this machine's clock, or renew the certificate",  # X509_V_ERR_CERT_HAS_EXPIRED
+    62: "ask it by a name its certificate holds",  # X509_V_ERR_HOSTNAME_MISMATCH
+    64: "ask it by a name its certificate holds",  # X509_V_ERR_IP_ADDRESS_MISMATCH
+}
 
 
 def network_words(exc: BaseException) -> str:
     """`cannot resolve the name`, `connection refused`, ...: `exc` in a user's words; a
-    refused certificate says why (OpenSSL's reason) and how to trust it."""
+    refused certificate says why (OpenSSL's reason) and the way out its verify code calls for
+    (trusting its CA, unless it expired or names another host)."""
     kind = failure_kind(exc)
     if kind is not NetFailure.UNTRUSTED:
         return WORDS[kind]
-    reason = next((link.verify_message for link in _chain(exc) if isinstance(link, ssl.SSLCertVerificationError)), "")
-    return f"{WORDS[kind]}{f' ({reason})' if reason else ''}: {TRUST_FIX}"
+    refused = next((link for link in _chain(exc) if isinstance(link, ssl.SSLCertVerificationError)), None)
+    reason = (refused.verify_message or "").rstrip(".") if refused else ""
+    fix = _CERT_FIXES.get(refused.verify_code, TRUST_FIX) if refused else TRUST_FIX
+    return f"{WORDS[kind]}{f' ({reason})' if reason else ''}: {fix}"
 
 
 def unreachable(exc: BaseException, url: str = "") -> str:

@@ -125,3 +125,20 @@ def test_an_unreachable_server_is_said_with_its_url() -> None:
     exc = asyncio.run(failure(f"http://127.0.0.1:{closed_port()}/v2/"))
     assert unreachable(exc, "http://r/v2/") == "unreachable (connection refused) for http://r/v2/"
     assert unreachable(exc) == "unreachable (connection refused)"
+
+
+def test_a_certificate_for_another_name_says_so_not_to_trust_a_ca(tmp_path: Path) -> None:
+    listener, thread = tls_server(tmp_path)  # its certificate is for 127.0.0.1 only
+    context = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))  # its CA trusted
+    with (
+        listener,
+        socket.create_connection(listener.getsockname(), timeout=5) as raw,
+        pytest.raises(ssl.SSLCertVerificationError) as refused,
+    ):
+        context.wrap_socket(raw, server_hostname="localhost")
+    thread.join(5)
+    words = network_words(refused.value)
+    assert words == (
+        "its TLS certificate is not trusted here (Hostname mismatch, certificate is not valid for 'localhost'): "
+        "ask it by a name its certificate holds"
+    )
