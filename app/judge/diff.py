@@ -13,9 +13,10 @@
 - bench series whose median tps moved by more than twice the coefficient of variation
   (at least `NOISE_FLOOR` each side); a drop is a regression. A series measured once on
   either side has no measured noise, so no change is called on it (`quick` measures each
-  point once: "not enough runs to call a change", never a regression). Emulated numbers, numbers from different hosts and series not measured alone on their
-  host in both reports (another cell's stage beside them, or not recorded) are never
-  compared: said in `not_compared`.
+  point once: "not enough runs to call a change", never a regression). Emulated numbers,
+  numbers from different hosts and series not measured alone on their host in both
+  reports (another cell's stage beside them, or not recorded) are never compared: said in
+  `not_compared`.
 """
 
 from __future__ import annotations
