@@ -38,10 +38,19 @@ class CheckOutcome:
 def check_report(report: Report, directory: Path, webhook: str | None, say: Callable[[str], None]) -> CheckOutcome:
     """Store `report`, diff it against the previous stored report, post when it changed."""
     problems: list[str] = []
-    before = history.previous(directory, problems)
+    # The history is kept in time order: a report that started before the newest stored one
+    # (`check --report` of an older run) is compared with the one stored before it in time,
+    # so a later `diff --history` never contradicts what this check said of the same pair.
+    name = history.file_name(report)
+    newest = history.newest_name(directory)
+    late = newest is not None and newest > name
+    before = history.previous(directory, problems, before=name)
     stored = history.store(report, directory)
     for problem in problems:
         say(f"ecoready: history: {problem}")
+    if late:
+        against = f"compared with {before.path.name}, the one before it" if before else "nothing stored before it"
+        say(f"ecoready: history: this report started before the newest stored one ({newest}): {against}")
     if before is None:
         change = None
         text = f"first report in {directory}: nothing to compare with yet (stored {stored.name})\n"
