@@ -22,7 +22,7 @@ from ecoready.domain.text import acting_character, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.document import floating_tag
 from ecoready.matrix.kinds import KINDS
-from ecoready.stack.known import DAEMON_RESTARTS, FILE_SECRETS, KNOWN, Known, known, repository_name
+from ecoready.stack.known import CLIENT_PORTS, DAEMON_RESTARTS, FILE_SECRETS, KNOWN, Known, known, repository_name
 from ecoready.stack.services import Service
 
 _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
@@ -272,8 +272,10 @@ def _generic_row(
         options["healthcheck"] = list(service.healthcheck)
     server = by_name[backend] if backend is not None else None
     hosts = (backend, *(proxy for proxy, target in fronts.items() if target == backend)) if backend else ()
+    ports = _ports_of(hosts, by_name)
     hosts = (*hosts, *(alias for host in hosts for alias in by_name[host].aliases))
-    env, database = _environment(service, server, hosts, undecided, FILE_SECRETS.get(repository_name(service.image)))
+    target = _Target(backend or "", hosts, ports)
+    env, database = _environment(service, server, target, undecided, FILE_SECRETS.get(repository_name(service.image)))
     if env:
         options["env"] = env
     if database:
@@ -323,10 +325,32 @@ def _placeholder_free(words: Sequence[str]) -> bool:
     return not any(placeholders_in(word) for word in words)
 
 
+@dataclass(frozen=True)
+class _Target:
+    """What an app's environment may name of its backend: the server's name, the host names
+    of the server and of the proxies in front of it, and the ports they take clients on."""
+
+    backend: str
+    hosts: Sequence[str]
+    ports: frozenset[str]
+
+
+def _ports_of(hosts: Sequence[str], by_name: Mapping[str, Service]) -> frozenset[str]:
+    """The ports of the server and of the proxies in front of it: MySQL's, what each
+    publishes or exposes, and a known proxy's default client ports."""
+    ports = {MYSQL_PORT}
+    for name in hosts:
+        service = by_name[name]
+        ports.update(str(p) for p in service.ports)
+        kind = known(service.image)
+        ports.update(str(p) for p in (CLIENT_PORTS.get(kind.probe, ()) if kind else ()))
+    return frozenset(ports)
+
+
 def _environment(
     service: Service,
     server: Service | None,
-    hosts: Sequence[str],
+    target: _Target,
     undecided: list[str],
     file_secrets: frozenset[str] | None = None,
 ) -> tuple[dict[str, str], str]:
@@ -358,8 +382,13 @@ def _environment(
                 more = f"; ecoready gives the password only as a file: make the app read {key}_FILE"
             undecided.append(f"{where} holds a secret: not written{more}")
         elif server is not None:
-            env[key], named = _backend_value(upper, value, hosts, db_user, db_name)
+            env[key], named = _backend_value(upper, value, target, db_user, db_name)
             database = database or named
+            if "PORT" in upper and env[key] == value and value.isdigit():
+                undecided.append(
+                    f"{where} = {value} is not a port ecoready knows of {target.backend} or a proxy in front of it: "
+                    f"kept as written, while the app is checked against {target.backend} directly on its own port"
+                )
         else:
             env[key] = value
     if database and not _DATABASE_NAME.match(database):
@@ -368,16 +397,18 @@ def _environment(
     return env, database
 
 
-def _backend_value(key: str, value: str, hosts: Sequence[str], user: str, database: str) -> tuple[str, str]:
+def _backend_value(key: str, value: str, target: _Target, user: str, database: str) -> tuple[str, str]:
     """(the value with the backend's details as placeholders, the database it names): a
-    host of the backend (or of a proxy in front of it), its port, user and database, alone
-    or inside a URL (`mysql://shop@db:3306/shop`)."""
+    host of the backend (or of a proxy in front of it), its port (or the proxy's: the host
+    becomes the server's, so its port must too), user and database, alone or inside a URL
+    (`mysql://shop@db:3306/shop`)."""
+    hosts, ports = target.hosts, target.ports
     if value in hosts:
         return "{host}", ""
     host, _, port = value.rpartition(":")
-    if host in hosts and port == MYSQL_PORT:  # `db:3306` (WORDPRESS_DB_HOST's form)
+    if host in hosts and port in ports:  # `db:3306` (WORDPRESS_DB_HOST's form), `proxysql:6033`
         return "{host}:{port}", ""
-    if "PORT" in key and value == MYSQL_PORT:
+    if "PORT" in key and value in ports:
         return "{port}", ""
     if key.endswith(("USER", "USERNAME")) and value == user:
         return "{user}", ""
@@ -388,7 +419,8 @@ def _backend_value(key: str, value: str, hosts: Sequence[str], user: str, databa
         return value, ""
     named = database if database and url.group("path") == f"/{database}" else ""
     login = "{user}@" if url.group("user") else ""
-    port = ":{port}" if url.group("port") in (None, f":{MYSQL_PORT}") else url.group("port")
+    given = url.group("port")
+    port = ":{port}" if given is None or given[1:] in ports else given
     path = "/{database}" if named else (url.group("path") or "")
     return f"{url.group('scheme')}://{login}{{host}}{port}{path}{url.group('rest') or ''}", named
 
