@@ -29,14 +29,15 @@ import collections
 import json
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 
 from ecoready import __version__
 from ecoready.domain.errors import CredentialError, RegistryError
+from ecoready.domain.flight import Flights
 from ecoready.domain.model import RegistryStatus
 from ecoready.domain.networds import unreachable
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
@@ -63,7 +64,6 @@ MAX_THROTTLED = 20  # 429s answered with a wait for one request, however short t
 HUNG_REPOSITORIES = 3  # repositories in a row without an answer in time: the registry is down
 HEAD_REFUSED = (405, 501)  # answers of a registry that does not do HEAD on manifests
 
-T = TypeVar("T")
 Credentials = Callable[[str], "Login | None"]
 
 
@@ -102,7 +102,9 @@ class RegistryTransport:
         self._client: httpx.AsyncClient | None = None
         self._status: dict[str, RegistryStatus] = {}
         self._tokens: dict[tuple[str, str], str] = {}
-        self._token_flights: dict[Hashable, asyncio.Future[str]] = {}
+        # (host, scope) -> the token being asked; none kept: `_tokens` is the memo, and drops
+        # a token the registry refused so that a fresh one is asked
+        self._token_flights: Flights[tuple[str, str], str] = Flights(remember=False)
         self._basic: dict[str, str] = {}
         self._challenges: dict[str, dict[str, str]] = {}  # host -> its Bearer challenge
         self._logins: dict[str, Login | None] = {}
@@ -116,8 +118,7 @@ class RegistryTransport:
         self._held: dict[str, tuple[float, str]] = {}  # host -> until, why: over the wait budget
 
     async def aclose(self) -> None:
-        for future in self._token_flights.values():
-            future.cancel()
+        await self._token_flights.aclose()
         if self.early is not None:
             self.early.close()
         if self._client is not None:
@@ -405,7 +406,7 @@ class RegistryTransport:
         key = (ref.api_host, scope)
         if key in self._tokens:
             return self._tokens[key]
-        return await single_flight(self._token_flights, key, lambda: self._fetch_token(ref, challenge, scope))
+        return await self._token_flights.ask(key, lambda: self._fetch_token(ref, challenge, scope))
 
     async def _fetch_token(self, ref: ImageRef, challenge: Mapping[str, str], scope: str) -> str:
         registry = ref.registry
@@ -442,22 +443,6 @@ class RegistryTransport:
             f"access to {ref.repository} refused (HTTP 401): it does not exist, or it needs credentials "
             f"and none are configured for {ref.registry}"
         )
-
-
-async def single_flight(table: dict[Hashable, asyncio.Future[T]], key: Hashable, make: Callable[[], Awaitable[T]]) -> T:
-    """One computation per key and run; concurrent callers share it. Failures are not
-    remembered (a later caller asks again), successes are."""
-    future = table.get(key)
-    if future is None:
-        future = asyncio.ensure_future(make())
-        table[key] = future
-
-        def settle(done: asyncio.Future[T]) -> None:
-            if done.cancelled() or done.exception() is not None:
-                table.pop(key, None)
-
-        future.add_done_callback(settle)
-    return await asyncio.shield(future)
 
 
 class _Slots:
