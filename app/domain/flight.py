@@ -6,12 +6,13 @@ stopped) leaves alone: the work and the other askers go on untouched. When the l
 leaves, the work is cancelled and awaited, and its key forgotten: nothing outlives its
 askers, and a later asker starts afresh. A failure is handed to every asker waiting, then
 forgotten (a later asker tries again). A success is remembered for later askers when the
-`Flights` is made with `remember=True` (a memo), else forgotten too.
+`Flights` is made with `remember=True` (a memo), else forgotten too. Work may also be
+started before anyone asks (`start`), to overlap other work.
 
 The one copy of this in ecoready: images pulled per host (`registry/image_store.py`),
 registry lookups, bodies, tag lists and tokens (`registry/client.py`, `transport.py`),
 package registry URLs and verdicts (`packages/http.py`, `client.py`), build audits
-(`run/audit.py`).
+(`run/audit.py`), the lab's images, build contexts and native tools (`lab/build.py`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ class Flights(Generic[K, T]):
         """How many works are running now."""
         return len(self._flying)
 
+    def kept(self) -> list[T]:
+        """The answers remembered (a memo's)."""
+        return list(self._kept.values())
+
+    def start(self, key: K, work: Callable[[], Coroutine[Any, Any, T]]) -> None:
+        """Start `work()` for `key` now, unless known, for askers to come (work that should
+        overlap other work): it runs until it ends, is closed, or its askers all left."""
+        if key not in self:
+            self._start(key, work)
+
     def keep(self, key: K, value: T) -> None:
         """Remember `value` for `key`, learned another way (a memo only)."""
         if self.remember:
@@ -78,10 +89,11 @@ class Flights(Generic[K, T]):
         return flight
 
     async def aclose(self) -> None:
-        """Stop every work under way and wait until each has (at the end of a run)."""
-        flying = list(self._flying.items())
-        for key, flight in flying:
+        """Stop every work under way, wait until each has, and forget every answer (at the
+        end of a run)."""
+        for key, flight in list(self._flying.items()):
             await self._stop(key, flight)
+        self._kept.clear()
 
     async def _stop(self, key: K, flight: _Flight[T]) -> None:
         """Cancel the work nobody waits for any more, forget it, and wait until it ended."""
