@@ -12,11 +12,10 @@ import asyncio
 import hashlib
 import json
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -27,51 +26,15 @@ from ecoready.registry.image_store import ImageStore
 from ecoready.registry.manifests import parse_reference
 from ecoready.run.audit import AuditCache, Auditor
 from tests.support.fake_host import FakeHostImages, rig
-
-T = TypeVar("T")
-BUDGET = 0.3  # the first asker's: spent while the work is held
-
-
-async def first_cancelled(
-    ask: Callable[[], Awaitable[T]], release: Callable[[], None], second_ask: Callable[[], Awaitable[T]] | None = None
-) -> T:
-    """A first asker whose budget runs out mid-way, a second one (`second_ask`, else the
-    same question) with time to spare: the second's answer once the work is released."""
-
-    async def hurried() -> T:
-        async with asyncio.timeout(BUDGET):
-            return await ask()
-
-    async def patient() -> T:
-        return await (second_ask or ask)()
-
-    first = asyncio.create_task(hurried())
-    await asyncio.sleep(0.05)  # the first has started the work
-    second = asyncio.create_task(patient())
-    with pytest.raises(TimeoutError):
-        await first
-    await asyncio.sleep(0.05)
-    assert not second.done(), "the second asker was let go with the first"
-    release()
-    return await second
+from tests.support.flights import BUDGET, Held, first_cancelled, serving
 
 
 # -- images ---------------------------------------------------------------------------------
-class HeldPulls:
+class HeldPulls(Held):
     """An engine's pulls (`EngineImages.pull`), ending when the test says so."""
 
-    def __init__(self) -> None:
-        self.release = asyncio.Event()
-        self.pulls = 0
-        self.cancelled = 0
-
     async def pull(self, reference: str, platform: str) -> str:
-        self.pulls += 1
-        try:
-            await self.release.wait()
-        except asyncio.CancelledError:
-            self.cancelled += 1
-            raise
+        await self.wait()
         return "sha256:" + "e" * 64
 
     async def image_platform(self, image: str) -> tuple[str, str]:
@@ -96,9 +59,9 @@ def test_images_a_cell_out_of_budget_mid_pull_never_cancels_another_cell_waiting
         host = PullingHost()
         store = ImageStore(host, Published(cache=False))
         info = await first_cancelled(lambda: store.ensure("lab/mariadb:10.11", "arm64"), host.images.release.set)
-        assert (host.images.pulls, host.images.cancelled) == (1, 0)
+        assert (host.images.calls, host.images.cancelled) == (1, 0)
         assert await store.ensure("lab/mariadb:10.11", "arm64") == info  # remembered: no second pull
-        assert host.images.pulls == 1
+        assert host.images.calls == 1
         return info
 
     assert asyncio.run(scenario()).image_id == "sha256:" + "e" * 64
@@ -114,7 +77,7 @@ def test_images_a_pull_nobody_waits_for_any_more_is_stopped() -> None:
         assert host.images.cancelled == 1  # stopped before the asker's timeout returned
         host.images.release.set()
         await store.ensure("lab/mariadb:10.11", "arm64")  # a later cell pulls afresh
-        assert host.images.pulls == 2
+        assert host.images.calls == 2
 
     asyncio.run(scenario())
 
@@ -180,16 +143,8 @@ def registry() -> Iterator[HeldRegistry]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    fake.host = f"127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(Handler, fake.gate) as fake.host:
         yield fake
-    finally:
-        fake.gate.set()
-        server.shutdown()
-        server.server_close()
 
 
 def client_of(fake: HeldRegistry) -> RegistryClient:
@@ -260,9 +215,7 @@ class HeldFiles(FakeHostImages):
 
     def __init__(self) -> None:
         super().__init__()
-        self.release = asyncio.Event()
-        self.reads = 0
-        self.cancelled = 0
+        self.held = Held()
 
     async def read_files(
         self,
@@ -273,12 +226,7 @@ class HeldFiles(FakeHostImages):
         max_bytes: int,
         timeout: float,
     ) -> list[ImageFile | None]:
-        self.reads += 1
-        try:
-            await self.release.wait()
-        except asyncio.CancelledError:
-            self.cancelled += 1
-            raise
+        await self.held.wait()
         return [None for _ in choices]
 
 
@@ -292,9 +240,9 @@ def test_audits_a_cell_out_of_budget_never_cancels_another_cell_reading_the_same
         r.host.images = files
         auditor = Auditor(r.events.append, AuditCache(tmp_path))
         detail = await first_cancelled(
-            lambda: auditor.audit(r.run, "db2/arm64", "local", image, programs), files.release.set
+            lambda: auditor.audit(r.run, "db2/arm64", "local", image, programs), files.held.release.set
         )
-        assert (files.reads, files.cancelled) == (1, 0)
+        assert (files.held.calls, files.held.cancelled) == (1, 0)
         return detail
 
     assert asyncio.run(scenario()).endswith(" (cached)")  # read for another cell: the first

@@ -9,10 +9,9 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TypeVar
 
 import pytest
 
@@ -21,8 +20,7 @@ from ecoready.domain.errors import MatrixMismatch, RegistryError
 from ecoready.domain.packaging import Packaging
 from ecoready.packages.client import PackageClient
 from ecoready.packages.http import PackageHttp
-
-T = TypeVar("T")
+from tests.support.flights import first_cancelled, serving
 
 
 def wheel(name: str, version: str, *, yanked: str | None = None) -> dict[str, object]:
@@ -72,17 +70,10 @@ def pypi(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePypi]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("ECOREADY_PYPI_URL", fake.url)
-    try:
+    with serving(Handler, fake.gate) as host:
+        fake.url = f"http://{host}"
+        monkeypatch.setenv("ECOREADY_PYPI_URL", fake.url)
         yield fake
-    finally:
-        fake.gate.set()
-        server.shutdown()
-        server.server_close()
 
 
 def publish(fake: FakePypi, name: str, releases: dict[str, list[dict[str, object]]]) -> None:
@@ -157,25 +148,6 @@ def test_every_failure_names_the_registry_and_the_url(pypi: FakePypi) -> None:
         assess("pypi:w")
 
 
-async def first_out_of_budget(ask: Callable[[], Coroutine[Any, Any, T]], release: threading.Event) -> T:
-    """A first asker whose budget runs out while the registry holds its answer, a second
-    with time to spare: the second's answer, once the registry gives it."""
-
-    async def hurried() -> T:
-        async with asyncio.timeout(0.3):
-            return await ask()
-
-    first = asyncio.create_task(hurried())
-    await asyncio.sleep(0.05)
-    second = asyncio.create_task(ask())
-    with pytest.raises(TimeoutError):
-        await first
-    await asyncio.sleep(0.05)
-    assert not second.done(), "the second asker was let go with the first"
-    release.set()
-    return await second
-
-
 def test_a_verdict_asked_by_two_cells_outlives_the_first_cell_out_of_budget(pypi: FakePypi) -> None:
     """The packaging verdict's flight (packages/client.py) and the URL's (packages/http.py):
     a cell out of its budget leaves, the other cell gets the verdict, the URL asked once."""
@@ -184,7 +156,7 @@ def test_a_verdict_asked_by_two_cells_outlives_the_first_cell_out_of_budget(pypi
 
     async def go() -> Packaging:
         async with PackageClient() as client:
-            return await first_out_of_budget(lambda: client.assess(parse_driver("pypi:v"), "arm64"), pypi.gate)
+            return await first_cancelled(lambda: client.assess(parse_driver("pypi:v"), "arm64"), pypi.gate.set)
 
     assert asyncio.run(go()).version == "1.0"
     assert pypi.asked == ["/pypi/v/json"]
@@ -199,7 +171,7 @@ def test_a_url_asked_twice_outlives_the_first_asker_out_of_budget(pypi: FakePypi
     async def go() -> bytes | None:
         http = PackageHttp()
         try:
-            return await first_out_of_budget(lambda: http.get(url), pypi.gate)
+            return await first_cancelled(lambda: http.get(url), pypi.gate.set)
         finally:
             await http.aclose()
 
