@@ -42,6 +42,11 @@ class Flights(Generic[K, T]):
         self._kept: dict[K, T] = {}
         self._flying: dict[K, _Flight[T]] = {}
 
+    @classmethod
+    def memo(cls) -> Flights[K, T]:
+        """A `Flights` that remembers its successes (a dataclass field's default_factory)."""
+        return cls(remember=True)
+
     def __contains__(self, key: object) -> bool:
         """Whether `key` is remembered or under way: an asker now would not start it."""
         return key in self._kept or key in self._flying

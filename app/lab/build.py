@@ -93,14 +93,6 @@ _ROOTFS_FILES = {
 }
 
 
-def _paths() -> Flights[str, Path]:
-    return Flights(remember=True)
-
-
-def _tags() -> Flights[tuple[str, str], str]:
-    return Flights(remember=True)
-
-
 @dataclass
 class Lab:
     host: DockerHost
@@ -108,13 +100,13 @@ class Lab:
     mirror: str = field(default_factory=debian_mirror)
     lab_dir: Path = LAB_DIR
     # generated build contexts, one per image: both arch tracks await the same one
-    _contexts: Flights[str, Path] = field(default_factory=_paths, init=False, repr=False)
+    _contexts: Flights[str, Path] = field(default_factory=Flights.memo, init=False, repr=False)
     _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     _builder_locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     # the machine's own tools per suite (lab/native_tools.py), laid out once per build
-    _native: Flights[str, Path] = field(default_factory=_paths, init=False, repr=False)
+    _native: Flights[str, Path] = field(default_factory=Flights.memo, init=False, repr=False)
     # the component images of this build (their tags), one per image and arch
-    _images: Flights[tuple[str, str], str] = field(default_factory=_tags, init=False, repr=False)
+    _images: Flights[tuple[str, str], str] = field(default_factory=Flights.memo, init=False, repr=False)
     book: BuildBook = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -32,10 +32,6 @@ class PullingHost(Protocol):
     def images(self) -> EnginePulls: ...
 
 
-def _new_pulls() -> Flights[tuple[str, str], ImageInfo]:
-    return Flights(remember=True)
-
-
 @dataclass
 class ImageStore:
     host: PullingHost
@@ -44,7 +40,7 @@ class ImageStore:
     unchecked: dict[str, tuple[int, str]] = field(default_factory=dict)
     # (reference, arch) -> its pull, shared by the cells asking; a cell out of budget leaves
     # it to the others, a failure is not remembered (a later cell may try again after a blip)
-    _pulls: Flights[tuple[str, str], ImageInfo] = field(default_factory=_new_pulls)
+    _pulls: Flights[tuple[str, str], ImageInfo] = field(default_factory=Flights.memo)
 
     async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
         """The image pulled for `arch`. `for_cell=False` (the platform survey): a registry
