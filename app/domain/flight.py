@@ -96,8 +96,12 @@ class Flights(Generic[K, T]):
     async def aclose(self) -> None:
         """Stop every work under way, wait until each has, and forget every answer (at the
         end of a run)."""
-        for key, flight in list(self._flying.items()):
-            await self._stop(key, flight)
+        flying = [flight.work for flight in self._flying.values()]
+        self._flying.clear()
+        for work in flying:
+            work.cancel()
+        if flying:
+            await asyncio.wait(flying)
         self._kept.clear()
 
     async def _stop(self, key: K, flight: _Flight[T]) -> None:

@@ -289,9 +289,10 @@ def tiny_layer(text: str) -> bytes:
     return gzip.compress(raw.getvalue(), mtime=0)
 
 
-def push_tiny_image(writer: RegistryWriter, repo: str, tag: str, arch: str) -> Manifest:
-    """A real (if useless) single-arch image: config with its architecture, one layer."""
-    layer = tiny_layer(f"tiny image for {arch}\n")
+def push_tiny_image(writer: RegistryWriter, repo: str, tag: str, arch: str, text: str = "") -> Manifest:
+    """A real (if useless) single-arch image: config with its architecture, one layer (of
+    `text`: one nobody has, for a pull that must download it)."""
+    layer = tiny_layer(text or f"tiny image for {arch}\n")
     diff_id = "sha256:" + hashlib.sha256(gzip.decompress(layer)).hexdigest()
     config = json.dumps(
         {"architecture": arch, "os": "linux", "config": {}, "rootfs": {"type": "layers", "diff_ids": [diff_id]}},
