@@ -2,9 +2,10 @@
 cancelled mid-way (its own budget spent) while a second asker waits for the same work: the
 second gets its answer, the work was done once and never cancelled. Images (the run's
 image store), registry lookups, tag lists and tokens (over real HTTP to a registry served
-in this process), build audits; packages are in tests/unit/test_package_manners.py, beside
-the package registry they are asked of. No engine: the engine's pulls and file reads are
-the seams' fakes, held until the test lets them answer."""
+in this process), build audits, the lab's build contexts; packages are in
+tests/unit/test_package_manners.py, beside the package registry they are asked of. No
+engine: the engine's pulls and file reads are the seams' fakes, held until the test lets
+them answer (tests/integration/test_images.py has the image store's case with an engine)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from ecoready.domain.model import Availability, ImageInfo, Verdict
 from ecoready.domain.specs import ImageFile
+from ecoready.lab.build import Lab
+from ecoready.lab.recipes import Builder, LabImage, image_named
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.image_store import ImageStore
 from ecoready.registry.manifests import parse_reference
@@ -246,3 +250,27 @@ def test_audits_a_cell_out_of_budget_never_cancels_another_cell_reading_the_same
         return detail
 
     assert asyncio.run(scenario()).endswith(" (cached)")  # read for another cell: the first
+
+
+# -- the lab's build contexts ----------------------------------------------------------------
+class HeldContexts(Lab):
+    """A lab whose build contexts are made when the test says so (no engine)."""
+
+    held: Held
+
+    async def _generate_context(self, image: LabImage, builder: Builder | None) -> Path:
+        await self.held.wait()
+        made = self.lab_dir / f"context-{image.name}-{image.tag}"
+        made.mkdir()
+        return made
+
+
+async def test_lab_one_arch_track_stopped_leaves_the_build_context_to_the_other(tmp_path: Path) -> None:
+    lab = HeldContexts(cast(Any, None), lambda line: None, mirror="http://mirror.invalid/debian", lab_dir=tmp_path)
+    lab.held = Held()
+    image = image_named("mariadb:10.11")  # it copies files into its context: a context is made
+    made = await first_cancelled(lambda: lab.build_context(image), lab.held.release.set)
+    assert made.is_dir() and (lab.held.calls, lab.held.cancelled) == (1, 0)
+    assert await lab.build_context(image) == made  # once per build
+    await lab.drop_contexts()
+    assert not made.exists()
