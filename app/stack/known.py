@@ -114,3 +114,7 @@ FILE_SECRETS: Mapping[str, frozenset[str]] = {
 
 # `restart:` policies that keep a container up: the service is a daemon, not a job
 DAEMON_RESTARTS = frozenset({"always", "unless-stopped"})
+
+# `Service.role` for a service checked by the generic probe whatever its image (an init
+# container that runs a server's image with a script and exits: not a server); no KNOWN key
+GENERIC_ROLE = "command"

@@ -245,13 +245,12 @@ def _generic_row(
     reason: str,
     undecided: list[str],
 ) -> Row:
-    daemon = service.restart in DAEMON_RESTARTS
-    mode = "service" if service.ports or service.healthcheck or daemon else "run"
+    mode, lifetime = generic_mode(service)
     what = "passes when it is up and healthy" if mode == "service" else "passes when its command exits 0"
     why = [f"{service.name}: {service.image} is not an image ecoready knows: generic probe, mode {mode} ({what})"]
-    if daemon and not (service.ports or service.healthcheck):
-        why.append(f"`restart: {service.restart}`: a daemon that stays up, not a command that exits")
-    if mode == "run":
+    if lifetime:
+        why.append(lifetime)
+    if mode == "run" and service.daemon is None:
         undecided.append(
             f"{service.name}: no ports, expose or healthcheck: checked as a command that must exit 0 "
             '(set mode = "service" if it should stay up)'
@@ -286,6 +285,22 @@ def _generic_row(
     if proxies:
         why.append(f"it talks to {', '.join(proxies)} in front of {backend}: checked against {backend} directly")
     return _row(service, ids, Category.APP, "command", backend, options, why)
+
+
+def generic_mode(service: Service) -> tuple[str, str]:
+    """(the generic probe's mode, why when it is not the ports' doing): where a container
+    runs decides (Kubernetes: a Job's runs to completion, a Deployment's stays up, ports or
+    not); else a port, a healthcheck or a `restart:` that keeps it up make it a service."""
+    if service.daemon is not None:
+        mode = "service" if service.daemon else "run"
+        how = "Kubernetes keeps it running: a daemon" if service.daemon else "it runs to completion"
+        return mode, f"{service.runs_as or 'where it runs'}: {how}"
+    daemon = service.restart in DAEMON_RESTARTS
+    if service.ports or service.healthcheck:
+        return "service", ""
+    if daemon:
+        return "service", f"`restart: {service.restart}`: a daemon that stays up, not a command that exits"
+    return "run", ""
 
 
 def _row(
@@ -391,10 +406,28 @@ def _environment(
                 )
         else:
             env[key] = value
+    if server is not None:
+        env.update(_secret_files(service, file_secrets, undecided))
     if database and not _DATABASE_NAME.match(database):
         undecided.append(f"{service.name}: database {database!r} is not a name ecoready creates: it uses its own")
         database = ""
     return env, database
+
+
+def _secret_files(service: Service, file_secrets: frozenset[str] | None, undecided: list[str]) -> dict[str, str]:
+    """The variables a Kubernetes Secret sets (`secret_env`, never read) as a compose
+    file's passwords are: `<NAME>_FILE = "{password_file}"` for an image that reads it so,
+    else the password is said."""
+    env: dict[str, str] = {}
+    for key in service.secret_env:
+        if file_secrets and key in file_secrets:
+            env[f"{key}_FILE"] = "{password_file}"
+        elif "PASS" in key.upper() and _ENV_NAME.match(key):
+            undecided.append(
+                f"{service.name}: `{shown(key)}` comes from a Secret; ecoready gives the password only "
+                f"as a file: make the app read {key}_FILE"
+            )
+    return env
 
 
 def _backend_value(key: str, value: str, target: _Target, user: str, database: str) -> tuple[str, str]:
