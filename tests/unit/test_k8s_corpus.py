@@ -22,7 +22,9 @@ from ecoready.stack.mapping import Row, map_services
 from ecoready.stack.yaml_bounded import load_all
 
 CORPUS = Path(__file__).parent.parent / "data" / "k8s-corpus"
-EXPECTED: dict[str, dict[str, Any]] = next(iter(load_all((CORPUS / "expected.yaml").read_text(), "expected.yaml")))
+_LOADED = next(load_all((CORPUS / "expected.yaml").read_text(), "expected.yaml"))
+assert isinstance(_LOADED, dict)
+EXPECTED: dict[str, dict[str, Any]] = _LOADED
 SOURCE = re.compile(r"^# Source: https://github\.com/([^/]+/[^/]+)/blob/([0-9a-f]{40})/\S+$")
 
 
