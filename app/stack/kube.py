@@ -8,8 +8,8 @@ the operators `operators.py` knows. Nothing else is read and no cluster is conta
 
 Read with PyYAML's safe loader (bounded: `yaml_bounded.py`) and walked only where the Kubernetes API puts what is read,
 each list so far (`MAX_*`): aliases, huge documents and unknown kinds cost bounded time
-and memory, and each thing not understood is a line. Secrets are never read: an
-environment variable taken from one is left out and said where its value lives.
+and memory, and each thing not understood is a line. A pod spec is read by `kube_pod.py`;
+an object another one among the manifests made is read once, through its owner.
 """
 
 from __future__ import annotations

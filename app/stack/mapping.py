@@ -4,8 +4,10 @@ what could not be decided.
 Known images (`known.py`) get their probe; a service that needs a MySQL server (a proxy,
 a backup tool, the user's app) gets as backend the server it depends on or names in its
 environment (through a proxy: the proxy's backend). Every other service becomes a row of
-the generic `command` probe: `service` mode when it publishes a port or has a
-healthcheck, else `run` mode (its command must exit 0). Its environment is taken over
+the generic `command` probe: `service` mode when it stays up, `run` mode (its command must
+exit 0) when it runs to completion; where it runs says which when the source knows it
+(Kubernetes: `Service.daemon`), else a port, a healthcheck or a `restart:` that keeps it
+up make it a service. Its environment is taken over
 with the backend's details as placeholders; secrets are never written: a password is
 given only as a file (`{password_file}`).
 """
