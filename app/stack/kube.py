@@ -22,7 +22,8 @@ from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
 from ecoready.domain.reading import read_bounded, read_text_bounded
-from ecoready.stack.kube_pod import Pod, Seen, at, labels_of, read_pod
+from ecoready.stack.kube_pins import at
+from ecoready.stack.kube_pod import Pod, Seen, labels_of, read_pod
 from ecoready.stack.operators import read_operator, unread_operator
 from ecoready.stack.services import Service
 from ecoready.stack.yaml_bounded import load_all

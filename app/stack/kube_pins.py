@@ -90,7 +90,7 @@ def read_pins(
     notes: list[str] = []
     by: list[str] = []
     allowed = _selector(pod.get("nodeSelector"), prefix, places, notes, by)
-    node = _at(pod, affinity)
+    node = at(pod, affinity)
     if isinstance(node, dict):
         allowed &= _affinity(node, ".".join((prefix, *affinity)), places, notes, by)
     tolerated = _tolerations(pod.get("tolerations"), f"{prefix}.tolerations", notes)
@@ -128,17 +128,17 @@ def _selector(selector: object, prefix: str, places: list[str], notes: list[str]
     return allowed
 
 
-def _affinity(node: Mapping[str, object], at: str, places: list[str], notes: list[str], by: list[str]) -> set[str]:
+def _affinity(node: Mapping[str, object], base: str, places: list[str], notes: list[str], by: list[str]) -> set[str]:
     """The arches a node affinity allows: required terms ORed; a preferred term that leaves
     one arch is a pin too, unless a selector or required term pins already."""
     allowed = set(ARCHES)
-    required = _at(node, ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))
+    required = at(node, ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))
     if isinstance(required, list) and required:
         before = len(places)
         union: set[str] = set()
         for i, term in enumerate(required[:MAX_ITEMS]):
             union |= _term(
-                term, f"{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", places, notes
+                term, f"{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", places, notes
             )
         if len(places) > before:
             allowed &= union
@@ -148,7 +148,7 @@ def _affinity(node: Mapping[str, object], at: str, places: list[str], notes: lis
         weight = item.get("weight") if isinstance(item, dict) else None
         term = item.get("preference") if isinstance(item, dict) else None
         before = len(places)
-        prefers = _term(term, f"{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference", places, notes)
+        prefers = _term(term, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference", places, notes)
         if len(places) > before and isinstance(weight, int) and weight > 0 and len(prefers) == 1:
             if "nodeSelector" not in by and "node affinity" not in by:
                 allowed &= prefers
@@ -173,7 +173,8 @@ def _tolerations(value: object, where: str, notes: list[str]) -> list[tuple[str,
     return found
 
 
-def _at(node: object, path: Sequence[str]) -> object:
+def at(node: object, path: Sequence[str]) -> object:
+    """The value at a path of mapping keys; None where one is missing or not a mapping."""
     for key in path:
         if not isinstance(node, dict):
             return None

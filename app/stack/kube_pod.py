@@ -22,7 +22,7 @@ from typing import Any
 
 from ecoready.matrix.kinds import KINDS
 from ecoready.stack.known import GENERIC_ROLE, known
-from ecoready.stack.kube_pins import ArchPins, read_pins
+from ecoready.stack.kube_pins import ArchPins, at, read_pins
 from ecoready.stack.services import Service
 
 MAX_ITEMS = 256  # env entries, ports, words: each list read so far
@@ -58,14 +58,6 @@ def labels_of(node: object) -> dict[str, str]:
     if not isinstance(node, dict):
         return {}
     return {k: v for k, v in list(node.items())[:MAX_ITEMS] if isinstance(k, str) and isinstance(v, str)}
-
-
-def at(node: object, path: tuple[str, ...]) -> object:
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
 
 
 def _daemon(pod: Mapping[str, Any], kind: str, init: bool, container: Mapping[str, Any]) -> bool:
