@@ -62,7 +62,7 @@ class Unread:
 
 _PS = "percona/percona-server-mysql-operator api/v1/perconaservermysql_types.go, pkg/k8s/init_image.go (9adfefaa)"
 _PXC = "percona/percona-xtradb-cluster-operator pkg/apis/pxc/v1/pxc_types.go, pkg/k8s/utils.go (b3b0b10a)"
-_ORACLE = "mysql/mysql-operator mysqloperator/controller/config.py (aec777a1)"
+_ORACLE = "mysql/mysql-operator mysqloperator/controller/config.py, innodbcluster/cluster_objects.py (aec777a1)"
 _MARIADB = (
     "mariadb-operator/mariadb-operator config/manager/manager.yaml (8970edf8), "
     "its RELATED_IMAGE_* and MARIADB_OPERATOR_IMAGE"
@@ -205,6 +205,15 @@ _ORACLE_PARTS = (
         pod_at=("spec", "podSpec"),
         backend="",
         what="the operator's sidecar in each server pod",
+    ),
+    # the init containers of each server pod (mysqloperator/controller/innodbcluster/cluster_objects.py)
+    *(
+        Part(init, None, default=image, job=True, same_image_as=part, what="an init container the operator adds")
+        for init, image, part in (
+            ("fixdatadir", "{repository}/community-operator:9.1.0-2.2.2", "sidecar"),
+            ("initconf", "{repository}/community-operator:9.1.0-2.2.2", "sidecar"),
+            ("initmysql", "{repository}/community-server:{version}", ""),
+        )
     ),
 )
 _VITESS_PARTS = (
