@@ -4,7 +4,7 @@ Reads a file or a folder of YAML (or JSON) as `kubectl get -o yaml`, `helm templ
 rendered kustomize build writes it: multi-document files, `List`s, Pods, Deployments,
 StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs (every container and init
 container), Services (the host names a workload is reached by) and the custom resources of
-the operators `operators.py` knows. Nothing else is read and no cluster is contacted.
+the operators `operator_catalog.py` knows. Nothing else is read and no cluster is contacted.
 
 Read with PyYAML's safe loader (bounded: `yaml_bounded.py`) and walked only where the Kubernetes API puts what is read,
 each list so far (`MAX_*`): aliases, huge documents and unknown kinds cost bounded time

@@ -11,15 +11,18 @@ by default."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ecoready.domain.errors import ConfigError
+from ecoready.matrix.load import load
 from ecoready.stack.kube import read_kubernetes
 from ecoready.stack.mapping import Row, map_services
 from ecoready.stack.yaml_bounded import load_all
+from tests.support.cli import ecoready
 
 CORPUS = Path(__file__).parent.parent / "data" / "k8s-corpus"
 _LOADED = next(load_all((CORPUS / "expected.yaml").read_text(), "expected.yaml"))
@@ -112,3 +115,16 @@ def test_every_image_is_a_row_or_a_line_that_says_why_not(entry: str) -> None:
     for image in sorted(images):
         in_row = any(r.image == image for r in rows)
         assert in_row or any(image in line for line in lines), (image, lines)
+
+
+def test_the_whole_corpus_as_one_folder_writes_a_matrix_that_validates(tmp_path: Path) -> None:
+    """The command line end to end, once for all files (names that meet get `-2`, ...)."""
+    folder = tmp_path / "corpus"
+    shutil.copytree(CORPUS, folder, ignore=shutil.ignore_patterns("expected.yaml"))
+    out = tmp_path / "matrix.toml"
+    result = ecoready("init", "--from", str(folder), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert ecoready("validate", str(out)).returncode == 0
+    rows = load(out).components
+    # each file's rows, none lost nor merged with another file's
+    assert len({r.id for r in rows}) == len(rows) == sum(len(e["rows"]) for e in EXPECTED.values())
