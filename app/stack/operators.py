@@ -110,7 +110,10 @@ def _enabled(obj: Mapping[str, object], part: Part, made: Mapping[str, Service])
     if part.enabled_at is None:
         return ""
     value = _at(obj, part.enabled_at)
-    on = value if isinstance(value, bool) else bool(value) if value is not None else part.enabled_default
+    if value is None:
+        on = part.enabled_default
+    else:  # `enabled: true`; a section that is there (`vtadmin: {}`); a list that is not empty
+        on = value if isinstance(value, bool) else isinstance(value, dict) or bool(value)
     return "" if on else f"`{'.'.join(part.enabled_at)}` is off"
 
 

@@ -219,3 +219,29 @@ def test_manifests_of_kinds_not_read_name_them_in_the_refusal(tmp_path: Path) ->
     message = str(error.value)
     assert message.startswith(f"{source}:1:1: no workload")
     assert "DatabaseCluster/main (example.com/v1): a kind ecoready does not read" in message
+
+
+def test_parts_an_operator_provisions_from_a_field_are_rows_or_said() -> None:
+    result, lines = mapped(
+        """\
+        apiVersion: planetscale.com/v2
+        kind: VitessCluster
+        metadata: {name: v}
+        spec: {vtadmin: {}, images: {vtadmin: "vitess/vtadmin:v21.0.0"}, globalLockserver: {external: {address: x}}}
+        ---
+        apiVersion: moco.cybozu.com/v1beta2
+        kind: MySQLCluster
+        metadata: {name: m}
+        spec:
+          collectors: []
+          disableSlowQueryLogContainer: true
+          podTemplate: {spec: {containers: [{name: mysqld, image: "mysql:8.4.3"}, {name: tail, image: "busybox:1.36"}]}}
+        """
+    )
+    rows = {r.id: (r.image, r.backend) for r in result.rows}
+    assert rows["v-vtadmin"] == ("vitess/vtadmin:v21.0.0", "")  # an empty `vtadmin:` section turns it on
+    assert "v-etcd" not in rows and any("`spec.globalLockserver.external` is set: etcd" in n for n in lines)
+    assert rows["m"] == ("mysql:8.4.3", "")
+    assert rows["m-tail"] == ("busybox:1.36", "")  # the user's own container in MOCO's pod
+    assert "m-slow-log" not in rows and "m-mysqld-exporter" not in rows
+    assert any("`spec.collectors` is off: mysqld-exporter (ghcr.io/cybozu-go/moco/mysqld_exporter" in n for n in lines)
