@@ -87,6 +87,21 @@ def _percona_init(repository: str) -> Part:
     )
 
 
+def _percona_proxy(name: str, at: Path, role: str, backend: str) -> Part:
+    """A proxy of Percona's operators: off unless `<at>.enabled`, in front of the server."""
+    return Part(
+        name,
+        (*at, "image"),
+        role,
+        enabled_at=(*at, "enabled"),
+        enabled_default=False,
+        pod_at=at,
+        affinity=_PERCONA_AFFINITY,
+        backend=backend,
+        services=(f"{{name}}-{name}",),
+    )
+
+
 _PS_PARTS = (
     Part(
         "mysql",
@@ -96,28 +111,8 @@ _PS_PARTS = (
         affinity=_PERCONA_AFFINITY,
         services=("{name}-mysql", "{name}-mysql-primary"),
     ),
-    Part(
-        "haproxy",
-        ("spec", "proxy", "haproxy", "image"),
-        "haproxy",
-        enabled_at=("spec", "proxy", "haproxy", "enabled"),
-        pod_at=("spec", "proxy", "haproxy"),
-        backend="mysql",
-        services=("{name}-haproxy",),
-        enabled_default=False,
-        affinity=_PERCONA_AFFINITY,
-    ),
-    Part(
-        "router",
-        ("spec", "proxy", "router", "image"),
-        "mysql-router",
-        enabled_at=("spec", "proxy", "router", "enabled"),
-        pod_at=("spec", "proxy", "router"),
-        backend="mysql",
-        services=("{name}-router",),
-        enabled_default=False,
-        affinity=_PERCONA_AFFINITY,
-    ),
+    _percona_proxy("haproxy", ("spec", "proxy", "haproxy"), "haproxy", "mysql"),
+    _percona_proxy("router", ("spec", "proxy", "router"), "mysql-router", "mysql"),
     Part(
         "orchestrator",
         ("spec", "orchestrator", "image"),
@@ -146,28 +141,8 @@ _PXC_PARTS = (
         affinity=_PERCONA_AFFINITY,
         services=("{name}-pxc",),
     ),
-    Part(
-        "haproxy",
-        ("spec", "haproxy", "image"),
-        "haproxy",
-        enabled_at=("spec", "haproxy", "enabled"),
-        pod_at=("spec", "haproxy"),
-        backend="pxc",
-        services=("{name}-haproxy",),
-        enabled_default=False,
-        affinity=_PERCONA_AFFINITY,
-    ),
-    Part(
-        "proxysql",
-        ("spec", "proxysql", "image"),
-        "proxysql",
-        enabled_at=("spec", "proxysql", "enabled"),
-        pod_at=("spec", "proxysql"),
-        backend="pxc",
-        services=("{name}-proxysql",),
-        enabled_default=False,
-        affinity=_PERCONA_AFFINITY,
-    ),
+    _percona_proxy("haproxy", ("spec", "haproxy"), "haproxy", "pxc"),
+    _percona_proxy("proxysql", ("spec", "proxysql"), "proxysql", "pxc"),
     Part(
         "logcollector",
         ("spec", "logcollector", "image"),
