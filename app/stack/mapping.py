@@ -24,7 +24,16 @@ from ecoready.domain.text import acting_character, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.document import floating_tag
 from ecoready.matrix.kinds import KINDS
-from ecoready.stack.known import CLIENT_PORTS, DAEMON_RESTARTS, FILE_SECRETS, KNOWN, Known, known, repository_name
+from ecoready.stack.known import (
+    CLIENT_PORTS,
+    DAEMON_RESTARTS,
+    FILE_SECRETS,
+    GENERIC_ROLE,
+    KNOWN,
+    Known,
+    known,
+    repository_name,
+)
 from ecoready.stack.services import Service
 
 _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
@@ -249,7 +258,9 @@ def _generic_row(
 ) -> Row:
     mode, lifetime = generic_mode(service)
     what = "passes when it is up and healthy" if mode == "service" else "passes when its command exits 0"
-    why = [f"{service.name}: {service.image} is not an image ecoready knows: generic probe, mode {mode} ({what})"]
+    kind = known(service.image) if service.role == GENERIC_ROLE else None
+    is_what = f"is {kind.what}, run here with its own command" if kind else "is not an image ecoready knows"
+    why = [f"{service.name}: {service.image} {is_what}: generic probe, mode {mode} ({what})"]
     if lifetime:
         why.append(lifetime)
     if mode == "run" and service.daemon is None:

@@ -102,6 +102,11 @@ def test_an_init_container_of_a_server_image_is_no_second_server() -> None:
         "db-seed": ("command", "db-mysql", "run"),  # a server's image running a script: a job
     }
     assert any("(conf) runs mysql:8.4, the image of db-mysql" in line for line in lines)
+    (seed,) = [r for r in result.rows if r.id == "db-seed"]
+    assert seed.why[0] == (
+        "db-seed: mariadb:11.4 is MariaDB server, run here with its own command: generic probe, mode run "
+        "(passes when its command exits 0)"
+    )
 
 
 @pytest.mark.parametrize("count", [300, MAX_CONTAINERS + 76])
