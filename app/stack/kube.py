@@ -198,7 +198,9 @@ def _parse(texts: list[tuple[str, str]]) -> tuple[list[Service], Seen]:
     for file, obj in objects:
         _first_pass(file, obj, seen)
     owned_by = owned_objects(objects)
+    siblings = replicas(objects, owned_by)
     owned: dict[str, int] = {}
+    copies: dict[str, int] = {}
     services: list[Service] = []
     for i, (file, obj) in enumerate(objects):
         kind = obj.get("kind")
@@ -206,11 +208,15 @@ def _parse(texts: list[tuple[str, str]]) -> tuple[list[Service], Seen]:
             continue
         if i in owned_by:
             owned[kind] = owned.get(kind, 0) + 1
-            continue
-        services.extend(_read_object(file, obj, kind, seen))
+        elif i in siblings:
+            copies[siblings[i]] = copies.get(siblings[i], 0) + 1
+        else:
+            services.extend(_read_object(file, obj, kind, seen))
     if owned:
         made = ", ".join(f"{n} {kind}" for kind, n in sorted(owned.items()))
         seen.notes.append(f"made by another object among the manifests, read once through it: {made}")
+    for made_by, n in copies.items():
+        seen.notes.append(f"{made_by}: {n} more alike, made by one owner not among the manifests: read once")
     if seen.quiet:
         counted = ", ".join(f"{n} {kind}" for kind, n in sorted(seen.quiet.items()))
         seen.notes.append(f"nothing runs from these, not checked: {counted}")
@@ -233,6 +239,24 @@ def _read_object(file: str, obj: Mapping[str, Any], kind: str, seen: Seen) -> li
     seen.notes.append(line)
     seen.unread.append(line)
     return []
+
+
+def replicas(objects: list[tuple[str, dict[str, Any]]], owned: set[int]) -> dict[int, str]:
+    """The objects that are replicas of one read before them (`kubectl get pods`: the Pods of
+    a StatefulSet, whose owner is not among the manifests): index -> what they are, e.g.
+    `Pod of StatefulSet/mysql`. The first of each owner is read."""
+    first: set[tuple[object, str, str, object]] = set()
+    found: dict[int, str] = {}
+    for i, (_file, obj) in enumerate(objects):
+        owners = _owners(obj)
+        if i in owned or not owners:
+            continue
+        kind, ns, name = owners[0]
+        key = (obj.get("kind"), ns, name, kind)
+        if key in first:
+            found[i] = f"{obj.get('kind')!s} of {kind!s}/{name}"
+        first.add(key)
+    return found
 
 
 def _first_pass(file: str, obj: Mapping[str, Any], seen: Seen) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -250,3 +251,26 @@ def test_parts_an_operator_provisions_from_a_field_are_rows_or_said() -> None:
     assert rows["m-tail"] == ("busybox:1.36", "")  # the user's own container in MOCO's pod
     assert "m-slow-log" not in rows and "m-mysqld-exporter" not in rows
     assert any("`spec.collectors` is off: mysqld-exporter (ghcr.io/cybozu-go/moco/mysqld_exporter" in n for n in lines)
+
+
+def test_pods_of_one_owner_not_among_the_manifests_are_read_once() -> None:
+    """`kubectl get pods -o yaml` of a StatefulSet's three pods: one server, not three."""
+    pods: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"mysql-{i}",
+                "namespace": "shop",
+                "ownerReferences": [{"kind": "StatefulSet", "name": "mysql", "controller": True}],
+            },
+            "spec": {"containers": [{"name": "mysql", "image": "mysql:8.4"}]},
+        }
+        for i in range(3)
+    ]
+    other = json.loads(json.dumps(pods[0]))
+    other["metadata"]["namespace"] = "test"  # another namespace's: read as well
+    listed = {"apiVersion": "v1", "kind": "List", "items": [*pods, other]}
+    services, notes = parse_kubernetes([("pods.json", json.dumps(listed))])
+    assert [s.name for s in services] == ["mysql-0", "mysql-0"]
+    assert "Pod of StatefulSet/mysql: 2 more alike, made by one owner not among the manifests: read once" in notes
