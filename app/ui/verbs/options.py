@@ -98,3 +98,20 @@ def check_options(parser: argparse.ArgumentParser) -> None:
     )
     selection(parser)
     outputs(parser)
+
+
+def tag_watch(parser: argparse.ArgumentParser) -> None:
+    """`check --tags` and `watch --tags`: the tag watch instead of the full check."""
+    parser.add_argument(
+        "--tags",
+        action="store_true",
+        help="the tag watch only: ask the registries what each image's tag publishes (no container, seconds); "
+        "say gained, lost and behind arches and the pins that can go",
+    )
+    parser.add_argument(
+        "--behind-after",
+        metavar="DURATION",
+        default="3d",
+        help="with --tags: say an arch is behind when another arch's image was rebuilt this long ago and it was "
+        "not (default: 3d)",
+    )
