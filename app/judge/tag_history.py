@@ -44,7 +44,10 @@ Key = tuple[str, str]  # (reference, arch)
 @contextmanager
 def locked(directory: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     """Hold the history's lock (exclusive) while the block runs; waits up to `wait_s`."""
-    fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fd = os.open(directory / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:  # a symlink in its place, a folder, no permission
+        raise EnvironmentProblem(f"{directory / LOCK}: cannot open the lock: {exc.strerror or exc}") from None
     try:
         deadline = time.monotonic() + wait_s
         while True:
