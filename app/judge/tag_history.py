@@ -66,15 +66,16 @@ def locked(directory: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def read(directory: Path, problems: list[str]) -> dict[Key, TagRecord]:
+def read(directory: Path, problems: list[str], *, aside: bool = True) -> dict[Key, TagRecord]:
     """The records of `directory`'s history (empty when there is none). One that cannot be
-    read is set aside (renamed) and said in `problems`: the check starts afresh."""
+    read is said in `problems` and, with `aside` (a check, under the lock), set aside
+    (renamed): the check starts afresh."""
     path = directory / FILE
     try:
         data = read_if_there(path, MAX_BYTES, "tag history")
         return {} if data is None else parse(data.decode("utf-8"), path.name)
     except (ConfigError, DataError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: cannot be read ({_why(exc)}); {set_aside(path)}")
+        problems.append(f"{path}: cannot be read ({_why(exc)})" + (f"; {set_aside(path)}" if aside else ""))
         return {}
 
 

@@ -207,3 +207,32 @@ def test_a_lock_that_is_a_symlink_is_refused_in_words(tmp_path: Path) -> None:
     with pytest.raises(EnvironmentProblem, match="cannot open the lock"), tag_history.locked(tmp_path):
         pass
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_plan_verb_says_the_pins_the_tag_watch_shows_can_go(tmp_path: Path) -> None:
+    from ecoready.report import json as json_report
+    from tests.support.cli import ecoready
+    from tests.unit.test_migration_plan import REF, stack
+
+    saved = tmp_path / "report.json"
+    saved.write_text(json_report.render(stack()))  # legacy pinned to amd64, its arm64 missing at the run
+    history = tmp_path / "history"
+    history.mkdir()
+    gained = TagRecord(
+        f"{REF}legacy:1", "arm64", "sha256:b", "2026-12-05T10:00:00Z", "2026-12-05T10:00:00Z", "2026-12-06T10:00:00Z"
+    )
+    tag_history.write(history, {(gained.reference, gained.arch): gained})
+    result = ecoready("plan", str(saved), "--history", str(history), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    assert "| legacy | legacy | linux/amd64 | keep | arm64: blocked |" in result.stdout  # what the run saw
+    assert result.stdout.rstrip().endswith(
+        "### Arch pins the tag watch shows can go (ecoready check --tags)\n\n"
+        "- drop `platform: linux/amd64` from service legacy: its image publishes arm64 since 2026-12-05"
+    )
+    text = ecoready("plan", str(saved), "--history", str(history), "--format", "text", env={"COLUMNS": "100"})
+    assert (
+        "  - drop `platform: linux/amd64` from service legacy: its image publishes arm64 since 2026-12-05"
+        in text.stdout
+    )
+    nothing = ecoready("plan", str(saved), "--history", str(tmp_path / "none"), "--format", "md")
+    assert "tag watch" not in nothing.stdout and nothing.returncode == 0

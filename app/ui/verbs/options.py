@@ -83,14 +83,18 @@ def selection(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_options(parser: argparse.ArgumentParser) -> None:
-    """What `check` and `watch` share: the run, where reports are stored, the webhook."""
-    matrix(parser)
+def history(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--history",
         metavar="DIR",
-        help="where reports are stored (default: $XDG_DATA_HOME/ecoready/history or ~/.local/share/ecoready/history)",
+        help=f"{what} (default: $XDG_DATA_HOME/ecoready/history or ~/.local/share/ecoready/history)",
     )
+
+
+def check_options(parser: argparse.ArgumentParser) -> None:
+    """What `check` and `watch` share: the run, where reports are stored, the webhook."""
+    matrix(parser)
+    history(parser, "where reports are stored")
     parser.add_argument(
         "--webhook",
         metavar="URL",
