@@ -201,3 +201,31 @@ def test_the_default_matrix_costs_no_more_requests_than_images_warm(registry: Re
     assert said.startswith("no change in the ")
     assert first <= warm and again <= warm, (first, again, warm)
     assert seconds < 10
+
+
+def test_watch_tags_repeats_the_tag_check_and_usage_errors_are_exit_2(registry: Registry, tmp_path: Path) -> None:
+    writer = RegistryWriter(registry.url)
+    push_tiny_index(writer, "acme/db", "8.4")
+    writer.close()
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(
+        f'[[components]]\nid = "db"\ncategory = "app"\nprobe = "command"\nimage = "{registry.host}/acme/db:8.4"\n'
+    )
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    tags = ("--tags", "--matrix", str(matrix), "--history", str(tmp_path / "history"))
+    watched = ecoready("watch", "--every", "1s", "--runs", "2", *tags, env=env, timeout=60)
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout == "first look at 1 reference: recorded in " + str(tmp_path / "history") + "\n" + (
+        "no change in the 1 tag watched\n"
+    )
+    assert "ecoready: watch: check 1 ended with exit 0" in watched.stderr
+    for wrong, said in (
+        (("--profile", "smoke"), "--tags asks the registries only, nothing runs: drop --profile"),
+        (("--json", str(tmp_path / "r.json")), "drop the report outputs"),
+        (("--behind-after", "soon"), "--behind-after: cannot read 'soon' as a duration"),
+        (("--only", "nope"), "--only names unknown component(s)"),
+    ):
+        refused = ecoready("check", *tags, *wrong, env=env, timeout=60)
+        assert refused.returncode == 2 and said in refused.stderr, (wrong, refused.stderr)
+        assert "Traceback" not in refused.stderr
+    assert ecoready("watch", "--every", "1s", *tags, "--profile", "smoke", env=env).returncode == 2
