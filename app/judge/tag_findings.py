@@ -55,6 +55,7 @@ class Judged:
     findings: tuple[TagFinding, ...]
     first: tuple[str, ...]  # references this check saw for the first time (recorded, nothing to compare)
     unchecked: tuple[TagSeen, ...]  # references the registry could not be asked about
+    absent: tuple[str, ...] = ()  # references whose registry has no such tag (now)
 
 
 def stamp(at: datetime) -> str:
@@ -78,6 +79,7 @@ def judge(
     findings: list[TagFinding] = []
     first: list[str] = []
     unchecked: list[TagSeen] = []
+    seen = tuple(seen)
     for one in seen:
         if one.error:
             unchecked.append(one)
@@ -88,7 +90,8 @@ def judge(
         mine = _reference(one, prior, watched, stamp(now), findings)
         mine = _behind(mine, now, behind_after, findings)
         out.update({(one.reference, r.arch): r for r in mine.values()})
-    return Judged(out, tuple(findings), tuple(first), tuple(unchecked))
+    absent = tuple(one.reference for one in seen if not one.error and not one.found)
+    return Judged(out, tuple(findings), tuple(first), tuple(unchecked), absent)
 
 
 def _reference(

@@ -58,6 +58,7 @@ def headline(judged: Judged) -> str:
 def lines(judged: Judged, pins: Sequence[str] = ()) -> list[str]:
     out = [finding_line(f) for f in judged.findings]
     out.extend(pins)
+    out.extend(f"{reference}: no such tag in its registry (nothing published to watch)" for reference in judged.absent)
     for one in judged.unchecked:
         out.append(f"{one.reference}: not checked: registry {one.registry}: {one.error}")
     return out

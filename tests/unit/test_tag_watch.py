@@ -236,3 +236,11 @@ def test_the_plan_verb_says_the_pins_the_tag_watch_shows_can_go(tmp_path: Path) 
     )
     nothing = ecoready("plan", str(saved), "--history", str(tmp_path / "none"), "--format", "md")
     assert "tag watch" not in nothing.stdout and nothing.returncode == 0
+
+
+def test_a_tag_not_found_is_said_and_a_tag_deleted_loses_its_arches() -> None:
+    start = judge({}, [seen("db:8.4", ("amd64", "sha256:a"))], BOTH, T0, DAY)
+    gone = judge(start.records, [TagSeen("db:8.4", found=False)], BOTH, T0 + DAY, DAY)
+    assert [(f.change, f.arch) for f in gone.findings] == [(Change.LOST, "amd64")]
+    assert gone.absent == ("db:8.4",) and exit_code(gone) == 1
+    assert "db:8.4: no such tag in its registry (nothing published to watch)" in payload(gone, "m")["text"]
