@@ -14,7 +14,7 @@ class ArchImage:
 
     arch: str
     digest: str  # the arch's own manifest (the index entry's digest, or the single manifest's)
-    published: str = ""  # the image config's `created`, when it says one
+    published: str = ""  # its config's `created`, else the index's annotation (its entry's, then its own)
 
 
 @dataclass(frozen=True)

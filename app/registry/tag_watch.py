@@ -54,9 +54,8 @@ async def observe(client: RegistryClient, reference: str, arches: Sequence[str])
         if top is None:
             return TagSeen(reference, found=False)
         if top.is_index:
-            images = await _index_arches(client, ref, top, arches)
-            annotations = top.body.get("annotations")
-            published = _time(annotations.get(CREATED)) if isinstance(annotations, Mapping) else ""
+            published = _annotated(top.body)
+            images = await _index_arches(client, ref, top, arches, published)
         else:
             images, published = (await _single(client, ref, top),), ""
     except RegistryError as exc:
@@ -67,18 +66,26 @@ async def observe(client: RegistryClient, reference: str, arches: Sequence[str])
     return TagSeen(reference, images, published, tuple(n for n in newer if n is not None))
 
 
+def _annotated(body: Mapping[str, Any]) -> str:
+    """The `org.opencontainers.image.created` annotation of an index or an index entry."""
+    annotations = body.get("annotations")
+    return _time(annotations.get(CREATED)) if isinstance(annotations, Mapping) else ""
+
+
 async def _index_arches(
-    client: RegistryClient, ref: ImageRef, top: Manifest, watched: Sequence[str]
+    client: RegistryClient, ref: ImageRef, top: Manifest, watched: Sequence[str], index_created: str
 ) -> tuple[ArchImage, ...]:
+    """Each arch of the index with its digest and when it was made: its config's `created`,
+    else its entry's annotation, else the index's (the watched arches' configs are read)."""
     platforms = index_platforms(top.body)
     out = []
     for arch in sorted({a for a, _ in platforms}):
         entry = pick_entry(platforms, arch)
         digest = str(entry.get("digest", "")) if entry is not None else ""
-        if not digest:
+        if entry is None or not digest:
             continue
-        published = await _created(client, ref.at(digest)) if arch in watched else ""
-        out.append(ArchImage(arch, digest, published))
+        created = await _created(client, ref.at(digest)) if arch in watched else ""
+        out.append(ArchImage(arch, digest, created or _annotated(entry) or index_created))
     return tuple(out)
 
 

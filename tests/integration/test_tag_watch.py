@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from ecoready.lab.oci_writer import RegistryWriter
+from ecoready.lab.oci_writer import IndexEntry, RegistryWriter
 from ecoready.matrix.load import load
+from ecoready.registry.client import RegistryClient
 from ecoready.registry.manifests import parse_reference
+from ecoready.registry.tag_watch import CREATED, observe
 from tests.support.cli import ROOT, ecoready
 from tests.support.receiver import Receiver
-from tests.support.registry_servers import Registry, push_tiny_index, start_registry
+from tests.support.registry_servers import Registry, push_tiny_image, push_tiny_index, start_registry
 
 
 @pytest.fixture
@@ -229,3 +231,24 @@ def test_watch_tags_repeats_the_tag_check_and_usage_errors_are_exit_2(registry: 
         assert refused.returncode == 2 and said in refused.stderr, (wrong, refused.stderr)
         assert "Traceback" not in refused.stderr
     assert ecoready("watch", "--every", "1s", *tags, "--profile", "smoke", env=env).returncode == 2
+
+
+async def test_the_publication_time_is_the_configs_else_the_indexs(registry: Registry) -> None:
+    writer = RegistryWriter(registry.url)
+    dated = push_tiny_image(writer, "acme/x", "a", "amd64", created="2026-11-01T00:00:00Z")
+    plain = push_tiny_image(writer, "acme/x", "b", "arm64")
+    annotated = {CREATED: "2026-11-02T00:00:00Z"}
+    entries = [IndexEntry(dated, "linux", "amd64"), IndexEntry(plain, "linux", "arm64", "v8", annotated)]
+    writer.put_index("acme/x", "1", entries, oci=True)
+    writer.close()
+    base = f"{registry.host}/acme/x"
+    async with RegistryClient(cache=False) as client:
+        index = await observe(client, f"{base}:1", ("amd64", "arm64"))
+        single = await observe(client, f"{base}:a", ("amd64", "arm64"))
+        absent = await observe(client, f"{base}:nope", ("amd64",))
+    assert [(a.arch, a.digest, a.published) for a in index.arches] == [
+        ("amd64", dated.digest, "2026-11-01T00:00:00Z"),
+        ("arm64", plain.digest, "2026-11-02T00:00:00Z"),
+    ]
+    assert [(a.arch, a.published) for a in single.arches] == [("amd64", "2026-11-01T00:00:00Z")]
+    assert not absent.found and absent.arches == () and not absent.error
