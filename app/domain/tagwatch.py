@@ -34,6 +34,7 @@ class TagSeen:
     arches: tuple[ArchImage, ...] = ()
     published: str = ""  # the index's `org.opencontainers.image.created` annotation
     newer: tuple[NewerTag, ...] = ()
+    searched: tuple[str, ...] = ()  # the lacking arches whose other tags were searched this time
     found: bool = True  # False: the registry has no such tag
     registry: str = ""  # the registry that failed (with `error`)
     error: str = ""  # the registry could not be asked: nothing is judged of this reference
@@ -55,6 +56,8 @@ class TagRecord:
     published: str = ""  # the image config's `created`, when it says one
     baseline: bool = False  # seen at the reference's first check: published at least since first_seen
     upgrade: str = ""  # the other tag said to publish the arch (so it is news once)
+    upgrade_same: bool = False  # that tag is the same version under another name
+    searched_at: str = ""  # when other tags were last searched for the arch (once a day at most)
     behind_since: str = ""  # when this arch was first said behind another (so it is news once)
 
     @property

@@ -137,21 +137,29 @@ def _absent(
 
 
 def _newer(one: TagSeen, record: TagRecord, watched: bool, now: str, findings: list[TagFinding]) -> TagRecord:
-    other = next((n for n in one.newer if n.arch == record.arch), None) if watched else None
-    if other is None:
-        return replace(record, upgrade="")
-    findings.append(
-        TagFinding(
+    """A watched arch the tag lacks: the other tag this check's search found, or, when it
+    was not searched this time (`--search-every`), the last search's answer, said again."""
+    if not watched:
+        return replace(record, upgrade="", searched_at="")
+    if record.arch in one.searched:
+        other = next((n for n in one.newer if n.arch == record.arch), None)
+        tag, same = (other.tag, other.same_version) if other is not None else ("", False)
+        news = tag != record.upgrade
+        record = replace(record, upgrade=tag, upgrade_same=same, searched_at=now)
+    else:
+        news = False
+    if record.upgrade:
+        finding = TagFinding(
             Change.NEWER_TAG,
             one.reference,
             record.arch,
             record.changed_at,  # the tag lacks the arch since
-            news=record.upgrade != other.tag,
-            other=other.tag,
-            same_version=other.same_version,
+            news=news,
+            other=record.upgrade,
+            same_version=record.upgrade_same,
         )
-    )
-    return replace(record, upgrade=other.tag)
+        findings.append(finding)
+    return record
 
 
 def _behind(
@@ -208,6 +216,17 @@ def rebuilt(record: TagRecord) -> datetime:
     """When the arch's current image was made: its config's `created`, else when the watch
     first saw its digest."""
     return dated(record.published) or when(record.changed_at)
+
+
+def searched_recently(records: Mapping[Key, TagRecord], now: datetime, every: timedelta) -> dict[str, set[str]]:
+    """Per reference, the lacking arches whose other tags were searched less than `every`
+    ago: this check need not search them again (a tag list and up to a dozen manifests
+    each)."""
+    out: dict[str, set[str]] = {}
+    for (reference, arch), record in records.items():
+        if not record.published_now and record.searched_at and now - when(record.searched_at) < every:
+            out.setdefault(reference, set()).add(arch)
+    return out
 
 
 def exit_code(judged: Judged) -> int:

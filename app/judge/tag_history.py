@@ -108,7 +108,7 @@ def parse(text: str, where: str = FILE) -> dict[Key, TagRecord]:
 
 
 def _check_times(record: TagRecord, where: str) -> None:
-    for name in ("first_seen", "changed_at", "last_seen", "behind_since"):
+    for name in ("first_seen", "changed_at", "last_seen", "behind_since", "searched_at"):
         value = getattr(record, name)
         try:
             if value or name in ("changed_at", "last_seen"):

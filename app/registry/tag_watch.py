@@ -13,7 +13,7 @@ gives `TagSeen.error`, never a verdict on the image.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ecoready.domain.errors import RegistryError
@@ -39,14 +39,23 @@ def _time(value: object) -> str:
     return inert(value, _TIME_CHARS) if isinstance(value, str) else ""
 
 
-async def observe_all(client: RegistryClient, references: Sequence[str], arches: Sequence[str]) -> tuple[TagSeen, ...]:
-    """Every reference (each once), asked at once; in the order given."""
+async def observe_all(
+    client: RegistryClient,
+    references: Sequence[str],
+    arches: Sequence[str],
+    searched: Mapping[str, Collection[str]] | None = None,
+) -> tuple[TagSeen, ...]:
+    """Every reference (each once), asked at once; in the order given. `searched`: per
+    reference, the lacking arches whose other tags need no search this time."""
     unique = list(dict.fromkeys(references))
-    return tuple(await asyncio.gather(*(observe(client, r, arches) for r in unique)))
+    return tuple(await asyncio.gather(*(observe(client, r, arches, (searched or {}).get(r, ())) for r in unique)))
 
 
-async def observe(client: RegistryClient, reference: str, arches: Sequence[str]) -> TagSeen:
-    """What `reference`'s tag publishes now (never raises RegistryError)."""
+async def observe(
+    client: RegistryClient, reference: str, arches: Sequence[str], searched: Collection[str] = ()
+) -> TagSeen:
+    """What `reference`'s tag publishes now (never raises RegistryError); other tags are
+    searched for each watched arch it lacks, but those of `searched`."""
     upstream = parse_reference(reference)
     ref = on_mirror(upstream, client.mirror_for(upstream.registry))
     try:
@@ -61,9 +70,9 @@ async def observe(client: RegistryClient, reference: str, arches: Sequence[str])
     except RegistryError as exc:
         return TagSeen(reference, registry=exc.registry, error=exc.reason)
     seen = {image.arch for image in images}
-    lacking = [arch for arch in arches if arch not in seen]
+    lacking = [arch for arch in arches if arch not in seen and arch not in searched]
     newer = await asyncio.gather(*(_newer(client, reference, arch) for arch in lacking))
-    return TagSeen(reference, images, published, tuple(n for n in newer if n is not None))
+    return TagSeen(reference, images, published, tuple(n for n in newer if n is not None), tuple(lacking))
 
 
 def _annotated(body: Mapping[str, Any]) -> str:

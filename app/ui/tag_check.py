@@ -28,6 +28,7 @@ class TagCheckRequest:
     webhook_option: str  # how the URL was given, for error messages
     matrix_path: str
     behind_after: timedelta
+    search_every: timedelta  # how often other tags are searched for an arch a tag lacks
     only: tuple[str, ...] = ()
     arches: tuple[str, ...] = ()
 
@@ -36,7 +37,9 @@ def components(matrix: Matrix, only: tuple[str, ...]) -> list[Component]:
     return [c for c in matrix.components if not only or c.id in only]
 
 
-def look(matrix: Matrix, references: list[str], watched: list[str]) -> tuple[TagSeen, ...]:
+def look(
+    matrix: Matrix, references: list[str], watched: list[str], searched: dict[str, set[str]]
+) -> tuple[TagSeen, ...]:
     """Ask the registries (the connections opened while the modules load, as `images` does)."""
     from ecoready.registry.early import open_early
 
@@ -48,7 +51,7 @@ def look(matrix: Matrix, references: list[str], watched: list[str]) -> tuple[Tag
         from ecoready.registry.tag_watch import observe_all
 
         async with RegistryClient.for_settings(settings, early=early) as client:
-            return await observe_all(client, references, watched)
+            return await observe_all(client, references, watched, searched)
 
     return asyncio.run(work())
 
@@ -56,7 +59,7 @@ def look(matrix: Matrix, references: list[str], watched: list[str]) -> tuple[Tag
 def tag_check_once(request: TagCheckRequest) -> int:
     """One tag check; its exit code (1 an arch lost, 3 a registry not asked, else 0)."""
     from ecoready.judge import history, tag_history
-    from ecoready.judge.tag_findings import exit_code, judge, published_since
+    from ecoready.judge.tag_findings import exit_code, judge, published_since, searched_recently
     from ecoready.judge.tag_words import payload, text, worth_posting
     from ecoready.judge.webhook import post, url_problem
     from ecoready.matrix.load import load
@@ -69,7 +72,10 @@ def tag_check_once(request: TagCheckRequest) -> int:
     matrix = load(request.matrix_path)  # read every time: a watch picks up edits
     chosen = components(matrix, request.only)
     watched = list(request.arches or matrix.arches)
-    seen = look(matrix, [c.image for c in chosen], watched)
+    # read without the lock (the file is replaced whole): which tag searches can wait
+    records = tag_history.read(request.history, [], aside=False)
+    recent = searched_recently(records, datetime.now(UTC), request.search_every)
+    seen = look(matrix, [c.image for c in chosen], watched, recent)
     problems: list[str] = []
     with tag_history.locked(request.history):
         records = tag_history.read(request.history, problems)

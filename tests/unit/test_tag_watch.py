@@ -4,6 +4,7 @@ a real registry in tests/integration/test_tag_watch.py)."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from ecoready.domain.errors import DataError, EnvironmentProblem
 from ecoready.domain.model import ComponentOrigin
 from ecoready.domain.tagwatch import ArchImage, NewerTag, TagRecord, TagSeen
 from ecoready.judge import tag_history
-from ecoready.judge.tag_findings import Change, exit_code, judge, published_since
+from ecoready.judge.tag_findings import Change, exit_code, judge, published_since, searched_recently
 from ecoready.judge.tag_words import finding_line, payload, worth_posting
 from ecoready.report.migration import drop_pin_text, pins_published
 from ecoready.stack.compose import parse_compose
@@ -77,7 +78,9 @@ def test_configs_dated_apart_say_behind_at_the_first_look_and_dated_together_do_
 
 
 def test_a_newer_tag_is_news_once_and_an_unasked_registry_is_exit_3_and_keeps_the_records() -> None:
-    lacking = TagSeen("app:1.0", (ArchImage("amd64", "sha256:a1"),), newer=(NewerTag("arm64", "1.1", False),))
+    lacking = TagSeen(
+        "app:1.0", (ArchImage("amd64", "sha256:a1"),), newer=(NewerTag("arm64", "1.1", False),), searched=("arm64",)
+    )
     first = judge({}, [lacking], BOTH, T0, DAY)
     assert [(f.change, f.other, f.news) for f in first.findings] == [(Change.NEWER_TAG, "1.1", True)]
     assert finding_line(first.findings[0]) == (
@@ -85,6 +88,14 @@ def test_a_newer_tag_is_news_once_and_an_unasked_registry_is_exit_3_and_keeps_th
     )
     second = judge(first.records, [lacking], BOTH, T0 + DAY, DAY)
     assert [f.news for f in second.findings] == [False]
+    assert searched_recently(second.records, T0 + DAY + timedelta(hours=1), DAY) == {"app:1.0": {"arm64"}}
+    assert searched_recently(second.records, T0 + 2 * DAY, DAY) == {}
+    not_asked = TagSeen("app:1.0", (ArchImage("amd64", "sha256:a1"),))  # the search waits: its answer stands
+    kept = judge(second.records, [not_asked], BOTH, T0 + DAY, DAY)
+    assert [(f.other, f.news) for f in kept.findings] == [("1.1", False)]
+    assert kept.records[("app:1.0", "arm64")].searched_at == second.records[("app:1.0", "arm64")].searched_at
+    none = judge(kept.records, [replace(not_asked, searched=("arm64",))], BOTH, T0 + 3 * DAY, DAY)
+    assert none.findings == () and none.records[("app:1.0", "arm64")].upgrade == ""
     failed = judge(second.records, [TagSeen("app:1.0", registry="r.example", error="unreachable")], BOTH, T0, DAY)
     assert exit_code(failed) == 3 and failed.records == second.records
     body = payload(failed, "m.toml")

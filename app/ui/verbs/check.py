@@ -83,6 +83,7 @@ def tag_request(args: argparse.Namespace) -> TagCheckRequest:
         webhook_option="--webhook" if args.webhook else options.WEBHOOK_ENV,
         matrix_path=matrix.path,
         behind_after=timedelta(seconds=parse_duration(args.behind_after, minimum=0.0, option="--behind-after")),
+        search_every=timedelta(seconds=parse_duration(args.search_every, minimum=0.0, option="--search-every")),
         only=tuple(args.only or ()),
         arches=tuple(args.arch or ()),
     )

@@ -119,3 +119,10 @@ def tag_watch(parser: argparse.ArgumentParser) -> None:
         help="with --tags: say an arch is behind when another arch's image was rebuilt this long ago and it was "
         "not (default: 3d)",
     )
+    parser.add_argument(
+        "--search-every",
+        metavar="DURATION",
+        default="1d",
+        help="with --tags: search other tags for an arch a tag lacks at most this often (a tag list and up to 12 "
+        "manifests each; default: 1d; 0: every check)",
+    )
