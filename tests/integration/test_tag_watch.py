@@ -143,7 +143,8 @@ def test_republished_tags_are_said_with_the_exit_code_the_webhook_and_the_pin(
     assert gained["first_seen"].startswith(today) and gained["baseline"] is False
 
 
-def test_a_corrupted_history_is_said_and_set_aside(registry: Registry, tmp_path: Path) -> None:
+def one_image(registry: Registry, tmp_path: Path) -> Path:
+    """A matrix of one two-arch image, pushed to `registry`."""
     writer = RegistryWriter(registry.url)
     push_tiny_index(writer, "acme/db", "8.4")
     writer.close()
@@ -151,6 +152,11 @@ def test_a_corrupted_history_is_said_and_set_aside(registry: Registry, tmp_path:
     matrix.write_text(
         f'[[components]]\nid = "db"\ncategory = "app"\nprobe = "command"\nimage = "{registry.host}/acme/db:8.4"\n'
     )
+    return matrix
+
+
+def test_a_corrupted_history_is_said_and_set_aside(registry: Registry, tmp_path: Path) -> None:
+    matrix = one_image(registry, tmp_path)
     history = tmp_path / "history"
     history.mkdir()
     (history / "tags.jsonl").write_text('{"reference": "x", "arch": "amd64"}\nnot json\n')
@@ -207,13 +213,7 @@ def test_the_default_matrix_costs_no_more_requests_than_images_warm(registry: Re
 
 
 def test_watch_tags_repeats_the_tag_check_and_usage_errors_are_exit_2(registry: Registry, tmp_path: Path) -> None:
-    writer = RegistryWriter(registry.url)
-    push_tiny_index(writer, "acme/db", "8.4")
-    writer.close()
-    matrix = tmp_path / "m.toml"
-    matrix.write_text(
-        f'[[components]]\nid = "db"\ncategory = "app"\nprobe = "command"\nimage = "{registry.host}/acme/db:8.4"\n'
-    )
+    matrix = one_image(registry, tmp_path)
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     tags = ("--tags", "--matrix", str(matrix), "--history", str(tmp_path / "history"))
     watched = ecoready("watch", "--every", "1s", "--runs", "2", *tags, env=env, timeout=60)
