@@ -74,7 +74,9 @@ def judge(
     now: datetime,
     behind_after: timedelta,
 ) -> Judged:
-    """The records after this check, and what it found."""
+    """The records after this check (`now`: when it asked the registries), and what it
+    found. A reference a later check has judged already (checks that overlapped, this one
+    waiting for the lock) is left to that one: its records are newer than what this saw."""
     out = dict(records)
     findings: list[TagFinding] = []
     first: list[str] = []
@@ -85,6 +87,8 @@ def judge(
             unchecked.append(one)
             continue
         prior = {arch: r for (ref, arch), r in records.items() if ref == one.reference}
+        if any(when(r.last_seen) > now for r in prior.values()):
+            continue
         if not prior:
             first.append(one.reference)
         mine = _reference(one, prior, watched, stamp(now), findings)

@@ -73,13 +73,14 @@ def tag_check_once(request: TagCheckRequest) -> int:
     chosen = components(matrix, request.only)
     watched = list(request.arches or matrix.arches)
     # read without the lock (the file is replaced whole): which tag searches can wait
+    asked = datetime.now(UTC).replace(microsecond=0)
     records = tag_history.read(request.history, [], aside=False)
-    recent = searched_recently(records, datetime.now(UTC), request.search_every)
+    recent = searched_recently(records, asked, request.search_every)
     seen = look(matrix, [c.image for c in chosen], watched, recent)
     problems: list[str] = []
     with tag_history.locked(request.history):
         records = tag_history.read(request.history, problems)
-        judged = judge(records, seen, watched, datetime.now(UTC), request.behind_after)
+        judged = judge(records, seen, watched, asked, request.behind_after)
         tag_history.write(request.history, judged.records)
     for line in problems:
         eprint(f"ecoready: tag history: {line}")

@@ -255,3 +255,9 @@ def test_a_tag_not_found_is_said_and_a_tag_deleted_loses_its_arches() -> None:
     assert [(f.change, f.arch) for f in gone.findings] == [(Change.LOST, "amd64")]
     assert gone.absent == ("db:8.4",) and exit_code(gone) == 1
     assert "db:8.4: no such tag in its registry (nothing published to watch)" in payload(gone, "m")["text"]
+
+
+def test_a_check_that_asked_before_another_judged_leaves_that_reference_to_it() -> None:
+    later = judge({}, [seen("db:8.4", ("amd64", "sha256:a"), ("arm64", "sha256:b"))], BOTH, T0 + DAY, DAY)
+    earlier = judge(later.records, [seen("db:8.4", ("amd64", "sha256:a"))], BOTH, T0, DAY)  # waited for the lock
+    assert earlier.findings == () and earlier.records == later.records
