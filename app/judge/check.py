@@ -78,17 +78,17 @@ def check_code(report: Report, change: Diff | None) -> int:
     return 0
 
 
-def parse_duration(text: str) -> float:
-    """`6h`, `30m`, `1h30m`, `90s`, `1d`, or plain seconds; at least one second."""
+def parse_duration(text: str, *, minimum: float = MIN_INTERVAL_S, option: str = "--every") -> float:
+    """`6h`, `30m`, `1h30m`, `90s`, `1d`, or plain seconds; at least `minimum` seconds."""
     raw = text.strip().lower()
     if re.fullmatch(r"\d+(\.\d+)?", raw):
         seconds = float(raw)
     elif raw and _DURATION.sub("", raw) == "":
         seconds = sum(float(n) * UNIT_SECONDS[u] for n, u in _DURATION.findall(raw))
     else:
-        raise UsageError(f"--every: cannot read {text!r} as a duration (e.g. 6h, 30m, 1h30m, 90s)")
-    if seconds < MIN_INTERVAL_S:
-        raise UsageError(f"--every: {text!r} is shorter than {MIN_INTERVAL_S:g} s")
+        raise UsageError(f"{option}: cannot read {text!r} as a duration (e.g. 6h, 30m, 1h30m, 90s)")
+    if seconds < minimum:
+        raise UsageError(f"{option}: {text!r} is shorter than {minimum:g} s")
     return seconds
 
 

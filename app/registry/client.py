@@ -284,6 +284,10 @@ class RegistryClient:
         """The architecture an image's config says it is (what the binaries are built for)."""
         if manifest.body.get("schemaVersion") == 1:  # legacy schema 1 carries it inline
             return arch_name(str(manifest.body.get("architecture", "")))
+        return arch_name(str((await self.config(ref, manifest)).get("architecture", "")))
+
+    async def config(self, ref: ImageRef, manifest: Manifest) -> Mapping[str, Any]:
+        """An image manifest's config blob (by digest: asked once, kept on disk)."""
         config = manifest.body.get("config") or {}
         digest = str(config.get("digest", "")) if isinstance(config, Mapping) else ""
         if not _DIGEST.match(digest):
@@ -297,7 +301,7 @@ class RegistryClient:
             data = None
         if not isinstance(data, dict):
             raise RegistryError(ref.registry, f"{what} is not a JSON object")
-        return arch_name(str(data.get("architecture", "")))
+        return data
 
     async def tags(self, reference: str) -> tuple[str, ...] | None:
         """The tags of `reference`'s repository, as its tag list (`/v2/<repo>/tags/list`)

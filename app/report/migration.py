@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import enum
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ecoready.domain.model import CellResult, Report, Stage, Status, TagSearch, normalize_arch
+from ecoready.domain.model import CellResult, ComponentOrigin, Report, Stage, Status, TagSearch, normalize_arch
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import status_detail
 
@@ -239,6 +239,37 @@ def plan_pins(report: Report, steps: Sequence[Step]) -> list[Pin]:
 
 
 _CAN_GO = (Action.READY, Action.USE, Action.UPGRADE)
+
+
+def pins_published(
+    origins: Sequence[ComponentOrigin], published: Mapping[tuple[str, str], tuple[str, bool]], arches: Sequence[str]
+) -> list[Pin]:
+    """The pins the tag watch shows can go: the image publishes every arch of `arches` but
+    the pinned one. `published`: (image, arch) -> (since when, whether only since the
+    watch's first look), as `judge/tag_findings.published_since` gives it."""
+    pins = []
+    for origin in origins:
+        pinned = normalize_arch(origin.platform.split("/")[1]) if "/" in origin.platform else None
+        others = [a for a in arches if a != pinned]
+        found = [published.get((origin.image, a)) for a in others]
+        dates = [d for d in found if d is not None]
+        if not origin.platform or not others or len(dates) != len(others):
+            continue
+        since = max(d[0] for d in dates)
+        at_least = "at least " if any(d[1] and d[0] == since for d in dates) else ""
+        why = f"its image publishes {', '.join(others)} since {at_least}{since[:10]}"
+        pins.append(Pin(origin.component, origin.service, origin.platform, "drop", why, origin.pinned_at))
+    return pins
+
+
+def drop_pin_text(pin: Pin) -> str:
+    """`drop `platform: linux/amd64` from service db (compose.yaml:7): its image publishes
+    arm64 since 2026-12-05`; a Kubernetes pin is named by where it is written."""
+    where = f" ({'; '.join(pin.pinned_at)})" if pin.pinned_at else ""
+    if all(p.endswith(".platform") for p in pin.pinned_at):
+        name = f"service {pin.service}" if pin.service else f"component {pin.component}"
+        return f"drop `platform: {pin.platform}` from {name}{where}: {pin.why}"
+    return f"drop the {pin.platform} pin of {pin.service or pin.component}{where}: {pin.why}"
 
 
 PLAN_HEADER = ("component", "image", "arch", "plan", "why")

@@ -115,3 +115,35 @@ def load_all(text: str, file: str) -> Iterator[object]:
         raise _problem(file, exc) from None
     finally:
         loader.dispose()
+
+
+def key_lines(text: str, file: str, parent: str, key: str) -> dict[str, int]:
+    """For each entry of the top-level mapping `parent` (a compose file's `services:`): the
+    line (1-based) where its `key` is written, for entries that have one. Read from the
+    composed nodes (the loaded data has no positions); ConfigError at file:line:col."""
+    loader = _BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise _problem(file, exc) from None
+    finally:
+        loader.dispose()
+    entries = _value(root, parent)
+    out: dict[str, int] = {}
+    for name, node in entries.value if isinstance(entries, MappingNode) else ():
+        found = _key_node(node, key)
+        if isinstance(name, yaml.ScalarNode) and found is not None:
+            out[str(name.value)] = found.start_mark.line + 1
+    return out
+
+
+def _key_node(node: Node | None, key: str) -> Node | None:
+    if not isinstance(node, MappingNode):
+        return None
+    return next((k for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+
+
+def _value(node: Node | None, key: str) -> Node | None:
+    if not isinstance(node, MappingNode):
+        return None
+    return next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
