@@ -7,17 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecoready.domain.blame import Blame
+from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.model import (
     AuditResult,
     BenchResult,
     Check,
     ComponentOrigin,
     HostFacts,
-    ImageInfo,
     Outcome,
     PlatformFitness,
     Profile,
-    RegistryStatus,
     Stage,
     Status,
     TagSearch,

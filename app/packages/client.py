@@ -18,7 +18,7 @@ import httpx
 
 from ecoready.domain.drivers import DriverSpec
 from ecoready.domain.flight import Flights
-from ecoready.domain.model import RegistryStatus
+from ecoready.domain.images import RegistryStatus
 from ecoready.domain.packaging import Packaging
 from ecoready.packages import deb, goproxy, maven, npm, pypi
 from ecoready.packages.http import PackageHttp

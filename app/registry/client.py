@@ -38,7 +38,7 @@ import httpx
 
 from ecoready.domain.errors import MirrorGap, RegistryError
 from ecoready.domain.flight import Flights
-from ecoready.domain.model import Availability, RegistryStatus, Verdict
+from ecoready.domain.images import Availability, RegistryStatus, Verdict
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT
 from ecoready.matrix.document import Mirror, RegistrySettings
 from ecoready.matrix.mirrors import upstream_name

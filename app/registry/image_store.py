@@ -13,7 +13,7 @@ from typing import Protocol
 from ecoready.domain.blame import Cause
 from ecoready.domain.errors import ImageUnavailable, MirrorGap, RegistryError
 from ecoready.domain.flight import Flights
-from ecoready.domain.model import Availability, ImageInfo, Verdict
+from ecoready.domain.images import Availability, ImageInfo, Verdict
 from ecoready.registry.client import RegistryClient
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import RegistryStatus
+from ecoready.domain.images import RegistryStatus
 from ecoready.registry.headers import parse_rate_limit, source_kind
 
 DOWN_FOR = 30.0  # seconds a registry that failed is not asked again (its cells fail fast)

@@ -28,7 +28,7 @@ import httpx
 from ecoready import __version__
 from ecoready.domain.errors import CredentialError, RegistryError
 from ecoready.domain.flight import Flights
-from ecoready.domain.model import RegistryStatus
+from ecoready.domain.images import RegistryStatus
 from ecoready.domain.networds import unreachable
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login

@@ -9,6 +9,7 @@ from typing import Any
 
 from ecoready.domain.codec import Layout, Plain, kind_of, to_plain
 from ecoready.domain.errors import DataError
+from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.model import (
     BenchResult,
     BenchRun,
@@ -17,8 +18,6 @@ from ecoready.domain.model import (
     Check,
     ComponentOrigin,
     HostFacts,
-    ImageInfo,
-    RegistryStatus,
     Report,
     StageResult,
 )

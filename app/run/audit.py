@@ -32,7 +32,8 @@ from ecoready.domain.errors import (
 )
 from ecoready.domain.events import AuditReported, Event
 from ecoready.domain.flight import Flights
-from ecoready.domain.model import AuditResult, BinaryAudit, ImageInfo, PlatformFitness
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import AuditResult, BinaryAudit, PlatformFitness
 from ecoready.domain.reading import read_bounded
 from ecoready.domain.specs import ImageFile
 from ecoready.plan.cells import AUDIT_BUDGET_S

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import Verdict
+from ecoready.domain.images import Verdict
 from ecoready.engine.docker_host import DockerHost
 from ecoready.lab.gaps import GAPS, publish_gaps
 from ecoready.lab.oci_writer import RegistryWriter

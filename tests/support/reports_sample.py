@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import (
     BenchResult,
     BenchRun,
@@ -18,7 +19,6 @@ from ecoready.domain.model import (
     CellResult,
     Check,
     HostFacts,
-    ImageInfo,
     Outcome,
     Profile,
     Report,

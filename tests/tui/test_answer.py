@@ -46,7 +46,8 @@ async def test_verdict_lines_and_the_reason_of_a_broken_and_a_missing_cell() -> 
 def test_a_cell_ready_only_under_a_suffix_tag_says_which_tag_to_pin() -> None:
     from dataclasses import replace
 
-    from ecoready.domain.model import ImageInfo, Status
+    from ecoready.domain.images import ImageInfo
+    from ecoready.domain.model import Status
     from ecoready.domain.state import fold
     from ecoready.ui.tui.answer import reason_text
 

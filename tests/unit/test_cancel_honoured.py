@@ -16,7 +16,8 @@ import pytest
 
 from ecoready.domain.blame import Cause
 from ecoready.domain.events import RunFinished, StageFinished, StageStarted
-from ecoready.domain.model import ImageInfo, Outcome, Stage
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import Outcome, Stage
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.sdk import Sdk
 from ecoready.engine.threads import DaemonThreadPool

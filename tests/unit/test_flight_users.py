@@ -21,7 +21,7 @@ from typing import Any, cast
 
 import pytest
 
-from ecoready.domain.model import Availability, ImageInfo, Verdict
+from ecoready.domain.images import Availability, ImageInfo, Verdict
 from ecoready.domain.specs import ImageFile
 from ecoready.lab.build import Lab
 from ecoready.lab.recipes import Builder, LabImage, image_named

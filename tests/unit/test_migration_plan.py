@@ -11,17 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ecoready.domain.events import RunStarted, TagsSearched
-from ecoready.domain.model import (
-    Category,
-    CellResult,
-    ComponentOrigin,
-    ImageInfo,
-    Migration,
-    Profile,
-    Report,
-    Status,
-    TagSearch,
-)
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import Category, CellResult, ComponentOrigin, Migration, Profile, Report, Status, TagSearch
 from ecoready.domain.state import empty_report, reduce
 from ecoready.report import html, markdown
 from ecoready.report import json as json_report

@@ -138,7 +138,7 @@ def test_reduce_is_pure() -> None:
 
 def test_registry_observations_keep_the_latest_per_registry_in_first_seen_order() -> None:
     from ecoready.domain.events import RegistryObserved
-    from ecoready.domain.model import RegistryStatus
+    from ecoready.domain.images import RegistryStatus
     from ecoready.report.json import report_dict
 
     report = fold(

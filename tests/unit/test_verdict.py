@@ -133,7 +133,8 @@ async def test_a_backend_whose_registry_does_not_answer_is_blamed_not_the_image(
     """The component's own image is local; its backend's registry is down: the cell says
     `backend mysql-8.4: docker.io: unreachable`, not `image: docker.io: unreachable`."""
     from ecoready.domain.errors import RegistryError
-    from ecoready.domain.model import Category, ImageInfo, Status
+    from ecoready.domain.images import ImageInfo
+    from ecoready.domain.model import Category, Status
     from ecoready.run.runner import Runner
     from tests.support.fake_host import FakeImages, cell, component, plan, rig
 

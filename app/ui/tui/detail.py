@@ -22,7 +22,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Report, Stage, Status
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import BenchResult, CellResult, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines

@@ -165,7 +165,7 @@ async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
     """(line, the registry when it does not answer, else "") per registry of the matrix."""
     import asyncio
 
-    from ecoready.domain.model import Verdict
+    from ecoready.domain.images import Verdict
     from ecoready.engine.platform import host_arch
     from ecoready.registry.client import RegistryClient
     from ecoready.registry.manifests import parse_reference
