@@ -18,7 +18,8 @@ class ImageInfo:
     digest: str = ""  # per-arch manifest digest
     index_digest: str = ""
     size: int | None = None
-    found_as: str = ""  # how availability was found, e.g. "index", "single manifest"
+    found_as: str = ""  # how availability was found, in words: "index", "single manifest", "tag 1-aarch64"
+    found_tag: str = ""  # the tag it was found under instead of the matrix's (a `TAG-aarch64`); "" its own
     image_id: str = ""  # local image id once pulled
     mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
 
@@ -43,7 +44,8 @@ class Availability:
     digest: str = ""  # per-arch manifest digest
     index_digest: str = ""
     size: int | None = None  # compressed: config + layers
-    found_as: str = ""  # "index", "single manifest", "tag 10.11-aarch64"
+    found_as: str = ""  # in words: "index", "single manifest", "tag 10.11-aarch64"
+    found_tag: str = ""  # the tag it was found under instead of the reference's ("10.11-aarch64"); "" its own
     detail: str = ""  # one line: how it was found, or why not (the verdict is not repeated)
     arches: tuple[str, ...] = ()  # what the reference publishes
     pull_reference: str = ""  # repo@digest to pull for this arch

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecoready.domain.blame import Blame, blame_for, said
+from ecoready.domain.blame import Blame, Trouble, blame_for, said
 from ecoready.domain.blame import Outcome as Outcome  # said in blame.py, taken from here by most
 from ecoready.domain.blame import Stage as Stage
 from ecoready.domain.blame import Status as Status
@@ -422,6 +422,15 @@ class Migration:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A run-wide fact worth a line in the report. `about`: the trouble many cells share
+    that it says (a registry not asked), for the views that say that trouble once already."""
+
+    text: str
+    about: Trouble | None = None
+
+
+@dataclass(frozen=True)
 class Report:
     schema_version: int
     run_id: str
@@ -434,7 +443,7 @@ class Report:
     hosts: tuple[HostFacts, ...] = ()
     arches: tuple[str, ...] = ()
     cells: Mapping[str, CellResult] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
     registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
     migration: Migration = field(default_factory=Migration)

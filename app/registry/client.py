@@ -389,7 +389,9 @@ class RegistryClient:
                 continue
             other = await self._verdict(alt, reference, arch, manifest)
             if other.verdict is Verdict.AVAILABLE:
-                return replace(other, found_as=f"tag {alt.tag}", detail=f"available as {alt.tag}")
+                return replace(
+                    other, found_as=f"tag {alt.tag}", found_tag=alt.tag or "", detail=f"available as {alt.tag}"
+                )
         tried = " or ".join(f"{ref.tag}-{s}" for s in suffixes)
         return replace(found, detail=f"{found.detail}; no {tried} tag")
 

@@ -68,6 +68,7 @@ class ImageStore:
             index_digest=found.index_digest,
             size=found.size,
             found_as=found.found_as,
+            found_tag=found.found_tag,
             image_id=image_id,
             mirror=found.mirror,
         )

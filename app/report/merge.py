@@ -20,6 +20,7 @@ from ecoready.domain.model import (
     ComponentOrigin,
     HostFacts,
     Migration,
+    Note,
     Report,
     TagSearch,
 )
@@ -47,6 +48,14 @@ def _combined(a: HostFacts, b: HostFacts) -> HostFacts:
         emulators={**b.emulators, **a.emulators},
         error=a.error or b.error,
     )
+
+
+def _notes(notes: Sequence[Note]) -> tuple[Note, ...]:
+    """Each note once, by its words, as first given."""
+    first: dict[str, Note] = {}
+    for note in notes:
+        first.setdefault(note.text, note)
+    return tuple(first.values())
 
 
 def _rename_hosts(parts: Sequence[tuple[str, Report]]) -> list[tuple[str, Report]]:
@@ -144,7 +153,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         hosts=tuple(hosts.values()),
         arches=tuple(_unique([a for r in reports for a in r.arches])),
         cells=cells,
-        notes=tuple(_unique([n for r in reports for n in r.notes] + notes)),
+        notes=_notes([n for r in reports for n in r.notes] + [Note(n) for n in notes]),
         platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
         migration=_merge_migration(reports, cells),
         title=" + ".join(_unique([r.title for r in reports if r.title])),

@@ -44,6 +44,7 @@ class Step:
     action: Action
     text: str  # "ready", "use 1-aarch64", "upgrade to >= 2", "emulate the amd64 image", "blocked"
     why: str  # one sentence: what the run saw
+    tag: str = ""  # the tag to use (USE) or the version to upgrade to (UPGRADE); "" none
 
 
 @dataclass(frozen=True)
@@ -84,24 +85,25 @@ def _step(
     slowdown: float | None,
     merged: bool = False,
 ) -> Step:
-    def step(action: Action, text: str, why: str) -> Step:
-        return Step(cell.component, cell.arch, image, action, text, why)
+    def step(action: Action, text: str, why: str, tag: str = "") -> Step:
+        return Step(cell.component, cell.arch, image, action, text, why, tag)
 
     arch = cell.arch
     if cell.status is Status.READY:
-        found_as = cell.image.found_as if cell.image else ""
-        if found_as.startswith("tag "):
-            tag = found_as.removeprefix("tag ")
-            return step(Action.USE, f"use {tag}", f"{image} has no {arch} entry; its tag {tag} has, and is ready")
+        tag = cell.image.found_tag if cell.image else ""
+        if tag:
+            return step(Action.USE, f"use {tag}", f"{image} has no {arch} entry; its tag {tag} has, and is ready", tag)
         checked = " (checked under emulation)" if cell.emulated else ""
         return step(Action.READY, "ready", f"every stage passed{checked}")
     if cell.status in (Status.ERROR, Status.SKIPPED, Status.PENDING, Status.RUNNING):
         return step(Action.UNKNOWN, "unknown", f"not checked: {cell.status.value}: {cell.detail or 'no detail'}")
     if found is not None and found.use_tag:
-        return step(Action.USE, f"use {found.use_tag}", f"{found.use_tag} publishes {arch} ({looked(found)})")
+        return step(
+            Action.USE, f"use {found.use_tag}", f"{found.use_tag} publishes {arch} ({looked(found)})", found.use_tag
+        )
     if found is not None and found.upgrade_to:
         why = f"{found.upgrade_to} is the oldest newer tag that publishes {arch} ({looked(found)})"
-        return step(Action.UPGRADE, f"upgrade to >= {found.upgrade_to}", why)
+        return step(Action.UPGRADE, f"upgrade to >= {found.upgrade_to}", why, found.upgrade_to)
     other = next((c for a, c in row.items() if a != arch and c.status is Status.READY and c.emulated), None)
     if other is not None:
         cost = f"; emulated cells took {slowdown:.1f}x as long as native ones in this run" if slowdown else ""

@@ -19,6 +19,7 @@ from ecoready.domain.model import (
     CellResult,
     Check,
     HostFacts,
+    Note,
     Outcome,
     Profile,
     Report,
@@ -137,5 +138,5 @@ def bench_report() -> Report:
         ),
         arches=("amd64", "arm64"),
         cells={c.id: c for c in cells},
-        notes=("constructed for the renderer tests: the numbers are illustrative, not a measurement",),
+        notes=(Note("constructed for the renderer tests: the numbers are illustrative, not a measurement"),),
     )

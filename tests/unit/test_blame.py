@@ -43,8 +43,10 @@ from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
 from ecoready.report.migration import Action, plan_pins, plan_steps
+from ecoready.report.reasons import REASONS, REMEDIES, advice
 from ecoready.report.summary import render_summary
-from ecoready.report.verdict import _REASONS, _REMEDIES, advice, arch_verdicts, glance, infra_lines
+from ecoready.report.troubles import infra_lines
+from ecoready.report.verdict import arch_verdicts, glance
 from ecoready.run import runner as runner_module
 from ecoready.run.runner import Runner
 from ecoready.ui.cli import main
@@ -99,7 +101,7 @@ FIXES = {Cause.NO_HOST: "register qemu-aarch64 or add a native arm64 host", Caus
 # -- the table itself ---------------------------------------------------------------------
 def test_every_cause_leads_to_a_status_a_reason_and_a_remedy() -> None:
     assert set(CAUSES) == set(Cause) == set(MET)
-    assert set(_REASONS) == set(Cause) and set(_REMEDIES) == set(Cause)
+    assert set(REASONS) == set(Cause) and set(REMEDIES) == set(Cause)
     assert set(COMPONENT_FAILURE) == set(Stage)
     for cause, facts in CAUSES.items():
         assert (facts.status is None) == (facts.party is Party.NOBODY), cause

@@ -24,8 +24,10 @@ from ecoready.domain.model import ComponentOrigin, HostFacts, Profile, Report, S
 from ecoready.domain.state import fold
 from ecoready.report import html, junit, markdown
 from ecoready.report.load import load_report
+from ecoready.report.reasons import advice
 from ecoready.report.summary import render_summary
-from ecoready.report.verdict import advice, advice_to_list, arch_verdicts, infra_lines
+from ecoready.report.troubles import advice_to_list, infra_lines
+from ecoready.report.verdict import arch_verdicts
 
 REPORTS = Path(__file__).parents[1] / "data" / "reports"
 NOT_PUBLISHED = Cause.NOT_PUBLISHED
