@@ -53,7 +53,8 @@ def test_a_cell_ready_only_under_a_suffix_tag_says_which_tag_to_pin() -> None:
 
     report = fold(streams.lab_like())
     cell = report.cells["mariadb-10.11/arm64"]
-    tagged = replace(cell, image=ImageInfo("lab/gap-suffix-only:1", "arm64", found_as="tag 1-aarch64"))
+    image = ImageInfo("lab/gap-suffix-only:1", "arm64", found_as="tag 1-aarch64", found_tag="1-aarch64")
+    tagged = replace(cell, image=image)
     assert tagged.status is Status.READY
     text = reason_text(report, tagged).plain
     assert text == "✔ mariadb-10.11/arm64 ᵉemulated: ready under the tag 1-aarch64 only: pin that tag for arm64"
