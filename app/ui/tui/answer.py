@@ -1,6 +1,6 @@
 """The answer at a glance: a verdict line per arch above the grid, and under it the
 selected cell's reason and what to do about it. The words come from `report/verdict.py`,
-shared with the headless summary and the reports."""
+`reasons.py` and `troubles.py`, shared with the headless summary and the reports."""
 
 from __future__ import annotations
 
