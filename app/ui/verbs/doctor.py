@@ -187,7 +187,7 @@ async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
         if isinstance(answer, BaseException):
             if not isinstance(answer, EcoreadyError):
                 raise answer
-            why = str(answer).removeprefix(registry + ": ")
+            why = answer.detail if answer.subject == registry else str(answer)  # its name said once
             lines.append((f"registry {registry}{mirror}: does not answer: {why}", registry))
         elif answer.verdict is Verdict.ERROR:
             lines.append((f"registry {registry}{mirror}: does not answer: {answer.detail}", registry))
