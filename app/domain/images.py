@@ -19,9 +19,9 @@ class ImageInfo:
     index_digest: str = ""
     size: int | None = None
     found_as: str = ""  # how availability was found, in words: "index", "single manifest", "tag 1-aarch64"
-    found_tag: str = ""  # the tag it was found under instead of the matrix's (a `TAG-aarch64`); "" its own
     image_id: str = ""  # local image id once pulled
     mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
+    found_tag: str = ""  # the tag it was found under instead of the matrix's (a `TAG-aarch64`); "" its own
 
 
 class Verdict(str, enum.Enum):
@@ -45,12 +45,12 @@ class Availability:
     index_digest: str = ""
     size: int | None = None  # compressed: config + layers
     found_as: str = ""  # in words: "index", "single manifest", "tag 10.11-aarch64"
-    found_tag: str = ""  # the tag it was found under instead of the reference's ("10.11-aarch64"); "" its own
     detail: str = ""  # one line: how it was found, or why not (the verdict is not repeated)
     arches: tuple[str, ...] = ()  # what the reference publishes
     pull_reference: str = ""  # repo@digest to pull for this arch
     exists: bool = True  # False: the reference names no image at all (not even a tag)
     mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
+    found_tag: str = ""  # the tag it was found under instead of the reference's ("10.11-aarch64"); "" its own
 
 
 @dataclass(frozen=True)

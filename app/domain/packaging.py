@@ -43,8 +43,8 @@ class Packaging:
     needs: tuple[str, ...] = ()  # what a source build needs, as Debian packages: gcc, libmariadb-dev
     detail: str = ""  # one line: the files behind the verdict
     install: str = ""  # how the start stage installed it, in words ("wheel (x.whl) in 3 s"), or why it failed
-    install_kind: InstallKind = InstallKind.NOT_YET
     cached: bool = False  # the start stage found it installed by an earlier run (nothing installed again)
+    install_kind: InstallKind = InstallKind.NOT_YET
 
     @property
     def install_said(self) -> str:
