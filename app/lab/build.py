@@ -231,11 +231,15 @@ class Lab(Publisher):
         for line in cost_table(self.book.costs, time.monotonic() - started):
             self.log(line)
 
-    async def build(self, arches: Sequence[str] = ARCHES, only: Sequence[str] | None = None) -> None:
-        """Build and publish the images (`only`: by name, or `gaps` for the deliberate gaps)."""
+    async def build(
+        self, arches: Sequence[str] = ARCHES, only: Sequence[str] | None = None, *, gap_rows: bool = False
+    ) -> None:
+        """Build and publish the images (`only`: by name or key, `gaps` for the deliberate
+        gaps, `hub` for the stand-in's Debian bases); `gap_rows`: rows to run need the gaps,
+        published once both arches of their source are."""
         images = [i for i in IMAGES if not only or i.name in only or i.key in only]
         asked_for_gaps = only is not None and ("gaps" in only or any(name in only for name in GAPS))
-        gaps = not only or asked_for_gaps
+        gaps = not only or asked_for_gaps or gap_rows
         started = time.monotonic()
         registry_up(self.log)
 

@@ -121,9 +121,9 @@ def _cache_images() -> list[str]:
 
 
 def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tmp_path: Path, no_leaks: None) -> None:
-    # mysqlclient ships no aarch64 wheel; python:3.11-slim has no compiler (like upstream's)
+    # mysqlclient ships no aarch64 wheel; python:3.13-slim has no compiler (like upstream's)
     options = 'language = "python", driver = "pypi:mysqlclient==2.2.*"'
-    matrix = row(tmp_path, "slim-mysqlclient", "python:3.11-slim", options)
+    matrix = row(tmp_path, "slim-mysqlclient", "python:3.13-slim", options)
     report, result = run(matrix, tmp_path, "--only", "slim-mysqlclient", "--arch", "arm64", timeout=1800)
     assert result.returncode == 1, result.stderr[-3000:]
     (cell,) = report["cells"]
@@ -138,7 +138,7 @@ def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tm
 
 
 def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path: Path, no_leaks: None) -> None:
-    matrix = row(tmp_path, "pin-nowhere", "python:3.11-slim", 'language = "python", driver = "pypi:PyMySQL==0.0.1"')
+    matrix = row(tmp_path, "pin-nowhere", "python:3.13-slim", 'language = "python", driver = "pypi:PyMySQL==0.0.1"')
     report, result = run(matrix, tmp_path, "--only", "pin-nowhere", "--arch", "amd64", timeout=600)
     assert result.returncode == 3, result.stderr[-3000:]
     (cell,) = report["cells"]
@@ -153,7 +153,7 @@ def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path
         ("c-on-mariadb", "mariadb:10.11", 'language = "c"', "row c-on-mariadb: the image has no smoke-c on its PATH"),
         (
             "python-on-node",
-            "node:18",
+            "node:24",
             'language = "python", driver = "pypi:PyMySQL"',
             # node's image has python3 (node-gyp), not its venv: it is no Python runtime image
             "row python-on-node: python3 cannot make a virtual environment (python3-venv)",

@@ -42,7 +42,7 @@ HEAD = textwrap.dedent("""\
     id = "py"
     category = "connector"
     probe = "connector"
-    image = "127.0.0.1:5000/lab/python:3.11"
+    image = "127.0.0.1:5000/lab/python:3.13"
     backend = "db"
 """)
 
