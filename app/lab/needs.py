@@ -61,6 +61,12 @@ def _under_registry(reference: str) -> str:
         return reference  # a registry the lab stands in for not
 
 
+def lab_image_of(reference: str) -> LabImage | None:
+    """The lab image `reference` names (its own name, an alias, a stand-in's or upstream's
+    name), or None."""
+    return _names().get(_under_registry(reference))
+
+
 def _with_backends(matrix: Matrix, rows: Iterable[str]) -> list[Component]:
     seen: dict[str, Component] = {}
     todo = list(rows)
