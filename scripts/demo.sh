@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 ECOREADY=.venv/bin/ecoready
 PY=.venv/bin/python
 MATRIX=containers/lab.toml
-OUT=reports
+OUT=${DEMO_OUT:-reports}  # bench/cold_demo.py writes its own elsewhere
 mkdir -p "$OUT"
 START=$SECONDS
 
