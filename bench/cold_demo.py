@@ -149,6 +149,13 @@ def main() -> int:
         )
         return 0 if code in (0, 1) else code
     finally:
+        # the demo's own registry (`lab up` in its lab folder): its pid file says which
+        pidfile = root / "lab" / "registry" / "registry.pid"
+        if pidfile.is_file():
+            try:
+                os.kill(int(pidfile.read_text()), signal.SIGTERM)
+            except (ValueError, ProcessLookupError):
+                pass
         if nat:
             subprocess.run(["iptables", "-t", "nat", "-D", "POSTROUTING", *NAT_RULE], timeout=30)
         engine.close()
