@@ -7,11 +7,13 @@ before and after, since a shared machine's figures are only relative).
 
 Made new: an engine of its own (a second dockerd, tests/support/second_engine.py, with an
 empty data directory: no image, no build cache, no driver installed), a lab folder and a
-registry of its own (ECOREADY_LAB_DIR, ECOREADY_LAB_REGISTRY on a free port), reports in a
-folder of its own (DEMO_OUT). Nothing of the machine's engine, lab or registry is used or
-touched. The emulator stays registered: unregistering binfmt_misc would break every other
-user's emulated containers on a shared machine, and registering it is seconds of
-`scripts/setup-host.sh`, not what a newcomer waits for.
+registry of its own (ECOREADY_LAB_DIR; ECOREADY_LAB_REGISTRY on 127.0.0.1:5000 when that
+port is free, else on a free port with a copy of the lab matrix naming it, DEMO_MATRIX,
+which only a demo.sh that reads it takes), reports in a folder of its own (DEMO_OUT).
+Nothing of the machine's engine, lab or registry is used or touched. The emulator stays
+registered: unregistering binfmt_misc would break every other user's emulated containers
+on a shared machine, and registering it is seconds of `scripts/setup-host.sh`, not what a
+newcomer waits for.
 
 The second engine runs with the host's iptables left alone; so that the driver rows can
 install from the package registries (PyPI, npm, Maven Central, the Go module proxy), the
@@ -31,6 +33,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -56,7 +59,13 @@ NAT_RULE = [
     "-j",
     "MASQUERADE",
 ]
+LAB_REGISTRY = "127.0.0.1:5000"  # the lab's registry, as containers/lab.toml names it
 LINE = re.compile(r"^demo: \[(\d+):(\d\d)\] (.*)$")
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def first_verdict(reports: list[Path], started: float) -> float | None:
@@ -124,10 +133,22 @@ def main() -> int:
             **os.environ,
             "DOCKER_HOST": engine.unix_url,
             "ECOREADY_LAB_DIR": str(root / "lab"),
-            "ECOREADY_LAB_REGISTRY": f"127.0.0.1:{free_port()}",
+            "ECOREADY_LAB_REGISTRY": LAB_REGISTRY,
             "DEMO_OUT": str(root / "reports"),
             "XDG_CACHE_HOME": str(root / "cache"),  # no run history: a first run's order
         }
+        if port_in_use(5000):  # the machine's own lab registry: the demo gets its own elsewhere
+            registry = f"127.0.0.1:{free_port()}"
+            matrix = root / "lab.toml"
+            matrix.write_text((ROOT / "containers" / "lab.toml").read_text().replace(LAB_REGISTRY, registry))
+            env.update(ECOREADY_LAB_REGISTRY=registry, DEMO_MATRIX=str(matrix))
+            if "DEMO_MATRIX" not in Path(args.demo).read_text():
+                print(
+                    f"bench/cold_demo.py: {args.demo} reads no DEMO_MATRIX and {LAB_REGISTRY} is in use "
+                    "(the machine's lab registry): run it where that port is free",
+                    file=sys.stderr,
+                )
+                return 2
         started = time.time()
         code, lines = run_demo(Path(args.demo), env, root / "demo.log")
         whole = time.time() - started

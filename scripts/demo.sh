@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 ECOREADY=.venv/bin/ecoready
 PY=.venv/bin/python
-MATRIX=containers/lab.toml
+MATRIX=${DEMO_MATRIX:-containers/lab.toml}  # bench/cold_demo.py: a copy naming its own registry
 OUT=${DEMO_OUT:-reports}  # bench/cold_demo.py writes its own elsewhere
 mkdir -p "$OUT"
 START=$SECONDS
