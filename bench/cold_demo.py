@@ -17,7 +17,8 @@ newcomer waits for.
 
 The second engine runs with the host's iptables left alone; so that the driver rows can
 install from the package registries (PyPI, npm, Maven Central, the Go module proxy), the
-bench adds one MASQUERADE rule for its address pool (commented, removed at the end).
+bench adds a MASQUERADE rule and two FORWARD rules for its address pool (commented,
+removed at the end).
 
 `--demo` runs another checkout's scripts/demo.sh (with its own .venv) instead, e.g. main's
 before a change, for the ratio; a demo.sh that does not read DEMO_OUT writes into its own
@@ -46,18 +47,17 @@ from tests.support.second_engine import ADDRESS_POOL, BRIDGE, SecondEngine, free
 
 ROOT = Path(__file__).resolve().parents[1]
 
-NAT_RULE = [
-    "-s",
-    ADDRESS_POOL,
-    "!",
-    "-o",
-    BRIDGE,
-    "-m",
-    "comment",
-    "--comment",
-    "ecoready-cold-demo",
-    "-j",
-    "MASQUERADE",
+_TAG = ["-m", "comment", "--comment", "ecoready-cold-demo"]
+# (table, chain, rule): the way out for the bench engine's containers (driver installs), put
+# in first and taken out at the end; docker's FORWARD policy drops what no rule accepts
+WAY_OUT = [
+    ("nat", "POSTROUTING", ["-s", ADDRESS_POOL, "!", "-o", BRIDGE, *_TAG, "-j", "MASQUERADE"]),
+    ("filter", "FORWARD", ["-s", ADDRESS_POOL, "!", "-o", BRIDGE, *_TAG, "-j", "ACCEPT"]),
+    (
+        "filter",
+        "FORWARD",
+        ["-d", ADDRESS_POOL, "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", *_TAG, "-j", "ACCEPT"],
+    ),
 ]
 LAB_REGISTRY = "127.0.0.1:5000"  # the lab's registry, as containers/lab.toml names it
 LINE = re.compile(r"^demo: \[(\d+):(\d\d)\] (.*)$")
@@ -123,12 +123,13 @@ def main() -> int:
     # under /var/lib (the disk docker uses), a short path: unix socket paths are limited
     root = Path(tempfile.mkdtemp(prefix="demo-bench-", dir="/var/lib/ecoready"))
     engine = SecondEngine(root)
-    nat = False
+    rules: list[tuple[str, str, list[str]]] = []
     load_before = os.getloadavg()
     try:
         engine.start()
-        subprocess.run(["iptables", "-t", "nat", "-I", "POSTROUTING", *NAT_RULE], check=True, timeout=30)
-        nat = True
+        for table, chain, rule in WAY_OUT:
+            subprocess.run(["iptables", "-t", table, "-I", chain, *rule], check=True, timeout=30)
+            rules.append((table, chain, rule))
         env = {
             **os.environ,
             "DOCKER_HOST": engine.unix_url,
@@ -177,8 +178,8 @@ def main() -> int:
                 os.kill(int(pidfile.read_text()), signal.SIGTERM)
             except (ValueError, ProcessLookupError):
                 pass
-        if nat:
-            subprocess.run(["iptables", "-t", "nat", "-D", "POSTROUTING", *NAT_RULE], timeout=30)
+        for table, chain, rule in rules:
+            subprocess.run(["iptables", "-t", table, "-D", chain, *rule], timeout=30)
         engine.close()
         if args.keep:
             print(f"kept: {root}", file=sys.stderr)
