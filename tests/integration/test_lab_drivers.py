@@ -20,7 +20,7 @@ from ecoready.domain.drivers import parse_driver
 from ecoready.domain.packaging import Packaging
 from ecoready.lab.needs import lab_image_of
 from ecoready.matrix.load import load
-from ecoready.report.present import packaging_text
+from ecoready.report.status_words import packaging_text
 from tests.support.cli import LAB_MATRIX, ecoready
 from tests.support.stand_in import CONNECTOR_ROWS
 

@@ -23,12 +23,7 @@ def add(verbs: options.Verbs) -> None:
     )
     options.arch(parser, help="default: amd64,arm64")
     options.only(parser, help="only these images ('gaps': the deliberate availability gaps)", metavar="NAME,...")
-    parser.add_argument(
-        "--matrix",
-        "-m",
-        default=None,
-        help="only the images this matrix's rows run on (their backends' and the bench's too)",
-    )
+    options.matrix(parser, help="only the images this matrix's rows run on (their backends' and the bench's too)")
     parser.add_argument(
         "--rows", type=options.comma_list, metavar="ID,...", help="with --matrix: only these rows' images"
     )
@@ -43,7 +38,7 @@ def add(verbs: options.Verbs) -> None:
         description="Show the lab's registry and whether each image is built from its current recipe "
         "and published (exit 1 when any is not: `lab build` redoes it).",
     )
-    parser.add_argument("--matrix", "-m", default=None, help="only the images this matrix's rows run on")
+    options.matrix(parser, help="only the images this matrix's rows run on")
     parser.set_defaults(func=status)
 
 
