@@ -74,23 +74,44 @@ def build(args: argparse.Namespace) -> int:
         eprint("lab: the rows run on no lab image: nothing to build")
         return 0
 
+    stopped: list[int] = []
+
     async def work() -> int:
         from ecoready.domain.errors import DeadlineExceeded, EngineError
         from ecoready.engine.docker_host import DockerHost
         from ecoready.lab.build import Lab
         from ecoready.lab.recipes import ARCHES
+        from ecoready.ui.signals import catch_stop_signals, release_stop_signals
 
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+
+        def stop(signum: int) -> None:  # the first signal: cancel the build, its containers are removed
+            if not stopped and task is not None:
+                stopped.append(signum)
+                task.cancel()
+
+        catch_stop_signals(loop, stop)
         host = await DockerHost.connect()
         try:
+            # what a killed build left (its one-off install containers) goes first
+            await host.sweep(dead_owners=True)
             await Lab(host, eprint).build(arches=args.arch or ARCHES, only=only, gap_rows=gap_rows)
         except (DeadlineExceeded, EngineError) as exc:
             # every image is labelled with its recipe once built: a re-run skips those
             raise type(exc)(f"lab build: {exc.detail}; {RESUME}") from None
         finally:
+            release_stop_signals(loop, ignore=bool(stopped))
             await host.close()
         return 0
 
-    return asyncio.run(work())
+    try:
+        return asyncio.run(work())
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        eprint(f"lab: build stopped by a signal; {RESUME}")
+        return 128 + stopped[0]
 
 
 def up(args: argparse.Namespace) -> int:
