@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -39,18 +39,12 @@ from ecoready.domain.specs import (
     SecretFile,
 )
 from ecoready.domain.text import one_line
-from ecoready.engine.platform import WIDEST_CPU, emulated_cpu_env
+from ecoready.engine.platform import emulated_cpu_env
 from ecoready.engine.procnet import until_listening
-from ecoready.probe_api.exits import (
-    NARROW_CPU_FIX,
-    classify_exit,
-    cpu_level_missing,
-    exit_cause,
-    illegal_instruction,
-    narrow_cpu_problem,
-)
+from ecoready.probe_api.exits import classify_exit, cpu_level_missing, exit_cause, narrow_cpu_refusal
 from ecoready.probe_api.handles import Container, Endpoint
 from ecoready.probe_api.refusals import start_refused
+from ecoready.probe_api.resources import CellResources
 from ecoready.probe_api.run_context import RunContext, resource_labels
 from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, client_command, option_file, parse_error, parse_xml
@@ -62,13 +56,6 @@ if TYPE_CHECKING:
 SECRETS_DIR = "/run/ecoready"
 CLIENT_FILES = f"{SECRETS_DIR}/client-"  # option files of sql(), by user and password
 DEFAULT_EXEC_TIMEOUT = 60.0
-
-
-@dataclass
-class _Resources:
-    containers: list[Container] = field(default_factory=list)
-    networks: list[str] = field(default_factory=list)
-    volumes: list[str] = field(default_factory=list)
 
 
 class ProbeContext:
@@ -85,7 +72,7 @@ class ProbeContext:
         self.timed_out_checks: list[str] = []
         self._parent = parent
         self._role_prefix = role_prefix
-        self._resources: _Resources = parent._resources if parent else _Resources()
+        self._resources: CellResources = parent._resources if parent else CellResources()
         self._network: str | None = parent._network if parent else None
         self._network_lock: asyncio.Lock = parent._network_lock if parent else asyncio.Lock()
         self._option_files: set[tuple[str, str]] = set()
@@ -282,27 +269,8 @@ class ProbeContext:
 
     async def close(self) -> list[str]:
         """Remove every container, network and volume this cell created; one line for each
-        the engine would not remove (the run's final sweep and `ecoready cleanup` retry)."""
-        host = self.run.host
-        failed: list[str] = []
-        containers, self._resources.containers = self._resources.containers, []
-        done = await asyncio.gather(*(host.remove_container(c.id) for c in containers), return_exceptions=True)
-        for container, result in zip(containers, done, strict=True):
-            if isinstance(result, BaseException):
-                failed.append(f"container {container.name}: {one_line(str(result)) or type(result).__name__}")
-        for network in self._resources.networks:
-            try:
-                await host.remove_network(network)
-            except EcoreadyError as exc:
-                failed.append(f"network {network[:12]}: {one_line(str(exc))}")
-        for volume in self._resources.volumes:
-            try:
-                await host.remove_volume(volume)
-            except EcoreadyError as exc:
-                failed.append(f"volume {volume}: {one_line(str(exc))}")
-        self._resources.networks.clear()
-        self._resources.volumes.clear()
-        return failed
+        the engine would not remove (probe_api/resources.py)."""
+        return await self._resources.remove_all(self.run.host)
 
     # -- exec, logs, files --------------------------------------------------------------
     async def exec(
@@ -361,13 +329,8 @@ class ProbeContext:
         return StageFailed(detail if container is self.main else f"{container.role}: {detail}", cause=cause)
 
     def _narrow_cpu(self, exit_code: int | None, text: str) -> EmulatorTooOld | None:
-        """An illegal instruction under the narrower CPU model this cell is emulated with
-        (engine/platform.EMULATED_CPU): the runner's retry with `max` tells whether the
-        program runs on a wider core (None when it does not apply)."""
-        cpu = self.extra_env.get("QEMU_CPU", "")
-        if not self.emulated or not cpu or cpu == WIDEST_CPU or not illegal_instruction(exit_code, text):
-            return None
-        return EmulatorTooOld("", problem=narrow_cpu_problem(cpu), fix=NARROW_CPU_FIX)
+        """The runner's retry with `max` tells whether the program runs on a wider core."""
+        return narrow_cpu_refusal(self.extra_env.get("QEMU_CPU", "") if self.emulated else "", exit_code, text)
 
     # -- SQL ---------------------------------------------------------------------------
     async def _client(self, via: Container) -> str:

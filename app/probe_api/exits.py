@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ecoready.domain.blame import Cause
+from ecoready.domain.errors import EmulatorTooOld
 from ecoready.domain.specs import ContainerState
 from ecoready.domain.text import one_line
+from ecoready.engine.platform import WIDEST_CPU
 
 GLIBC_CPU_MARKER = "CPU does not support x86-64-v"
 EMULATOR_UPGRADE = "register qemu-user >= 8 for this arch (e.g. tonistiigi/binfmt)"
@@ -64,3 +66,12 @@ def classify_exit(state: ContainerState, log_lines: Sequence[str], *, emulated: 
     last = one_line(text) if text.strip() else ""
     code = state.exit_code
     return f"exited with code {code}" + (f": {last}" if last else "")
+
+
+def narrow_cpu_refusal(cpu: str, exit_code: int | None, text: str) -> EmulatorTooOld | None:
+    """An illegal instruction under the narrower CPU model `cpu` a cell is emulated with
+    (engine/platform.EMULATED_CPU; empty: not emulated): the runner's retry with `max` tells
+    whether the program runs on a wider core (None when it does not apply)."""
+    if not cpu or cpu == WIDEST_CPU or not illegal_instruction(exit_code, text):
+        return None
+    return EmulatorTooOld("", problem=narrow_cpu_problem(cpu), fix=NARROW_CPU_FIX)

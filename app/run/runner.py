@@ -20,14 +20,8 @@ from datetime import UTC, datetime
 
 from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import (
-    BackendFailed,
     DockerUnavailable,
     EcoreadyError,
-    EmulatorProblem,
-    EmulatorTooOld,
-    ImageUnavailable,
-    InfraError,
-    StageFailed,
 )
 from ecoready.domain.events import (
     CellFinished,
@@ -36,34 +30,29 @@ from ecoready.domain.events import (
     CellQueued,
     CellStarted,
     HostLost,
-    ImageResolved,
     RunFinished,
     RunNote,
     RunStarted,
     StageFinished,
     StageStarted,
-    TagsSearched,
 )
 from ecoready.domain.flight import asked_to_stop
-from ecoready.domain.model import ComponentOrigin, Outcome, Stage, Status, TagSearch
+from ecoready.domain.model import ComponentOrigin, Outcome, Stage, Status
 from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
-from ecoready.engine.platform import WIDEST_CPU
 from ecoready.matrix.bench_settings import estimate_seconds
 from ecoready.matrix.kinds import KINDS, verification
 from ecoready.plan.cells import EMULATION_FACTOR, CellPlan, Plan
 from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_first
 from ecoready.probe_api.context import ProbeContext
-from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
-from ecoready.registry.tag_search import search_tags
 from ecoready.run.audit_stage import AuditCache, Auditor, default_dir
 from ecoready.run.packaging_stage import packaging_stage
+from ecoready.run.stages import image_stage, search_tags_of, start_stage
 
 log = logging.getLogger("ecoready.runner")
-TAG_SEARCH_BUDGET = 60.0  # seconds a missing cell's tag search may take (its manifests are bounded too)
 
 
 def load_probe(kind: str) -> type[Probe]:
@@ -142,9 +131,7 @@ class Runner:
                 host=c.host,
                 emulated=c.emulated,
                 verification=verification(KINDS[c.component.probe], c.component.options),
-                bench_s=round(estimate_seconds(c.bench, EMULATION_FACTOR if c.emulated else 1.0), 1)
-                if c.bench
-                else 0.0,
+                bench_s=_bench_seconds(c),
             )
             for c in self.plan.cells
         )
@@ -330,7 +317,7 @@ class Runner:
                         outcome = await self._stage(cell, ctx, probe, stage)
                     if cell.id in self._missing:
                         self._missing.discard(cell.id)
-                        await self._search_tags(cell, ctx)
+                        await search_tags_of(cell, ctx, self.run.emit)
                 elif stage is Stage.AUDIT:  # reads files and parses them: outside the CPU slots too
                     async with run.gate.shared():
                         outcome = await self._stage(cell, ctx, probe, stage)
@@ -347,11 +334,7 @@ class Runner:
                         emit(CellQueued(cell.id))
                         held = await slots.acquire(scheduler.weight(cell), expected)
                     outcome = await self._stage(cell, ctx, probe, stage)
-                if stage in (Stage.PACKAGING, Stage.IMAGE, Stage.START) and outcome is not Outcome.PASS:
-                    break
-                if stage is Stage.AUDIT and outcome is Outcome.FAIL:  # a mislabelled binary: nothing to start
-                    break
-                if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
+                if _ends_the_cell(stage, outcome):
                     break
         except asyncio.CancelledError:
             emit(StageFinished(cell.id, stage, Outcome.ERROR, 0.0, "interrupted", Blame(Cause.INTERRUPTED)))
@@ -435,78 +418,30 @@ class Runner:
         emit(StageFinished(cell.id, stage, outcome, seconds, one_line(redact(detail), 300), blame))
         return outcome
 
-    async def _search_tags(self, cell: CellPlan, ctx: ProbeContext) -> None:
-        """The cell's image is not published for its arch: look through its repository's
-        tags for one that is (the migration plan's `use TAG` / `upgrade to`). The search's
-        trouble is its own: it is recorded, and never changes the cell."""
-        component = cell.component
-        try:
-            async with asyncio.timeout(TAG_SEARCH_BUDGET):
-                found = await search_tags(ctx.run.images.registry, component.id, component.image, cell.arch)
-        except TimeoutError:
-            found = TagSearch(component.id, cell.arch, component.image, error=f"took over {TAG_SEARCH_BUDGET:.0f} s")
-        except Exception as exc:
-            log.warning("tag search of %s failed: %s", cell.id, exc)
-            found = TagSearch(component.id, cell.arch, component.image, error=f"internal error: {one_line(str(exc))}")
-        self.run.emit(TagsSearched(cell.id, found))
-
     async def _do(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> str:
         if stage is Stage.PACKAGING:
             return await packaging_stage(cell, ctx)
         if stage is Stage.IMAGE:
-            images = ctx.run.images  # the cell's host's: pulls are per host
-            info = await images.ensure(cell.component.image, cell.arch)
-            self.run.emit(ImageResolved(cell.id, info))
-            for extra in probe.images():  # e.g. PMM's client image: part of the component
-                await images.ensure(extra, cell.arch)
-            if cell.backend is not None:  # pulled here, within the image budget, not at start
-                try:
-                    await images.ensure(cell.backend.image, cell.arch)
-                except ImageUnavailable as exc:
-                    raise BackendFailed(
-                        f"no usable image for {cell.arch}: {exc}", subject=cell.backend.id, behind=exc.cause
-                    ) from None
-                except (BackendFailed, DockerUnavailable):
-                    raise
-                except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
-                    raise BackendFailed(str(exc), subject=cell.backend.id, behind=exc.cause) from None
-            return f"{info.found_as} {info.digest[:19]}" + (f" via mirror {info.mirror}" if info.mirror else "")
+            return await image_stage(cell, ctx, probe, self.run.emit)
         if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
             info = await ctx.run.images.ensure(cell.component.image, cell.arch)
             programs = KINDS[cell.component.probe].programs
             return await self.auditor.audit(ctx.run, cell.id, cell.host, info, programs)
         if stage is Stage.START:
-            return await self._start(cell, ctx, probe)
+            return await start_stage(cell, ctx, probe, self.run.emit)
         if stage is Stage.SMOKE:
             await probe.smoke()
             return ""
         return await probe.bench() or ""
 
-    async def _start(self, cell: CellPlan, ctx: ProbeContext, probe: Probe) -> str:
-        """Start the probe; when an emulated container dies of `CPU does not support
-        x86-64-v2` (an old qemu-user) or of an illegal instruction under the narrower CPU
-        model emulated for its arch, retry once from scratch with QEMU_CPU=max in every
-        container of the cell and say in the detail that the emulated CPU was the problem."""
-        begun = time.monotonic()
-        try:
-            await probe.start()
-            return f"ready in {time.monotonic() - begun:.1f} s"
-        except EmulatorTooOld as first:
-            if not cell.emulated or ctx.extra_env.get("QEMU_CPU") == WIDEST_CPU:
-                raise
-            problem = f"the {cell.arch} {first.problem}"
-            fix = first.fix or EMULATOR_FIX
-        self.run.emit(RunNote(f"{problem}; cells of that arch were retried with QEMU_CPU=max ({fix})"))
-        await ctx.reset()
-        ctx.extra_env["QEMU_CPU"] = WIDEST_CPU
-        begun = time.monotonic()
-        try:
-            await probe.start()
-        except EmulatorTooOld as again:
-            raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again})", fix=EMULATOR_UPGRADE) from None
-        except StageFailed as exc:
-            raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})", cause=exc.cause) from None
-        return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {fix})"
+
+def _ends_the_cell(stage: Stage, outcome: Outcome) -> bool:
+    """Whether the cell's later stages cannot run after this stage's outcome."""
+    if outcome in (Outcome.ERROR, Outcome.TIMEOUT):
+        return True
+    if stage in (Stage.PACKAGING, Stage.IMAGE, Stage.START):
+        return outcome is not Outcome.PASS
+    return stage is Stage.AUDIT and outcome is Outcome.FAIL  # a mislabelled binary: nothing to start
 
 
 def _bench_seconds(cell: CellPlan) -> float:
