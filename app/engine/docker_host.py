@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
-import tarfile
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
@@ -20,8 +18,6 @@ import docker.errors
 from ecoready.domain.errors import DeadlineExceeded, EngineError
 from ecoready.domain.model import HostFacts, TlsFiles, normalize_arch
 from ecoready.domain.specs import (
-    LABEL_OWNER,
-    LABEL_OWNER_START,
     LABEL_RUN,
     ContainerSpec,
     ContainerState,
@@ -32,12 +28,13 @@ from ecoready.domain.specs import (
 from ecoready.domain.text import inert
 from ecoready.engine import filedrop, podman
 from ecoready.engine.aio import remove_when_made, to_the_end
+from ecoready.engine.archive import files_tar
 from ecoready.engine.discovery import EngineAddress
 from ecoready.engine.engine_kinds import PODMAN, kind_of_engine
 from ecoready.engine.filedrop import FileDrop
 from ecoready.engine.identity import EngineIdentity, identify
 from ecoready.engine.images import EngineImages
-from ecoready.engine.owners import OwnerInfo, owner_alive, this_owner
+from ecoready.engine.owners import OwnerInfo, swept, this_owner
 from ecoready.engine.running import running_containers
 from ecoready.engine.sdk import CONNECT_TIMEOUT, CONTROL_TIMEOUT, Sdk
 
@@ -234,7 +231,7 @@ class DockerHost:
             raise
         if drop is not None and files_dir is not None:
             self._dropped[container_id] = (spec.name, files_dir)
-        archive = _tar(archived) if archived else None
+        archive = files_tar(archived) if archived else None
 
         def start() -> None:
             if archive is not None:
@@ -346,7 +343,7 @@ class DockerHost:
         if self.drop is not None and name and all(filedrop.below(f.path, files_dir) for f in files):
             self.drop.write(name, files_dir, files)  # the mount shows them: no engine call
             return
-        archive = _tar(files)
+        archive = files_tar(files)
         await self._sdk.call(lambda: self._sdk.control.api.put_archive(container_id, "/", archive))
 
     async def stop(self, container_id: str, timeout: int = 10) -> None:
@@ -443,15 +440,7 @@ class DockerHost:
         me = me or this_owner()
         containers, networks, volumes = await self.labelled(LABEL_RUN)
 
-        def doomed(labels: Mapping[str, str] | None) -> bool:
-            labels = labels or {}
-            if everything:
-                return True
-            if run_id is not None and labels.get(LABEL_RUN) == run_id:
-                return True
-            if dead_owners:
-                return not owner_alive(labels.get(LABEL_OWNER, ""), labels.get(LABEL_OWNER_START, ""), me)
-            return False
+        doomed = partial(swept, run_id=run_id, dead_owners=dead_owners, everything=everything, me=me)
 
         # Each removal on its own: one that fails (e.g. a network a foreign container still
         # uses) must not stop the others; what failed stays listed for the next sweep.
@@ -485,23 +474,3 @@ def _healthcheck(spec: ContainerSpec) -> dict[str, Any] | None:
         health["interval"] = int(spec.health_interval * 1e9)
         health["start_period"] = 0
     return health
-
-
-def _tar(files: Iterable[Any]) -> bytes:
-    """A tar of files only: the engine creates missing parent directories (0755, root), and
-    leaving existing directories out keeps their owners and modes untouched.
-
-    It ends with the two zero blocks that end an archive, without the zero padding Python
-    adds up to a 10 KiB record: Podman's copier stops reading at the end-of-archive blocks
-    and exits, so padding still being sent fails the whole PUT with "passing bulk input to
-    subprocess: write |1: broken pipe" (buildah#6573), a spurious error under load."""
-    buffer = io.BytesIO()
-    now = int(time.time())
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for f in files:
-            info = tarfile.TarInfo(f.path.strip("/"))
-            info.size = len(f.content)
-            info.mode = f.mode
-            info.mtime = now
-            tar.addfile(info, io.BytesIO(f.content))
-    return buffer.getvalue()[: tar.offset]  # offset: the end of the end-of-archive blocks

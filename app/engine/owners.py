@@ -1,12 +1,15 @@
 """Who owns what ecoready created: this process (host name, pid and start time, against
-pid reuse), and whether the owner of a labelled resource still runs."""
+pid reuse), whether the owner of a labelled resource still runs, and which resources a
+sweep removes."""
 
 from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_RUN
 from ecoready.engine.proc import process_start
 
 
@@ -41,3 +44,18 @@ def owner_alive(owner: str, start: str, me: OwnerInfo) -> bool:
     except PermissionError:
         return True
     return not start or process_start(pid) == start
+
+
+def swept(
+    labels: Mapping[str, str] | None, *, run_id: str | None, dead_owners: bool, everything: bool, me: OwnerInfo
+) -> bool:
+    """Whether a sweep removes a resource with these labels: all of them (`everything`),
+    those of the run `run_id`, or those whose owner process is gone (`dead_owners`)."""
+    labels = labels or {}
+    if everything:
+        return True
+    if run_id is not None and labels.get(LABEL_RUN) == run_id:
+        return True
+    if dead_owners:
+        return not owner_alive(labels.get(LABEL_OWNER, ""), labels.get(LABEL_OWNER_START, ""), me)
+    return False

@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.events import Resize
 from textual.widgets import DataTable, Footer, Input
@@ -33,7 +33,7 @@ from ecoready.domain.text import inert, one_line
 from ecoready.matrix.document import Matrix
 from ecoready.report.cost import Comparison, compare
 from ecoready.run.session import RunOptions, Session, exit_code
-from ecoready.ui.signals import catch_stop_signals, release_stop_signals
+from ecoready.ui.signals import catch_stop_signals
 from ecoready.ui.tui.answer import ReasonLine, VerdictLines, say_on_exit
 from ecoready.ui.tui.compare import CompareScreen
 from ecoready.ui.tui.detail import DetailScreen
@@ -43,13 +43,13 @@ from ecoready.ui.tui.grid import COMPARE, COMPONENT, ReadinessGrid, visible_rows
 from ecoready.ui.tui.header import RunHeader
 from ecoready.ui.tui.help import HelpScreen
 from ecoready.ui.tui.look import Motion, palette
+from ecoready.ui.tui.quitting import CleanQuit
 from ecoready.ui.tui.runs import RunSession, SessionFactory
 from ecoready.ui.tui.shots import save_screenshot
 from ecoready.ui.tui.statusbar import ProgressLine, ProgressState
 from ecoready.ui.tui.timers import WorkTimers
 
 FLUSH_SECONDS = 0.1
-INTERRUPTED = 130  # the exit code when q stops a run under way, as Ctrl-C does headless
 # Each spinner step redraws the whole visible table (DataTable renders all or nothing):
 # 8 steps/s cost a third of a core at 160x48, 2 steps/s under a tenth.
 SPIN_PER_SECOND = 2
@@ -59,7 +59,7 @@ THEMES = {"dark": "textual-dark", "light": "textual-light"}
 TALL = 40  # rows from which the lines around the grid may take more of the screen
 
 
-class EcoreadyApp(App[int]):
+class EcoreadyApp(CleanQuit):
     TITLE = "ecoready"
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
     ENABLE_COMMAND_PALETTE = False
@@ -97,7 +97,6 @@ class EcoreadyApp(App[int]):
         self.spin = spin
         self.theme = THEMES.get(theme or os.environ.get("ECOREADY_THEME", "dark"), THEMES["dark"])
         self.report: Report = empty_report()
-        self.session: RunSession | None = None
         self.session_open = False
         self.row_filter = RowFilter()
         self.progress = ProgressState(clock)
@@ -117,8 +116,6 @@ class EcoreadyApp(App[int]):
         self._notice = ""
         self._error = ""
         self._failure_code: int | None = None  # the exit code when the run itself failed
-        self._quitting = False
-        self._session_closed = False
         self.saved: list[str] = []  # the files written from the app (exports), for the exit line
         self.saved_json = False  # one of them is the JSON (else the JSON is kept on exit too)
 
@@ -450,60 +447,17 @@ class EcoreadyApp(App[int]):
         self._rebuild = True
         self.flush()
 
-    def action_quit_clean(self) -> None:
-        self.quit_clean()
-
-    def _stop_signal(self, signum: int) -> None:
-        """Quit as `q` does, exiting 128 + the signal; later ones change nothing."""
-        release_stop_signals(asyncio.get_running_loop(), ignore=True)
-        self.call_later(self.quit_clean, 128 + signum)
-
-    def quit_clean(self, signal_code: int | None = None) -> None:
-        """Stop what runs, remove what the run started (saying so meanwhile), then exit:
-        128+signal after SIGTERM/SIGHUP, 130 when a run was stopped (as after Ctrl-C in
-        the headless path), else the run's own code (0 ready, 1 not ready, 3 error)."""
-        if self._quitting:
-            return
-        self._quitting = True
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-        running = [w for w in self.workers if w.group in ("run", "rerun") and w.is_running]
-        self._notice = "stopping the run and removing its containers…" if running else "removing the run's leftovers…"
+    # -- ending (quitting.py) ----------------------------------------------------------
+    def stopping(self, notice: str) -> None:
+        self._notice = notice
         self._show_progress()
-        # cells left unfinished (or a run not yet planned) were interrupted; a run that only
-        # has its final cleanup left ends with its own code
-        cut_short = bool(running) and (
-            not self.report.cells or any(not c.status.finished for c in self.view.cells.values())
-        )
-        self._quit_after_cleanup(running, signal_code or (INTERRUPTED if cut_short else None))
 
-    @work(group="quit", exit_on_error=False)
-    async def _quit_after_cleanup(self, running: list[Worker[None]], code: int | None) -> None:
-        # A worker, not the action itself: the screen keeps drawing the notice meanwhile.
-        for worker in running:
-            worker.cancel()
-        for worker in running:
-            try:
-                await worker.wait()
-            except Exception:  # noqa: S110 - cancelled or failed: either way it ended
-                pass
-        await self._close_session()
+    def cut_short(self) -> bool:
+        return not self.report.cells or any(not c.status.finished for c in self.view.cells.values())
+
+    def run_code(self) -> int:
         statuses = [c.status for c in self.report.cells.values()]
-        if code is None:
-            code = self._failure_code or (exit_code(statuses) if statuses else 0)
-        self.exit(code, return_code=code)
-
-    async def _close_session(self) -> None:
-        if self._session_closed or self.session is None:
-            return
-        self._session_closed = True
-        try:
-            await self.session.close()
-        except Exception as exc:
-            self.notify(inert(f"cleanup failed: {exc}"), severity="error", markup=False)
-
-    async def on_unmount(self) -> None:
-        await self._close_session()  # whatever ended the app, the run's resources go
+        return self._failure_code or (exit_code(statuses) if statuses else 0)
 
 
 def run_app(matrix: Matrix, options: RunOptions, theme: str | None = None) -> int:
