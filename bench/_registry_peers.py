@@ -212,7 +212,7 @@ class _Once:
         return future.result()
 
 
-def answers(tool: Tool, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], Answer]:
+def answers(tool: Tool, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], Answer]:  # noqa: C901 - closures sharing one cache
     """Every (image, arch) of `wanted` (images named on the lab registry, asked of
     `tool.host`), all at once."""
     once = _Once()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # What `{name}` in an env value, a command or entrypoint argument, or a file's content
@@ -54,27 +54,48 @@ def check_command_options(options: Mapping[str, Any], has_backend: bool) -> Prob
     health = options.get("healthcheck")
     if isinstance(health, list) and health and health[0] not in ("CMD", "CMD-SHELL"):
         problems.append((("healthcheck", 0), '\'healthcheck\' starts with "CMD" or "CMD-SHELL" (Docker\'s test form)'))
-    env = options.get("env")
-    for name, value in (env or {}).items() if isinstance(env, dict) else ():
+    problems.extend(_env_problems(options.get("env"), strict))
+    problems.extend(_file_problems(options.get("files"), used))
+    problems.extend(_scalar_problems(options))
+    if not has_backend:
+        for where, name in used[:1]:
+            problems.append((where, f"'{{{name}}}' is the backend's: this row needs a 'backend'"))
+    return problems
+
+
+def _env_problems(env: object, strict: Callable[[tuple[str | int, ...], str], None]) -> Problems:
+    """`env`: names as the shell takes them, string values (their placeholders checked)."""
+    problems: Problems = []
+    for name, value in env.items() if isinstance(env, dict) else ():
         if not _ENV_NAME.match(name):
             problems.append((("env", name), f"environment name {name!r} must be letters, digits and '_'"))
         if not isinstance(value, str):
             problems.append((("env", name), f"'env.{name}' must be a string"))
         else:
             strict(("env", name), value)
-    files = options.get("files")
-    for path, content in (files or {}).items() if isinstance(files, dict) else ():
+    return problems
+
+
+def _file_problems(files: object, used: list[tuple[tuple[str | int, ...], str]]) -> Problems:
+    """`files`: absolute paths without '..', string contents (their placeholders noted in `used`)."""
+    problems: Problems = []
+    for path, content in files.items() if isinstance(files, dict) else ():
         if not path.startswith("/") or "\x00" in path or ".." in path.split("/"):
             problems.append((("files", path), f"file path {path!r} must be absolute, without '..'"))
         if not isinstance(content, str):
             problems.append((("files", path), f"the content of {path!r} must be a string"))
         else:
             used.extend((("files", path), n) for n in placeholders_in(content) if n in COMMAND_PLACEHOLDERS)
-    mode = options.get("mode")
+    return problems
+
+
+def _scalar_problems(options: Mapping[str, Any]) -> Problems:
+    """`port`, `mode`, `database` and `limit`: their ranges, and what applies to which mode."""
+    problems: Problems = []
     port = options.get("port")
     if isinstance(port, int) and not isinstance(port, bool) and not 1 <= port <= 65535:
         problems.append((("port",), "'port' must be between 1 and 65535"))
-    if mode == "run" and ("port" in options or "healthcheck" in options):
+    if options.get("mode") == "run" and ("port" in options or "healthcheck" in options):
         key = "port" if "port" in options else "healthcheck"
         problems.append(((key,), f"'{key}' applies to mode = \"service\" (a command that stays up)"))
     database = options.get("database")
@@ -83,9 +104,6 @@ def check_command_options(options: Mapping[str, Any], has_backend: bool) -> Prob
     limit = options.get("limit")
     if isinstance(limit, (int, float)) and not isinstance(limit, bool) and not 0 < limit <= 86_400:
         problems.append((("limit",), "'limit' must be between 0 and 86400 seconds"))
-    if not has_backend:
-        for where, name in used[:1]:
-            problems.append((where, f"'{{{name}}}' is the backend's: this row needs a 'backend'"))
     return problems
 
 

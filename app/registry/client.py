@@ -189,13 +189,7 @@ class RegistryClient:
                 self._learn_head(host, ANSWERS)
                 digest = reply.headers.get("docker-content-digest", "")
                 if _DIGEST.match(digest):
-                    try:
-                        body = await self._body(ref, "manifests", digest)
-                    except _Absent:
-                        raise RegistryError(ref.registry, f"{ref} answers HEAD but not GET of {digest[:19]}") from None
-                    if self.cache:
-                        self.cache.remember(key, digest)
-                    return _parse_manifest(ref, _media(reply), digest, body)
+                    return await self._by_digest(ref, key, _media(reply), digest)
         reply = await self.http.request(ref, "GET", f"manifests/{tag}")
         if reply.status == 404:
             return None
@@ -211,6 +205,16 @@ class RegistryClient:
         if self.cache:
             self.cache.remember(key, digest)
         return _parse_manifest(ref, _media(reply), digest, reply.body)
+
+    async def _by_digest(self, ref: ImageRef, key: str, media: str, digest: str) -> Manifest:
+        """The manifest a HEAD of the tag named by its digest (remembered for the tag)."""
+        try:
+            body = await self._body(ref, "manifests", digest)
+        except _Absent:
+            raise RegistryError(ref.registry, f"{ref} answers HEAD but not GET of {digest[:19]}") from None
+        if self.cache:
+            self.cache.remember(key, digest)
+        return _parse_manifest(ref, media, digest, body)
 
     # -- a registry's manners with HEAD --------------------------------------------------
     def _head_manners(self, host: str) -> str | None:
