@@ -92,19 +92,27 @@ def emulation_wanted(spec: Host, native: str, wanted: Sequence[str]) -> list[str
     return [a for a in wanted if a != native] if spec.emulate else []
 
 
+@dataclass(frozen=True)
+class ArchNeeds:
+    """What the run needs of one arch before it is planned: the images of the matrix to
+    survey a platform of it with (none: no cell needs the arch) and their probe kinds."""
+
+    images: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+
 async def learn_facts(
     engines: Sequence[Engine],
     runs: Mapping[str, RunContext],
-    wanted: Sequence[str],
+    needs: Mapping[str, ArchNeeds],
     engine_emulators: Callable[[], Mapping[str, Emulator]],
-    survey_images: Callable[[str], Sequence[str]],
-    kinds: Callable[[str], Iterable[str]],
     memory: EngineMemory,
 ) -> None:
-    """Set `facts` on every reachable engine: the engine's own view, what it emulates, and
-    what it serves. What it emulates is asked of the engine (run/emulation.py);
-    `engine_emulators` reads the binfmt table of this machine's kernel, a hint used only
-    for an engine that runs on it."""
+    """Set `facts` on every reachable engine: the engine's own view, what it emulates of
+    the arches in `needs`, and what it serves. What it emulates is asked of the engine
+    (run/emulation.py); `engine_emulators` reads the binfmt table of this machine's kernel,
+    a hint used only for an engine that runs on it."""
+    wanted = tuple(needs)
 
     async def one(engine: Engine) -> None:
         assert engine.host is not None and engine.facts is not None
@@ -114,14 +122,14 @@ async def learn_facts(
         others_native = {e.facts.native_arch for e in engines if e is not engine and e.facts and not e.error}
         # an arch another host runs natively need not be proven here, unless [[hosts]] lists it
         # nor one no cell of the run needs (no image of the matrix for it)
-        candidates = [a for a in candidates if (a in spec.arches or a not in others_native) and survey_images(a)]
+        candidates = [a for a in candidates if (a in spec.arches or a not in others_native) and needs[a].images]
         found = await find_emulation(
             runs[spec.name],
             candidates,
             hint=engine_emulators() if engine.host.same_kernel else {},
             memory=memory,
-            images={a: survey_images(a) for a in candidates},
-            kinds={a: kinds(a) for a in candidates},
+            images={a: needs[a].images for a in candidates},
+            kinds={a: needs[a].kinds for a in candidates},
         )
         engine.surveyed.update(found.surveyed)
         engine.notes.extend(found.notes)

@@ -34,7 +34,7 @@ from ecoready.registry.client import RegistryClient
 from ecoready.registry.image_store import ImageStore
 from ecoready.run.emulation import EngineMemory
 from ecoready.run.fitness import hazards
-from ecoready.run.hosts import Engine, close_all, connect_all, host_specs, learn_facts, unreachable_facts
+from ecoready.run.hosts import ArchNeeds, Engine, close_all, connect_all, host_specs, learn_facts, unreachable_facts
 from ecoready.run.runner import Runner, load_probe
 from ecoready.run.survey import ask
 
@@ -114,15 +114,8 @@ class Session:
             )
         await self._sweep_dead_runs(reachable)
         wanted = tuple(self.options.arches or self.matrix.arches)
-        await learn_facts(
-            self.engines,
-            self.runs,
-            wanted,
-            emulators,
-            lambda arch: self._images_for(arch),
-            lambda arch: self._kinds_for(arch),
-            self.memory,
-        )
+        needs = {arch: ArchNeeds(tuple(self._images_for(arch)), tuple(self._kinds_for(arch))) for arch in wanted}
+        await learn_facts(self.engines, self.runs, needs, emulators, self.memory)
         for engine in self.engines:
             if engine.host is None and engine.spec.name in self.runs:  # lost while asked for its facts
                 del self.runs[engine.spec.name]
