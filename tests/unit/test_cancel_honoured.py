@@ -20,16 +20,16 @@ from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import Outcome, Stage
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.sdk import Sdk
-from ecoready.engine.threads import DaemonThreadPool
 from ecoready.run.runner import Runner
 from tests.support.fake_host import FakeImages, cell, component, plan, rig
+from tests.support.sdk import unconnected_sdk
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def sdk_without_clients(workers: int) -> Sdk:
-    """The SDK's pool and deadlines without an engine: its docker clients are None, never called."""
-    return Sdk("t", "", None, None, DaemonThreadPool(workers, "t"))  # type: ignore[arg-type]
+    """The SDK's pool and deadlines without an engine: its docker clients are never called."""
+    return unconnected_sdk("t", "", workers, "t")
 
 
 async def test_a_docker_call_that_returns_as_its_caller_is_cancelled_still_cancels() -> None:

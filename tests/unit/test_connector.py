@@ -30,6 +30,7 @@ from ecoready.probes.connector import (
 )
 from ecoready.probes.shared.drivers import CLASSIC, X_PROTOCOL, X_PROTOCOL_DRIVERS, recipe
 from ecoready.probes.shared.sql_server import X_PORT, Server
+from tests.support.fake_host import component, context, rig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -188,10 +189,11 @@ def test_an_x_protocol_driver_is_given_the_x_plugin_s_port_and_the_others_the_cl
     assert recipe(npm("mysql2")).protocol == CLASSIC == recipe(npm("mariadb")).protocol
     # the X port is the server's fact: MySQL's and Percona Server's X Plugin, none in MariaDB
     root = Secret("root", "pw")
-    mysql = Server(None, SERVER, root, "mysql").endpoint  # type: ignore[arg-type]  # no context needed
+    ctx = context(rig(), component("mysql-8.4", "server", "mysql:8.4"))  # not asked: the endpoint is a fact
+    mysql = Server(ctx, SERVER, root, "mysql").endpoint
     assert (mysql.port, mysql.x_port) == (3306, X_PORT) == (3306, 33060)
-    assert Server(None, SERVER, root, "percona").endpoint.x_port == X_PORT  # type: ignore[arg-type]
-    assert Server(None, SERVER, root, "mariadb").endpoint.x_port is None  # type: ignore[arg-type]
+    assert Server(ctx, SERVER, root, "percona").endpoint.x_port == X_PORT
+    assert Server(ctx, SERVER, root, "mariadb").endpoint.x_port is None
     assert smoke_port(X_PROTOCOL, mysql, "row") == 33060 and smoke_port(CLASSIC, mysql, "row") == 3306
     mariadb = Endpoint("backend-server", 3306, "root", root, SERVER, flavor="mariadb")
     with pytest.raises(MatrixMismatch, match=r"row connector-x: .*only the X Protocol.*\(MariaDB\) has no X Plugin"):

@@ -24,8 +24,7 @@ from ecoready.domain.errors import (
     EcoreadyError,
     EngineError,
 )
-from ecoready.engine.sdk import Sdk
-from ecoready.engine.threads import DaemonThreadPool
+from tests.support.sdk import unconnected_sdk
 
 URL = "unix:///run/user/1000/docker.sock"
 STEP = "the commit of ecoready-cache/driver:abc"
@@ -60,7 +59,7 @@ def read_timeout() -> Exception:
 FAILURES: dict[str, tuple[Callable[[], BaseException], type[EcoreadyError], str]] = {
     "socket timeout": (read_timeout, DeadlineExceeded, f"{STEP}: the engine at {URL} sent nothing for 30 s"),
     "urllib3 timeout": (
-        lambda: urllib3.exceptions.ReadTimeoutError(None, "/x", "Read timed out."),  # type: ignore[arg-type]
+        lambda: urllib3.exceptions.ReadTimeoutError(urllib3.HTTPConnectionPool("localhost"), "/x", "Read timed out."),
         DeadlineExceeded,
         f"{STEP}: the engine at {URL} sent nothing for 30 s",
     ),
@@ -96,7 +95,7 @@ FAILURES: dict[str, tuple[Callable[[], BaseException], type[EcoreadyError], str]
 
 def failed_with(exc: BaseException | None, timeout: float = 5.0) -> EcoreadyError:
     async def go() -> None:
-        sdk = Sdk("local", URL, None, None, DaemonThreadPool(1, "test-errors"))  # type: ignore[arg-type]
+        sdk = unconnected_sdk("local", URL, 1, "test-errors")
 
         def work() -> None:
             if exc is None:

@@ -129,7 +129,7 @@ async def test_whether_it_is_readable_is_answered_without_asking_anyio(
     TransportSocket, no socket.socket)."""
     stream = await Network().connect_tcp(*listener.origin)
     asked: list[str] = []
-    inner = stream._inner  # type: ignore[attr-defined]
+    inner = vars(stream)["_inner"]  # the anyio stream ecoready's wraps
     real = inner.get_extra_info
 
     def counted(info: str) -> object:

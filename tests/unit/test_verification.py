@@ -13,7 +13,7 @@ import pytest
 from rich.text import Text
 
 from ecoready.domain.blame import Blame, Cause
-from ecoready.domain.model import CONTRACT_CAVEAT, Check, Outcome, Stage, StageResult, Verification
+from ecoready.domain.model import CONTRACT_CAVEAT, Check, Outcome, Report, Stage, StageResult, Verification
 from ecoready.matrix.kinds import KINDS, verification
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
@@ -53,12 +53,12 @@ def smoke_failed() -> tuple[StageResult, ...]:
     )
 
 
-def views(report: object) -> dict[str, str]:
+def views(report: Report) -> dict[str, str]:
     return {
-        "text": render_summary(report),  # type: ignore[arg-type]
-        "md": markdown.render(report),  # type: ignore[arg-type]
-        "html": html.render(report),  # type: ignore[arg-type]
-        "junit": junit.render(report),  # type: ignore[arg-type]
+        "text": render_summary(report),
+        "md": markdown.render(report),
+        "html": html.render(report),
+        "junit": junit.render(report),
     }
 
 
