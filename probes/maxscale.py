@@ -1,7 +1,7 @@
 """The maxscale probe: MariaDB MaxScale (`mariadb/maxscale`) with a read/write-split service
 in front of the cell's backend server.
 
-Contract (image-contracts.md §9; mariadb-corporation/maxscale-docker README and
+Contract (docs/image-contracts.md "MariaDB MaxScale"; mariadb-corporation/maxscale-docker README and
 Dockerfile): no env contract; extra configuration goes into `/etc/maxscale.cnf.d/`; the
 REST API listens on 8989 with the default user admin/mariadb (reachable only inside the
 cell's private network). `maxctrl`, shipped with MaxScale, speaks that REST API, so

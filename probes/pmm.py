@@ -1,13 +1,14 @@
 """The pmm probe: Percona Monitoring and Management 3 (`percona/pmm-server:3`) with a
 `percona/pmm-client:3` container that registers the cell's backend server.
 
-Contract (image-contracts.md §10; percona/pmm `api/server/v1`, `api/inventory/v1/services.proto`,
-`admin/commands/management/add_mysql.go`; pmm-doc "Install PMM Client with Docker"): PMM 3
-serves HTTP on 8080 inside the container, `GET /v1/server/readyz` needs no auth and
-answers `{}` when ready, `GET /v1/server/version` and `GET /v1/inventory/services` take
-basic auth (admin/admin until changed; reachable only inside the cell's private network).
-The client container runs pmm-agent with `PMM_AGENT_SETUP=1`, registering itself with the
-server; `pmm-admin add mysql` then adds a MySQL service it monitors.
+Contract (docs/image-contracts.md "PMM Server and Client"; percona/pmm `api/server/v1`,
+`api/inventory/v1/services.proto`, `admin/commands/management/add_mysql.go`; pmm-doc
+"Install PMM Client with Docker"): PMM 3 serves HTTP on 8080 inside the container, `GET
+/v1/server/readyz` needs no auth and answers `{}` when ready, `GET /v1/server/version` and
+`GET /v1/inventory/services` take basic auth (admin/admin until changed; reachable only
+inside the cell's private network). The client container runs pmm-agent with
+`PMM_AGENT_SETUP=1`, registering itself with the server; `pmm-admin add mysql` then adds a
+MySQL service it monitors.
 
 start: the server's readiness endpoint answers (curl inside the server container).
 smoke: the version API; a pmm-client container connects to the server and registers the

@@ -1,6 +1,6 @@
 """The proxysql probe: ProxySQL (`proxysql/proxysql`) in front of the cell's backend server.
 
-Contract (shared/reference/image-contracts.md §8, proxysql.com "Configuration file" and
+Contract (docs/image-contracts.md "ProxySQL", proxysql.com "Configuration file" and
 "Admin schemas"): the image has no env contract, it reads `/etc/proxysql.cnf` on its first
 start (empty data dir, so every start here is a first start). The built-in `admin` user may
 log in only from inside the container, so the config adds a second admin credential

@@ -1,11 +1,11 @@
 """Percona XtraDB Cluster: three nodes of `percona/percona-xtradb-cluster`, the Galera
 start, waits and checks of probes/galera.py with the image's own contract.
 
-The image's entrypoint (percona-docker `percona-xtradb-cluster-8.4/dockerdir/entrypoint.sh`)
-bootstraps a new cluster when `CLUSTER_JOIN` is empty and joins the listed nodes otherwise
-(then it skips initialising the datadir: the data, users included, arrives by SST);
-`CLUSTER_NAME` names the cluster. Extra config is read from
-`/etc/percona-xtradb-cluster.conf.d/`.
+The image's entrypoint (docs/image-contracts.md "Percona XtraDB Cluster"; percona-docker
+`percona-xtradb-cluster-8.4/dockerdir/entrypoint.sh`) bootstraps a new cluster when
+`CLUSTER_JOIN` is empty and joins the listed nodes otherwise (then it skips initialising
+the datadir: the data, users included, arrives by SST); `CLUSTER_NAME` names the cluster.
+Extra config is read from `/etc/percona-xtradb-cluster.conf.d/`.
 
 PXC 8.x encrypts cluster traffic by default (`pxc_encrypt_cluster_traffic=ON`): every node
 must use the same CA, certificate and key, or the Galera handshake fails. The probe

@@ -1,12 +1,12 @@
 """The router probe: MySQL Router (Oracle's `container-registry.oracle.com/mysql/community-router`)
 with a static routing configuration in front of the cell's backend server.
 
-Contract (image-contracts.md §2; mysql/mysql-docker `mysql-router/8.4/Dockerfile`): the
-image's `run.sh` entrypoint always bootstraps against an InnoDB Cluster when its command
-is `mysqlrouter`, which fails against a plain server, so the probe replaces the entrypoint
-with `mysqlrouter -c <static config>`. The image runs as uid 999 and ships the MySQL
-client (its HEALTHCHECK uses `mysqladmin --port 6446`), so queries go through the
-router from inside its own container.
+Contract (docs/image-contracts.md "MySQL Router"; mysql/mysql-docker
+`mysql-router/8.4/Dockerfile`): the image's `run.sh` entrypoint always bootstraps against
+an InnoDB Cluster when its command is `mysqlrouter`, which fails against a plain server, so
+the probe replaces the entrypoint with `mysqlrouter -c <static config>`. The image runs as
+uid 999 and ships the MySQL client (its HEALTHCHECK uses `mysqladmin --port 6446`), so
+queries go through the router from inside its own container.
 
 Static routes (MySQL Router manual, "Basic Connection Routing"): 6446 read/write with
 `first-available`, 6447 read-only with `round-robin`, both to the backend. TLS is passed

@@ -12,12 +12,13 @@ its own against the cell's backend server. The `client` option picks the check s
   names the cell's CPU. Credentials come from an option file; the same checks for both
   clients, only the binary and its version line differ.
 
-MySQL Shell's JSON wrapping (mysql/mysql-shell `mysqlshdk/shellcore/shell_console.cc`;
-MySQL Shell manual 5.7.5 "JSON Wrapping") prints one JSON document per line: result sets
-as {"hasData": true, "rows": [...], "executionTime": ..., "warningCount": ...}, and every
-console message as a one-key object: {"info": ...}, {"warning": ...}, {"note": ...},
-{"password": <prompt>}, {"error": <text or {"code", "state", "message", ...}>}.
-The password reaches mysqlsh on stdin from a file (`--passwords-from-stdin`), never argv.
+MySQL Shell's JSON wrapping (docs/image-contracts.md "MySQL Shell"; mysql/mysql-shell
+`mysqlshdk/shellcore/shell_console.cc`; MySQL Shell manual 5.7.5 "JSON Wrapping") prints
+one JSON document per line: result sets as {"hasData": true, "rows": [...],
+"executionTime": ..., "warningCount": ...}, and every console message as a one-key object:
+{"info": ...}, {"warning": ...}, {"note": ...}, {"password": <prompt>}, {"error": <text or
+{"code", "state", "message", ...}>}. The password reaches mysqlsh on stdin from a file
+(`--passwords-from-stdin`), never argv.
 """
 
 from __future__ import annotations

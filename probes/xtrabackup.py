@@ -7,13 +7,14 @@ starts them itself: their datadirs must be volumes the tool container shares). T
 sends telemetry and then runs the command. `xtrabackup` reads connection options from
 `[xtrabackup]` (and `[client]`).
 
-Version rule (pxb-docs `server-backup-version-comparison.md`): the XtraBackup major line
-must match the server's (8.0 with 8.0, 8.4 with 8.4, 9.7 with 9.7); a server of another
-line makes the backup stop with an error unless `--no-server-version-check` overrides it
-(which risks a corrupt backup, so the probe never does). On the 8.0 line before 8.0.34 a
-server newer than XtraBackup also stops it (pxb-docs 8.0). XtraBackup does not support
-MariaDB (that is mariadb-backup). The rule is checked first and reported as the
-`version-rule` check; the backup runs only when it holds.
+Version rule (docs/image-contracts.md "Percona XtraBackup"; pxb-docs
+`server-backup-version-comparison.md`): the XtraBackup major line must match the server's
+(8.0 with 8.0, 8.4 with 8.4, 9.7 with 9.7); a server of another line makes the backup stop
+with an error unless `--no-server-version-check` overrides it (which risks a corrupt
+backup, so the probe never does). On the 8.0 line before 8.0.34 a server newer than
+XtraBackup also stops it (pxb-docs 8.0). XtraBackup does not support MariaDB (that is
+mariadb-backup). The rule is checked first and reported as the `version-rule` check; the
+backup runs only when it holds.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 `KINDS` says, for each kind: how far it was verified (`verified`: `lab`, run here against
 the real software in the lab's images, or `contract`, written from the image's documented
-contract only: shared/reference/image-contracts.md; `contract_when` names option values
+contract only: docs/image-contracts.md; `contract_when` names option values
 that take a lab-verified kind off the path the lab ran: MySQL Shell), the module that
 implements it (`ecoready.probes.<kind>`, imported only when a run needs it), whether it
 needs a backend server, whether it can be one, whether it is benchmarked, the options it

@@ -1,4 +1,4 @@
-"""`doctor` ends with one summary line and exits 3 (design.md: an environment error) when
+"""`doctor` ends with one summary line and exits 3 (docs/usage.md: an environment error) when
 something would stop a run; a real unreachable socket and a real refused registry port."""
 
 from __future__ import annotations

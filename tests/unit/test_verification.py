@@ -31,7 +31,7 @@ def test_every_probe_kind_states_its_verification() -> None:
         for option, values in kind.contract_when.items():
             assert option in kind.options and values, (name, option)
             assert set(values) <= set(kind.choices.get(option, values)), (name, option)
-    # what the lab cannot run is contract-only (design.md, "Testing")
+    # what the lab cannot run is contract-only (docs/components.md)
     for name in ("proxysql", "maxscale", "pmm", "pxc", "xtrabackup"):
         assert KINDS[name].verified is Verification.CONTRACT, name
     assert verification(KINDS["shell"], {"client": "mariadb"}) is Verification.LAB

@@ -35,7 +35,7 @@ def add(verbs: options.Verbs) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Ends with one summary line. 3 (an environment error, design.md) when something would
+    """Ends with one summary line. 3 (an environment error, docs/usage.md) when something would
     stop a run: the engine unreachable, a wanted arch's emulator broken, a registry of the
     matrix that does not answer; else 0 (what only might be a problem is said, as a warning)."""
     import asyncio
