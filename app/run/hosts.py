@@ -37,6 +37,12 @@ class Engine:
     # platform fitness learned while checking its emulators (emitted once the run starts)
     surveyed: dict[str, PlatformFitness] = field(default_factory=dict)
 
+    def learn(self, learned: Learned) -> None:
+        """Take what `learn_facts` found out about this engine."""
+        self.facts = learned.facts
+        self.surveyed.update(learned.surveyed)
+        self.notes.extend(learned.notes)
+
 
 def host_specs(hosts: Sequence[Host]) -> tuple[Host, ...]:
     """The matrix's hosts; none means the engine found as the docker CLI finds it (engine/discovery.py)."""
@@ -101,20 +107,32 @@ class ArchNeeds:
     kinds: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Learned:
+    """What asking one engine taught the run: its facts (what it emulates and serves, its
+    cost model), the platform fitness surveyed while its emulators were proven, and notes."""
+
+    facts: HostFacts
+    surveyed: Mapping[str, PlatformFitness]
+    notes: tuple[str, ...]
+
+
 async def learn_facts(
     engines: Sequence[Engine],
     runs: Mapping[str, RunContext],
     needs: Mapping[str, ArchNeeds],
     engine_emulators: Callable[[], Mapping[str, Emulator]],
     memory: EngineMemory,
-) -> None:
-    """Set `facts` on every reachable engine: the engine's own view, what it emulates of
-    the arches in `needs`, and what it serves. What it emulates is asked of the engine
-    (run/emulation.py); `engine_emulators` reads the binfmt table of this machine's kernel,
-    a hint used only for an engine that runs on it."""
+) -> dict[str, Learned]:
+    """What each reachable engine serves, by host name: the engine's own view, what it
+    emulates of the arches in `needs`, and its cost model; the caller applies it
+    (`Engine.learn`). What it emulates is asked of the engine (run/emulation.py);
+    `engine_emulators` reads the binfmt table of this machine's kernel, a hint used only
+    for an engine that runs on it. An engine that stops answering while it is asked keeps
+    its error, and its host is closed."""
     wanted = tuple(needs)
 
-    async def one(engine: Engine) -> None:
+    async def one(engine: Engine) -> tuple[str, Learned]:
         assert engine.host is not None and engine.facts is not None
         facts = engine.facts
         spec, native = engine.spec, facts.native_arch
@@ -131,11 +149,9 @@ async def learn_facts(
             images={a: needs[a].images for a in candidates},
             kinds={a: needs[a].kinds for a in candidates},
         )
-        engine.surveyed.update(found.surveyed)
-        engine.notes.extend(found.notes)
         native_served = not spec.arches or native in spec.arches
         serves = ((native,) if native_served else ()) + tuple(found.emulators)
-        engine.facts = replace(
+        learned = replace(
             facts,
             emulated_arches=tuple(found.emulators),
             emulators=found.emulators,
@@ -143,11 +159,12 @@ async def learn_facts(
             docker=spec.docker,
             **cost_facts(spec),
         )
+        return spec.name, Learned(learned, dict(found.surveyed), tuple(found.notes))
 
     # the engines' own views first: a host need not prove it emulates an arch that another
     # host runs natively
     await asyncio.gather(*(_engine_view(e) for e in engines if e.host is not None))
-    await asyncio.gather(*(one(e) for e in engines if e.host is not None))
+    return dict(await asyncio.gather(*(one(e) for e in engines if e.host is not None)))
 
 
 async def _engine_view(engine: Engine) -> None:

@@ -115,7 +115,10 @@ class Session:
         await self._sweep_dead_runs(reachable)
         wanted = tuple(self.options.arches or self.matrix.arches)
         needs = {arch: ArchNeeds(tuple(self._images_for(arch)), tuple(self._kinds_for(arch))) for arch in wanted}
-        await learn_facts(self.engines, self.runs, needs, emulators, self.memory)
+        learned = await learn_facts(self.engines, self.runs, needs, emulators, self.memory)
+        for engine in self.engines:
+            if engine.spec.name in learned:
+                engine.learn(learned[engine.spec.name])
         for engine in self.engines:
             if engine.host is None and engine.spec.name in self.runs:  # lost while asked for its facts
                 del self.runs[engine.spec.name]
