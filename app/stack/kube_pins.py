@@ -81,7 +81,7 @@ def _term(term: object, where: str, places: list[str], notes: list[str]) -> set[
     return allowed
 
 
-def read_pins(  # noqa: C901 - one branch per place a pod spec pins its arch (selector, affinity, tolerations)
+def read_pins(
     pod: Mapping[str, object], prefix: str, affinity: Sequence[str] = ("affinity", "nodeAffinity")
 ) -> ArchPins:
     """The arch pins of a pod spec at YAML path `prefix` (`spec.template.spec`); `affinity`
