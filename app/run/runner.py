@@ -49,8 +49,9 @@ from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
 from ecoready.run.audit_stage import AuditCache, Auditor, default_dir
+from ecoready.run.image_stage import image_stage, search_tags_of
 from ecoready.run.packaging_stage import packaging_stage
-from ecoready.run.stages import image_stage, search_tags_of, start_stage
+from ecoready.run.start_stage import start_stage
 
 log = logging.getLogger("ecoready.runner")
 

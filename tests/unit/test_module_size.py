@@ -12,17 +12,6 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 500
 FOLDERS = ("app", "probes")
 
-# Known exceptions: modules over the limit whose splits are under way on other branches of
-# issue 53. The lead empties this list as those splits land (`test_known_exceptions_are_
-# still_over` fails for each entry that no longer needs to be here).
-KNOWN_OVER: frozenset[str] = frozenset(
-    {
-        "app/lab/build.py",
-        "app/report/verdict.py",
-        "app/domain/model.py",
-    }
-)
-
 
 def line_counts(root: Path, folders: tuple[str, ...] = FOLDERS) -> dict[str, int]:
     """Lines of every Python module under `folders` of `root`, by its path from `root`."""
@@ -33,21 +22,15 @@ def line_counts(root: Path, folders: tuple[str, ...] = FOLDERS) -> dict[str, int
     }
 
 
-def too_long(counts: dict[str, int], allowed: frozenset[str] = frozenset()) -> dict[str, int]:
-    return {path: lines for path, lines in counts.items() if lines > MAX_LINES and path not in allowed}
+def too_long(counts: dict[str, int]) -> dict[str, int]:
+    return {path: lines for path, lines in counts.items() if lines > MAX_LINES}
 
 
 def test_no_module_over_500_lines() -> None:
-    over = too_long(line_counts(ROOT), KNOWN_OVER)
+    over = too_long(line_counts(ROOT))
     assert not over, "modules over 500 lines (split each along a seam): " + ", ".join(
         f"{path} ({lines} lines)" for path, lines in sorted(over.items())
     )
-
-
-def test_known_exceptions_are_still_over() -> None:
-    counts = line_counts(ROOT)
-    done = sorted(path for path in KNOWN_OVER if counts.get(path, 0) <= MAX_LINES)
-    assert not done, f"no longer over 500 lines (or gone): remove from KNOWN_OVER: {', '.join(done)}"
 
 
 def test_the_count_names_a_module_one_line_over(tmp_path: Path) -> None:
@@ -59,4 +42,3 @@ def test_the_count_names_a_module_one_line_over(tmp_path: Path) -> None:
     counts = line_counts(tmp_path)
     assert counts == {"app/just.py": MAX_LINES, "app/sub/long.py": MAX_LINES + 1}
     assert too_long(counts) == {"app/sub/long.py": MAX_LINES + 1}
-    assert too_long(counts, frozenset({"app/sub/long.py"})) == {}

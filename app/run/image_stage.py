@@ -1,34 +1,21 @@
-"""What the image and start stages of a cell do, and the tag search of a cell whose image
-is missing for its arch (the runner puts each under its budget and decides who is blamed).
-
-The image stage resolves and pulls the component's images and its backend's; the start
-stage starts the probe and, when an emulated container dies of the CPU model emulated for
-its arch, retries once from scratch with QEMU_CPU=max.
+"""What a cell's image stage does: resolve and pull the component's images and its
+backend's on the cell's host; and, when the image is missing for the cell's arch, the tag
+search of its repository (the runner puts the stage under its budget and decides who is
+blamed; the search's trouble is its own).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 
-from ecoready.domain.errors import (
-    BackendFailed,
-    DockerUnavailable,
-    EmulatorProblem,
-    EmulatorTooOld,
-    ImageUnavailable,
-    InfraError,
-    StageFailed,
-)
-from ecoready.domain.events import Event, ImageResolved, RunNote, TagsSearched
+from ecoready.domain.errors import BackendFailed, DockerUnavailable, ImageUnavailable, InfraError
+from ecoready.domain.events import Event, ImageResolved, TagsSearched
 from ecoready.domain.model import TagSearch
 from ecoready.domain.text import one_line
-from ecoready.engine.platform import WIDEST_CPU
 from ecoready.plan.cells import CellPlan
 from ecoready.probe_api.context import ProbeContext
-from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.registry.tag_search import search_tags
 
@@ -58,33 +45,6 @@ async def image_stage(cell: CellPlan, ctx: ProbeContext, probe: Probe, emit: Emi
         except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
             raise BackendFailed(str(exc), subject=cell.backend.id, behind=exc.cause) from None
     return f"{info.found_as} {info.digest[:19]}" + (f" via mirror {info.mirror}" if info.mirror else "")
-
-
-async def start_stage(cell: CellPlan, ctx: ProbeContext, probe: Probe, emit: Emit) -> str:
-    """Start the probe; when an emulated container dies of `CPU does not support
-    x86-64-v2` (an old qemu-user) or of an illegal instruction under the narrower CPU
-    model emulated for its arch, retry once from scratch with QEMU_CPU=max in every
-    container of the cell and say in the detail that the emulated CPU was the problem."""
-    begun = time.monotonic()
-    try:
-        await probe.start()
-        return f"ready in {time.monotonic() - begun:.1f} s"
-    except EmulatorTooOld as first:
-        if not cell.emulated or ctx.extra_env.get("QEMU_CPU") == WIDEST_CPU:
-            raise
-        problem = f"the {cell.arch} {first.problem}"
-        fix = first.fix or EMULATOR_FIX
-    emit(RunNote(f"{problem}; cells of that arch were retried with QEMU_CPU=max ({fix})"))
-    await ctx.reset()
-    ctx.extra_env["QEMU_CPU"] = WIDEST_CPU
-    begun = time.monotonic()
-    try:
-        await probe.start()
-    except EmulatorTooOld as again:
-        raise EmulatorProblem(f"{problem}, even with QEMU_CPU=max ({again})", fix=EMULATOR_UPGRADE) from None
-    except StageFailed as exc:
-        raise StageFailed(f"{exc} (after a retry with QEMU_CPU=max: {problem})", cause=exc.cause) from None
-    return f"ready in {time.monotonic() - begun:.1f} s with QEMU_CPU=max ({problem}; {fix})"
 
 
 async def search_tags_of(cell: CellPlan, ctx: ProbeContext, emit: Emit) -> None:
