@@ -7,12 +7,12 @@ the stand-in's default matrix, is test_stand_in.py's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from ecoready.lab.oci_writer import RegistryWriter
+from ecoready.lab.oci_writer import IndexEntry, RegistryWriter
 from ecoready.lab.publish import write_index
 from tests.support.registry_servers import Registry, push_tiny_image, start_registry
 
@@ -52,10 +52,10 @@ class OtherBuildMeanwhile(RegistryWriter):
     """A writer during whose first index write another build publishes its arch: the
     index this writer is putting was made from the arches present before."""
 
-    def put_index(self, *args: object, **kwargs: object) -> str:
+    def put_index(self, repo: str, tag: str, entries: Sequence[IndexEntry], *, oci: bool = False) -> str:
         if self.manifest("arm64/thing", "1") is None:
             push_tiny_image(self, "arm64/thing", "1", "arm64")
-        return super().put_index(*args, **kwargs)  # type: ignore[arg-type]
+        return super().put_index(repo, tag, entries, oci=oci)
 
 
 def test_an_arch_published_while_the_index_is_written_is_not_lost(registry: Registry) -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from ecoready.lab.needs import first_wave, needs
 from ecoready.lab.recipes import IMAGES
+from ecoready.matrix.document import Matrix
 from ecoready.matrix.load import load
 from tests.support.cli import LAB_MATRIX, ROOT, ecoready
 
@@ -14,8 +15,8 @@ LAB = load(LAB_MATRIX)
 DEFAULT = load(ROOT / "matrix.toml")
 
 
-def keys(matrix_rows: list[str], matrix: object = LAB) -> list[str]:
-    return [i.key for i in needs(matrix, matrix_rows).images]  # type: ignore[arg-type]
+def keys(matrix_rows: list[str], matrix: Matrix = LAB) -> list[str]:
+    return [i.key for i in needs(matrix, matrix_rows).images]
 
 
 def test_a_row_needs_its_image_and_its_backend_s() -> None:
