@@ -364,19 +364,26 @@ def test_the_old_single_mirror_still_serves_every_registry(registries: Registrie
 
 
 @pytest.mark.docker
-def test_a_runs_cell_whose_mirror_lacks_its_image_is_an_error_naming_the_mirror(
+def test_a_runs_cell_whose_mirror_lacks_its_image_or_is_down_is_an_error_naming_the_mirror(
     registries: Registries, tmp_path: Path, no_leaks: None
 ) -> None:
-    host = registries.mirror.host
-    path = matrix(tmp_path, f'arches = ["amd64"]\n[registry.mirrors]\n"docker.io" = "{host}/nowhere"\n', "mysql:8.4")
+    host, up = registries.mirror.host, registries.upstream.host
+    down = f"127.0.0.1:{free_port()}"  # nothing listens: the mirror is down, the upstream is fine
+    table = f'arches = ["amd64"]\n[registry.mirrors]\n"docker.io" = "{host}/nowhere"\n"{up}" = "{down}"\n'
+    path = matrix(tmp_path, table, "mysql:8.4", f"{up}/acme/app:1")
     md = tmp_path / "r.md"
     args = ("run", "--headless", "--matrix", str(path), "--json", "-", "--md", str(md))
     result = ecoready(*args, env={"XDG_CACHE_HOME": str(tmp_path)})
     assert result.returncode == 3, result.stderr
-    (cell,) = json.loads(result.stdout)["cells"]
-    assert cell["status"] == "error"  # the mirror's gap, never the component's `missing`
-    (stage,) = cell["stages"]
-    assert stage["blame"]["cause"] == "mirror-gap" and stage["blame"]["subject"] == f"{host}/nowhere"
-    assert f"{host}/nowhere/library/mysql:8.4: repository not found" in stage["detail"]
+    cells = {c["component"]: c for c in json.loads(result.stdout)["cells"]}
+    for cell in cells.values():
+        assert cell["status"] == "error"  # the mirror's trouble, never the component's `missing`
+    (gap,) = cells["c0"]["stages"]
+    assert gap["blame"]["cause"] == "mirror-gap" and gap["blame"]["subject"] == f"{host}/nowhere"
+    assert f"{host}/nowhere/library/mysql:8.4: repository not found" in gap["detail"]
+    (dead,) = cells["c1"]["stages"]
+    assert dead["blame"]["cause"] == "mirror-down" and dead["blame"]["subject"] == down  # never the upstream
+    assert "unreachable" in dead["detail"] and f"(this mirror of {up})" in dead["detail"]
     said = md.read_text()
     assert f"mirror {host}/nowhere" in said and "copy the image into the mirror" in said and "allow fallback" in said
+    assert f"mirror {down}" in said and "check its address, that it runs and answers" in said
