@@ -103,16 +103,16 @@ def prefix_problem(prefix: str) -> str | None:
 
 
 def _ipv4(text: str) -> bool:
-    try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
-        return False
-    return True
+    return _parses(ipaddress.IPv4Address, text)
 
 
 def _ipv6(text: str) -> bool:
+    return _parses(ipaddress.IPv6Address, text)
+
+
+def _parses(kind: type[ipaddress.IPv4Address | ipaddress.IPv6Address], text: str) -> bool:
     try:
-        ipaddress.IPv6Address(text)
+        kind(text)
     except ValueError:
         return False
     return True
