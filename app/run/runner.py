@@ -59,6 +59,7 @@ from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
 from ecoready.registry.tag_search import search_tags
+from ecoready.report.mirror_words import via
 from ecoready.run.audit_stage import AuditCache, Auditor, default_dir
 from ecoready.run.packaging_stage import packaging_stage
 
@@ -470,7 +471,7 @@ class Runner:
                     raise
                 except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
                     raise BackendFailed(str(exc), subject=cell.backend.id, behind=exc.cause) from None
-            return f"{info.found_as} {info.digest[:19]}" + (f" via mirror {info.mirror}" if info.mirror else "")
+            return " ".join(w for w in (info.found_as, info.digest[:19], via(info.mirror, info.fallback)) if w)
         if stage is Stage.AUDIT:  # the image stage resolved and pulled it: this is its answer again
             info = await ctx.run.images.ensure(cell.component.image, cell.arch)
             programs = KINDS[cell.component.probe].programs
