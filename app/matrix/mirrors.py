@@ -84,16 +84,15 @@ def environment_mirrors(raw: str) -> tuple[list[Mirror], list[str]]:
         if not sep:
             problems.append(f"{where} is not REGISTRY=HOST[:PORT][/PREFIX] (no '=')")
             continue
+        name = upstream_name(upstream.strip(" "))  # a duplicate is said even when an entry is wrong
+        if name in first:
+            problems.append(f"{where}: names the same registry as entry {first[name]}")
+            continue
+        first[name] = i
         try:
-            mirror = parse_mirror(upstream, value)
+            mirrors.append(parse_mirror(upstream, value))
         except MirrorProblem as exc:
             problems.append(f"{where}: {exc}")
-            continue
-        if mirror.upstream in first:
-            problems.append(f"{where}: names the same registry as entry {first[mirror.upstream]}")
-            continue
-        first[mirror.upstream] = i
-        mirrors.append(mirror)
     return mirrors, problems
 
 

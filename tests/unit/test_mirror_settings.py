@@ -44,6 +44,7 @@ BAD: list[tuple[str, str, str]] = [
     ("docker.io=m.example\x85", "entry 1: the mirror", "(\\x85) at character 10"),  # C1 NEL: Python strips it
     ("ghcr.io=g.example,docker.io=a.example,index.docker.io=b.example", "entry 3", "the same registry as entry 2"),
     ("docker.io=", "entry 1: the mirror", "is empty"),
+    (f"docker.io=u:{SECRET}@m.example,docker.io=n.example", "entry 2", "the same registry as entry 1"),
     ("docker.io=a.example,,ghcr.io=g.example", "entry 2", "is empty"),
     ("docker.io", "entry 1", "is not REGISTRY=HOST[:PORT][/PREFIX] (no '=')"),
     ("docker.io=::1:5000", "entry 1: the mirror", "an IPv6 address without brackets"),
