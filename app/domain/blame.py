@@ -85,6 +85,8 @@ class Cause(str, enum.Enum):
     ENGINE_STUCK = "engine-stuck"  # the engine sent nothing back to a short call for its whole timeout
     REGISTRY = "registry"  # a registry unreachable, not answering, refusing us, rate-limiting us
     MIRROR_GAP = "mirror-gap"  # a registry mirror does not hold the image its upstream is asked for
+    MIRROR_BEHIND = "mirror-behind"  # a mirror's copy lacks an arch its upstream publishes (or may: not confirmed)
+    MIRROR_DOWN = "mirror-down"  # a registry mirror could not be asked (unreachable, hanging, refusing us)
     CREDENTIALS = "credentials"  # the registry credentials configured cannot be read
     PULL_STALLED = "pull-stalled"  # a pull made no progress
     BACKEND = "backend"  # the cell's backend could not be had (`behind` says why)
@@ -148,6 +150,8 @@ CAUSES: Mapping[Cause, CauseFacts] = {
     Cause.ENGINE_STUCK: CauseFacts(_TOOL, Status.ERROR),
     Cause.REGISTRY: CauseFacts(_TOOL, Status.ERROR, "{subject}", Shared.REGISTRY),
     Cause.MIRROR_GAP: CauseFacts(_TOOL, Status.ERROR, "mirror {subject}"),
+    Cause.MIRROR_BEHIND: CauseFacts(_TOOL, Status.ERROR, "mirror {subject} behind"),
+    Cause.MIRROR_DOWN: CauseFacts(_TOOL, Status.ERROR, "mirror {subject}"),
     Cause.CREDENTIALS: CauseFacts(_TOOL, Status.ERROR),
     Cause.PULL_STALLED: CauseFacts(_TOOL, Status.ERROR),
     Cause.BACKEND: CauseFacts(_TOOL, Status.ERROR, "backend {subject}", Shared.BACKEND),

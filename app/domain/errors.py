@@ -13,6 +13,8 @@ EcoreadyError                                                             [cause
  |    +-- PullStalled         a pull made no progress                      [pull-stalled]
  |    +-- RegistryError       a registry could not be asked                [registry]
  |    |    +-- MirrorGap        a registry mirror lacks an image             [mirror-gap]
+ |    |         +-- MirrorBehind   its copy lacks an arch the upstream has  [mirror-behind]
+ |    |         +-- MirrorDown     it could not be asked                    [mirror-down]
  |    +-- CredentialError     registry credentials cannot be read          [credentials]
  |    +-- BackendFailed       the cell's backend server did not come up    [backend]
  |    +-- EmulatorProblem     the emulator cannot run the image at all     [emulator]
@@ -146,18 +148,39 @@ class RegistryError(InfraError):
 
     cause = Cause.REGISTRY
 
-    def __init__(self, registry: str, reason: str) -> None:
+    def __init__(self, registry: str, reason: str, *, mirror: str = "", fallback: Cause | None = None) -> None:
         super().__init__(reason, subject=registry)
         self.registry = registry
         self.reason = reason
+        self.mirror = mirror  # the mirror asked first (host[/prefix]); "" none
+        self.fallback = fallback  # the mirror's trouble that had `registry` (its upstream) asked
 
 
 class MirrorGap(RegistryError):
-    """A registry mirror does not hold an image its upstream registry is asked for: the
-    mirror's gap (`registry` is the mirror, `host[/prefix]`), never the component's
-    `missing`; `[registry] fallback = true` asks the upstream registry instead."""
+    """A registry mirror's trouble, never the component's `missing` nor its upstream's
+    (`registry` and `mirror` are the mirror, `host[/prefix]`): here, it does not hold an
+    image its upstream registry is asked for. `[registry] fallback = true` asks the
+    upstream registry instead."""
 
     cause = Cause.MIRROR_GAP
+
+    def __init__(self, mirror: str, reason: str) -> None:
+        super().__init__(mirror, reason, mirror=mirror)
+
+
+class MirrorBehind(MirrorGap):
+    """The mirror's copy of an image lacks an arch its upstream publishes (its index is
+    behind the upstream's), or that the upstream could not be asked about: not the
+    component's `missing`, the detail says which."""
+
+    cause = Cause.MIRROR_BEHIND
+
+
+class MirrorDown(MirrorGap):
+    """The mirror could not be asked (unreachable, hanging, refusing our login, answering
+    what cannot be used); its own words kept in the reason."""
+
+    cause = Cause.MIRROR_DOWN
 
 
 class CredentialError(InfraError):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from ecoready.domain.blame import Cause
+
 
 @dataclass(frozen=True)
 class ImageInfo:
@@ -20,8 +22,11 @@ class ImageInfo:
     size: int | None = None
     found_as: str = ""  # how availability was found, in words: "index", "single manifest", "tag 1-aarch64"
     image_id: str = ""  # local image id once pulled
-    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
+    mirror: str = ""  # the registry mirror asked (host[/prefix]); "" none: the upstream registry itself
     found_tag: str = ""  # the tag it was found under instead of the matrix's (a `TAG-aarch64`); "" its own
+    # the mirror's trouble that had the upstream registry asked instead (`fallback`): mirror-gap,
+    # mirror-behind or mirror-down; None: the mirror answered (or there is none)
+    fallback: Cause | None = None
 
 
 class Verdict(str, enum.Enum):
@@ -49,8 +54,9 @@ class Availability:
     arches: tuple[str, ...] = ()  # what the reference publishes
     pull_reference: str = ""  # repo@digest to pull for this arch
     exists: bool = True  # False: the reference names no image at all (not even a tag)
-    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
+    mirror: str = ""  # the registry mirror asked (host[/prefix]); "" none: the upstream registry itself
     found_tag: str = ""  # the tag it was found under instead of the reference's ("10.11-aarch64"); "" its own
+    fallback: Cause | None = None  # the mirror's trouble that had the upstream answer instead (ImageInfo's)
 
 
 @dataclass(frozen=True)

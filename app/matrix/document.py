@@ -42,6 +42,8 @@ class RegistrySettings:
     insecure: tuple[str, ...] = ()
     # seconds a run waits in all, per registry, when one asks it to (429 with Retry-After)
     rate_limit_wait: float = 10.0
+    # the matrix's mirrors that ECOREADY_REGISTRY_MIRRORS replaced (the variable wins; said as a note)
+    replaced: tuple[Mirror, ...] = ()
 
 
 @dataclass(frozen=True)

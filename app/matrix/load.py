@@ -22,7 +22,8 @@ from ecoready.matrix.checker import Checker
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.hosts_section import hosts_section
 from ecoready.matrix.mirrors import with_environment
-from ecoready.matrix.sections import TOP_KEYS, components_section, registry_section, sysbench_section
+from ecoready.matrix.registry_section import registry_section
+from ecoready.matrix.sections import TOP_KEYS, components_section, sysbench_section
 from ecoready.matrix.tomlpos import locate
 
 MAX_MATRIX_BYTES = 1 << 20  # tomllib's docs advise bounding untrusted input

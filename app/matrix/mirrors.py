@@ -9,8 +9,11 @@ as the mirror of every registry) or by the environment for CI:
     ECOREADY_REGISTRY_FALLBACK=true      # a mirror that lacks an image: ask the upstream
     ECOREADY_REGISTRY_INSECURE="mirror.local:5000"   # plain-HTTP registries, added
 
-The environment's entries replace the matrix's for the same upstream registry. Pure: the
-environment is passed in.
+The environment's entries replace the matrix's for the same upstream registry (the
+settings keep which: `RegistrySettings.replaced`, said as a note). Every setting is checked
+before anything runs, from either source, by the same grammar (`registry_names.py`); a
+message says where and what is wrong and never repeats the value (it may hold a password).
+Pure: the environment is passed in.
 """
 
 from __future__ import annotations
@@ -20,37 +23,42 @@ from dataclasses import replace
 
 from ecoready.domain.errors import UsageError
 from ecoready.matrix.document import EVERY_REGISTRY, Mirror, RegistrySettings
+from ecoready.matrix.registry_names import DOCKER_HUB, host_problem, prefix_problem, upstream_name, value_problem
 
-DOCKER_HUB = "docker.io"
-_HUB_ALIASES = ("index.docker.io", "registry-1.docker.io", "hub.docker.com")
+__all__ = ["DOCKER_HUB", "ENV_FALLBACK", "ENV_INSECURE", "ENV_MIRRORS", "mirror_for", "parse_mirror", "upstream_name"]
+
 ENV_MIRRORS = "ECOREADY_REGISTRY_MIRRORS"
 ENV_FALLBACK = "ECOREADY_REGISTRY_FALLBACK"
 ENV_INSECURE = "ECOREADY_REGISTRY_INSECURE"
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
 
-def upstream_name(registry: str) -> str:
-    """A registry as references normalise it (Docker Hub's other names are docker.io)."""
-    name = registry.strip().lower().rstrip("/")
-    return DOCKER_HUB if name in _HUB_ALIASES else name
+class MirrorProblem(ValueError):
+    """What is wrong with a mirror setting; `in_key`: the registry named (before `=`, or the
+    table's key), not the mirror. The message never holds the value."""
+
+    def __init__(self, message: str, *, in_key: bool = False) -> None:
+        super().__init__(message)
+        self.in_key = in_key
 
 
 def parse_mirror(upstream: str, value: str) -> Mirror:
-    """`host[:port][/prefix]` for `upstream`; ValueError saying what is wrong."""
-    text = value.strip().rstrip("/")
-    if "://" in text:
-        raise ValueError("must be host[:port][/prefix], without a scheme (plain-HTTP hosts go in `insecure`)")
-    if not text or any(ch.isspace() for ch in text):
-        raise ValueError("must be host[:port][/prefix] (one word)")
+    """`host[:port][/prefix]` for `upstream` (`*`, or a registry's `host[:port]`);
+    MirrorProblem saying what is wrong, without the value."""
+    key = upstream.strip(" ")  # spaces around '=' are a way of writing; any other character is checked
+    if key != EVERY_REGISTRY:
+        wrong = value_problem(key) or host_problem(key)
+        if wrong:
+            raise MirrorProblem(f"the registry {wrong} (docker.io, ghcr.io, host:port or *)", in_key=True)
+    text = value.strip(" ").rstrip("/")
+    wrong = value_problem(text)
+    if wrong:
+        raise MirrorProblem(f"the mirror {wrong}")
     host, _, prefix = text.partition("/")
-    if not host or "@" in text or (any(part == "" for part in prefix.split("/")) and prefix):
-        raise ValueError("must be host[:port][/prefix]")
-    if prefix and prefix != prefix.lower():
-        raise ValueError("a repository prefix is lower case (the distribution spec's grammar)")
-    name = upstream_name(upstream)
-    if not name or any(ch.isspace() for ch in name) or "/" in name:
-        raise ValueError(f"{upstream!r} is not a registry name (docker.io, ghcr.io, host:port or *)")
-    return Mirror(name, host, prefix)
+    wrong = host_problem(host) or prefix_problem(prefix)
+    if wrong:
+        raise MirrorProblem(f"the mirror {wrong} (host[:port][/prefix])")
+    return Mirror(upstream_name(key), host, prefix)
 
 
 def mirror_for(settings: RegistrySettings, registry: str) -> Mirror | None:
@@ -59,27 +67,84 @@ def mirror_for(settings: RegistrySettings, registry: str) -> Mirror | None:
     return by_upstream.get(upstream_name(registry)) or by_upstream.get(EVERY_REGISTRY)
 
 
-def with_environment(settings: RegistrySettings, environ: Mapping[str, str]) -> RegistrySettings:
-    """The settings as this environment changes them (UsageError naming the variable)."""
-    mirrors = {m.upstream: m for m in settings.mirrors}
-    for i, entry in enumerate(e for e in environ.get(ENV_MIRRORS, "").split(",") if e.strip()):
+def environment_mirrors(raw: str) -> tuple[list[Mirror], list[str]]:
+    """The entries of ECOREADY_REGISTRY_MIRRORS, and what is wrong with them (every one,
+    `VARIABLE: entry N: what`), never repeating an entry (it may hold a password)."""
+    mirrors: list[Mirror] = []
+    problems: list[str] = []
+    first: dict[str, int] = {}
+    if not raw.strip(" "):
+        return mirrors, problems
+    for i, entry in enumerate(raw.split(","), start=1):
+        where = f"{ENV_MIRRORS}: entry {i}"
         upstream, sep, value = entry.partition("=")
+        if not entry.strip(" "):
+            problems.append(f"{where} is empty (two commas in a row, or one at an end)")
+            continue
         if not sep:
-            raise UsageError(f"{ENV_MIRRORS}: entry {i + 1} {entry.strip()!r} is not REGISTRY=HOST[/PREFIX]")
+            problems.append(f"{where} is not REGISTRY=HOST[:PORT][/PREFIX] (no '=')")
+            continue
+        name = upstream_name(upstream.strip(" "))  # a duplicate is said even when an entry is wrong
+        if name in first:
+            problems.append(f"{where}: names the same registry as entry {first[name]}")
+            continue
+        first[name] = i
         try:
-            mirror = parse_mirror(upstream, value)
-        except ValueError as exc:
-            raise UsageError(f"{ENV_MIRRORS}: entry {i + 1} {entry.strip()!r}: {exc}") from None
-        mirrors[mirror.upstream] = mirror
+            mirrors.append(parse_mirror(upstream, value))
+        except MirrorProblem as exc:
+            problems.append(f"{where}: {exc}")
+    return mirrors, problems
+
+
+def environment_insecure(raw: str) -> tuple[list[str], list[str]]:
+    """The hosts of ECOREADY_REGISTRY_INSECURE (`host[:port]`, commas between), and what is
+    wrong with them."""
+    hosts: list[str] = []
+    problems: list[str] = []
+    for i, entry in enumerate(raw.split(",") if raw.strip(" ") else (), start=1):
+        host = entry.strip(" ")
+        wrong = value_problem(host) or host_problem(host)
+        if wrong:
+            problems.append(f"{ENV_INSECURE}: entry {i}: the host {wrong} (host[:port])")
+        elif host not in hosts:
+            hosts.append(host)
+    return hosts, problems
+
+
+def with_environment(settings: RegistrySettings, environ: Mapping[str, str]) -> RegistrySettings:
+    """The settings as this environment changes them; UsageError listing every problem of
+    the variables (`VARIABLE: entry N: what`), exit 2 before anything runs."""
+    from_env, problems = environment_mirrors(environ.get(ENV_MIRRORS, ""))
+    extra, wrong_hosts = environment_insecure(environ.get(ENV_INSECURE, ""))
+    problems += wrong_hosts
     fallback = settings.fallback
     raw = environ.get(ENV_FALLBACK)
     if raw is not None:
-        word = raw.strip().lower()
+        word = raw.strip(" ").lower()
         if word not in _TRUE + _FALSE:
-            raise UsageError(f"{ENV_FALLBACK}: {raw!r} is not true or false")
+            problems.append(f"{ENV_FALLBACK}: is neither true nor false (1/0, yes/no, on/off)")
         fallback = word in _TRUE
-    insecure = list(settings.insecure)
-    for host in environ.get(ENV_INSECURE, "").split(","):
-        if host.strip() and host.strip() not in insecure:
-            insecure.append(host.strip())
-    return replace(settings, mirrors=tuple(mirrors.values()), fallback=fallback, insecure=tuple(insecure))
+    if problems:
+        raise UsageError("\n".join(problems))
+    mirrors = {m.upstream: m for m in settings.mirrors}
+    replaced = tuple(mirrors[m.upstream] for m in from_env if m.upstream in mirrors and mirrors[m.upstream] != m)
+    mirrors.update({m.upstream: m for m in from_env})
+    insecure = list(settings.insecure) + [h for h in extra if h not in settings.insecure]
+    return replace(
+        settings,
+        mirrors=tuple(mirrors.values()),
+        fallback=fallback,
+        insecure=tuple(insecure),
+        replaced=settings.replaced + replaced,
+    )
+
+
+def override_notes(settings: RegistrySettings) -> list[str]:
+    """One line per upstream registry whose mirror in the matrix the environment replaced."""
+    now = {m.upstream: m for m in settings.mirrors}
+    return [
+        f"{ENV_MIRRORS} sets the mirror of {old.upstream} ({now[old.upstream].name}); the matrix's "
+        f"({old.name}) is not used: the variable wins"
+        for old in settings.replaced
+        if old.upstream in now
+    ]

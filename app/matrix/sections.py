@@ -20,9 +20,7 @@ from ecoready.matrix.bench_settings import (
     SysbenchConfig,
 )
 from ecoready.matrix.checker import Checker, a_name, dotted, non_empty, positive
-from ecoready.matrix.document import EVERY_REGISTRY, Mirror, RegistrySettings
 from ecoready.matrix.kinds import KINDS, SMOKE_DRIVERS, ProbeKind
-from ecoready.matrix.mirrors import parse_mirror
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")
 
@@ -38,10 +36,6 @@ COMPONENT_KEYS = (
 
 
 _PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?\Z")
-
-
-REGISTRY_KEYS = ("mirror", "mirrors", "fallback", "insecure", "rate_limit_wait")
-MAX_RATE_LIMIT_WAIT = 3600
 
 
 # Option values that are text for the program, not names: they may hold spaces (control and
@@ -138,55 +132,6 @@ def _bench_knobs(raw: Mapping[str, Any], path: tuple[str | int, ...], c: Checker
     )
 
 
-def registry_section(data: dict[str, Any], c: Checker) -> RegistrySettings:
-    raw = c.typed(data, (), "registry", dict)
-    if raw is None:
-        return RegistrySettings()
-    path = ("registry",)
-    c.keys(raw, path, REGISTRY_KEYS)
-    mirrors: dict[str, Mirror] = {}
-    legacy = c.typed(raw, path, "mirror", str, check=a_name)
-    if legacy is not None:  # the mirror of every registry, as it always was
-        try:
-            mirrors[EVERY_REGISTRY] = parse_mirror(EVERY_REGISTRY, legacy)
-        except ValueError as exc:
-            c.add((*path, "mirror"), f"'registry.mirror' {exc}")
-    table = c.typed(raw, path, "mirrors", dict) or {}
-    for upstream, value in table.items():
-        where = (*path, "mirrors", upstream)
-        if where in c.flagged:
-            continue
-        if not isinstance(value, str):
-            c.add(where, f"'registry.mirrors.{upstream}' must be a string host[:port][/prefix]")
-            continue
-        try:
-            mirror = parse_mirror(upstream, value)
-        except ValueError as exc:
-            c.add(where, f"'registry.mirrors.{upstream}' {exc}")
-            continue
-        if mirror.upstream == EVERY_REGISTRY and legacy is not None:
-            c.add(where, "'registry.mirrors.\"*\"' and 'registry.mirror' both name the mirror of every registry")
-        mirrors[mirror.upstream] = mirror
-    fallback = c.typed(raw, path, "fallback", bool)
-    insecure = c.typed(raw, path, "insecure", list) or []
-    for i, item in enumerate(insecure):
-        if (*path, "insecure", i) in c.flagged:
-            continue
-        if not isinstance(item, str) or a_name(item):
-            c.add((*path, "insecure", i), "'registry.insecure' must list registry host names")
-    wait = c.typed(
-        raw,
-        path,
-        "rate_limit_wait",
-        (int, float),
-        check=lambda v: None if 0 <= v <= MAX_RATE_LIMIT_WAIT else f"must be between 0 and {MAX_RATE_LIMIT_WAIT}",
-    )
-    return RegistrySettings(
-        mirrors=tuple(mirrors.values()),
-        fallback=bool(fallback),
-        insecure=tuple(str(x) for x in insecure),
-        rate_limit_wait=RegistrySettings.rate_limit_wait if wait is None else float(wait),
-    )
 
 
 def components_section(data: dict[str, Any], c: Checker) -> list[Component]:

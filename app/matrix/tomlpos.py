@@ -99,8 +99,8 @@ class _Scanner:
             if t[j] == "\n":
                 raise _Stop
             if quote == '"' and t[j] == "\\":
-                out.append(t[j : j + 2])
-                j += 2
+                char, j = _unescape(t, j)
+                out.append(char)
                 continue
             out.append(t[j])
             j += 1
@@ -215,6 +215,24 @@ class _Scanner:
         except (_Stop, ValueError, IndexError):
             pass
         return self.pos
+
+
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\", "e": "\x1b"}
+
+
+def _unescape(text: str, j: int) -> tuple[str, int]:
+    """The character the escape at `text[j]` (a backslash) stands for, as tomllib reads it
+    (so a quoted key with `\\u007f` is found under the key tomllib gave), and where the
+    text goes on."""
+    kind = text[j + 1 : j + 2]
+    width = {"u": 4, "U": 8}.get(kind)
+    if width is not None:
+        digits = text[j + 2 : j + 2 + width]
+        try:
+            return chr(int(digits, 16)), j + 2 + width
+        except ValueError:  # tomllib refused it already; keep the text
+            return text[j : j + 2], j + 2
+    return _ESCAPES.get(kind, text[j : j + 2]), j + 2
 
 
 def _escaped(text: str, idx: int) -> bool:

@@ -29,7 +29,14 @@ SYSBENCH_SCRIPT = (
 
 # what keeps the sysbench image's public base from being pulled: said as the tool image's
 # trouble (with the registry's words), never as the cell's image "not checked"
-BASE_UNREACHABLE = (Cause.REGISTRY, Cause.MIRROR_GAP, Cause.CREDENTIALS, Cause.PULL_STALLED)
+BASE_UNREACHABLE = (
+    Cause.REGISTRY,
+    Cause.MIRROR_GAP,
+    Cause.MIRROR_BEHIND,
+    Cause.MIRROR_DOWN,
+    Cause.CREDENTIALS,
+    Cause.PULL_STALLED,
+)
 
 
 async def derived_sysbench(ctx: ProbeContext, base: str) -> str:

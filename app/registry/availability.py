@@ -12,11 +12,13 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.errors import MirrorGap, RegistryError
 from ecoready.domain.images import Availability, ImageCheck, ImagesReport, Verdict
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
 from ecoready.registry.client import RegistryClient
+from ecoready.report import mirror_words
 
 
 def pairs(
@@ -45,26 +47,32 @@ async def check_images(
     wanted = pairs(matrix, only, arches)
 
     unchecked: dict[str, tuple[int, str]] = {}
+    troubled: dict[tuple[str, Cause], int] = {}  # (mirror, cause) -> images it failed
+
+    def failed(reference: str, arch: str, exc: RegistryError) -> Availability:
+        if isinstance(exc, MirrorGap):  # the mirror's trouble, said on its rows and once with its remedy
+            key = (exc.registry, exc.cause or Cause.MIRROR_GAP)
+            troubled[key] = troubled.get(key, 0) + 1
+        else:
+            count, _ = unchecked.get(exc.registry, (0, ""))
+            unchecked[exc.registry] = (count + 1, exc.reason)
+        return Availability(
+            reference, arch, Verdict.ERROR, exc.registry, detail=str(exc), mirror=exc.mirror, fallback=exc.fallback
+        )
 
     async def one(component_id: str, arch: str) -> ImageCheck:
         component = matrix.component(component_id)
         try:
             found = await client.resolve(component.image, arch)
         except RegistryError as exc:
-            mirror = exc.registry if isinstance(exc, MirrorGap) else ""
-            found = Availability(component.image, arch, Verdict.ERROR, exc.registry, detail=str(exc), mirror=mirror)
-            if not mirror:  # a mirror's gap is the image's, said on its row
-                count, _ = unchecked.get(exc.registry, (0, ""))
-                unchecked[exc.registry] = (count + 1, exc.reason)
+            found = failed(component.image, arch, exc)
         return ImageCheck(component.id, component.name, arch, found)
 
     async def tool(reference: str, name: str, arch: str) -> ImageCheck:
         try:
             found = await client.resolve(reference, arch)
         except RegistryError as exc:
-            found = Availability(reference, arch, Verdict.ERROR, exc.registry, detail=str(exc))
-            count, _ = unchecked.get(exc.registry, (0, ""))
-            unchecked[exc.registry] = (count + 1, exc.reason)
+            found = failed(reference, arch, exc)
         return ImageCheck(TOOL_SYSBENCH, name, arch, found)
 
     tools = [tool(*sysbench, arch) for arch in bench_arches(matrix, wanted) if (sysbench := matrix.sysbench_image())]
@@ -75,7 +83,7 @@ async def check_images(
         seconds=round(time.monotonic() - started, 3),
         checks=tuple(checks),
         registries=client.statuses(),
-        notes=tuple(registry_notes(unchecked, "image")),
+        notes=(*registry_notes(unchecked, "image"), *mirror_notes(troubled)),
     )
 
 
@@ -94,6 +102,16 @@ def registry_notes(unchecked: Mapping[str, tuple[int, str]], what: str = "cell")
     return [
         f"registry {registry}: {reason}: {count} {what}{'s' if count != 1 else ''} not checked"
         for registry, (count, reason) in sorted(unchecked.items())
+    ]
+
+
+def mirror_notes(troubled: Mapping[tuple[str, Cause], int]) -> list[str]:
+    """One line per mirror and trouble, with its remedy: `mirror m:5000/hub lacks it: 3
+    images: copy the image into the mirror …, or allow fallback …`."""
+    return [
+        f"mirror {mirror} {mirror_words.SHORT[cause]}: {count} image{'s' if count != 1 else ''}: "
+        f"{mirror_words.remedy(cause, mirror)}"
+        for (mirror, cause), count in sorted(troubled.items())
     ]
 
 

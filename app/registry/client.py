@@ -36,7 +36,7 @@ from typing import Any
 
 import httpx
 
-from ecoready.domain.errors import MirrorGap, RegistryError
+from ecoready.domain.errors import RegistryError
 from ecoready.domain.flight import Flights
 from ecoready.domain.images import Availability, RegistryStatus, Verdict
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT
@@ -55,6 +55,7 @@ from ecoready.registry.manifests import (
     parse_reference,
     pick_entry,
 )
+from ecoready.registry.mirrored import through_mirror
 from ecoready.registry.transport import (
     DEFAULT_TIMEOUT,
     HEAD_REFUSED,
@@ -342,39 +343,17 @@ class RegistryClient:
     # -- verdicts -------------------------------------------------------------------
     async def resolve(self, reference: str, arch: str) -> Availability:
         """Whether `reference` is published for `arch`, and the per-arch digest to pull,
-        asked of its registry's mirror when it has one. A mirror that lacks the tag is the
-        mirror's gap (MirrorGap), never the component's `missing`; with `fallback` that, a
-        mirror that fails, or one that lacks the arch is answered by the upstream registry."""
+        asked of its registry's mirror when it has one (`mirrored.py`: a mirror's gap, a
+        copy behind its upstream or a mirror down is the mirror's, never the component's)."""
         upstream = parse_reference(reference)
         mirror = self.mirror_for(upstream.registry)
         if mirror is None:
-            return await self._resolve(upstream, reference, arch)
-        asked = on_mirror(upstream, mirror)
-        try:
-            found = await self._resolve(asked, reference, arch)
-        except RegistryError as exc:
-            if not self.fallback:
-                raise
-            return await self._fell_back(upstream, reference, arch, mirror, f"it could not be asked ({exc.reason})")
-        if found.verdict is Verdict.AVAILABLE or found.verdict is Verdict.MISLABELLED:
-            return replace(found, mirror=mirror.name)
-        if not found.exists:  # the mirror has no such tag: its gap, whatever upstream publishes
-            if self.fallback:
-                return await self._fell_back(upstream, reference, arch, mirror, "it lacks the image")
-            raise MirrorGap(mirror.name, f"{found.detail} (this mirror of {upstream.registry} lacks it)")
-        if self.fallback:  # a copy of one arch only is a mirror's gap too: the upstream says
-            return await self._fell_back(upstream, reference, arch, mirror, f"it lacks {arch}")
-        return replace(found, mirror=mirror.name, detail=f"{found.detail} (as the mirror {mirror.name} serves it)")
+            return await self.resolve_at(upstream, reference, arch)
+        return await through_mirror(self.resolve_at, upstream, reference, arch, mirror, fallback=self.fallback)
 
-    async def _fell_back(self, upstream: ImageRef, reference: str, arch: str, mirror: Mirror, why: str) -> Availability:
-        try:
-            found = await self._resolve(upstream, reference, arch)
-        except RegistryError as exc:  # neither answers: both said
-            raise RegistryError(exc.registry, f"{exc.reason} (asked because the mirror {mirror.name}: {why})") from None
-        note = f"the mirror {mirror.name} was passed by: {why}; asked {upstream.registry}"
-        return replace(found, detail=f"{found.detail}; {note}" if found.detail else note)
-
-    async def _resolve(self, ref: ImageRef, reference: str, arch: str) -> Availability:
+    async def resolve_at(self, ref: ImageRef, reference: str, arch: str) -> Availability:
+        """The verdict of the registry `ref` names (no mirror asked): `reference` as the
+        matrix wrote it."""
         top = await self.lookup(ref)
         repository_exists = True
         if top is None:

@@ -44,10 +44,15 @@ class EarlyConnections:
         self._opened: dict[Endpoint, list[Future[socket.socket]]] = {}
 
     def open(self, endpoint: Endpoint, count: int, timeout: float = CONNECT_TIMEOUT) -> None:
-        """`count` connections to `endpoint`, each opened by a thread of its own, now."""
+        """`count` connections to `endpoint`, each opened by a thread of its own, now. Nothing
+        raises from here: a connection that cannot be opened (nor its thread started) is a
+        failed future, and its asker connects on its own and says why."""
         for _ in range(count):
             future: Future[socket.socket] = Future()
-            threading.Thread(target=_connect, args=(endpoint, timeout, future), daemon=True).start()
+            try:
+                threading.Thread(target=_connect, args=(endpoint, timeout, future), daemon=True).start()
+            except RuntimeError as exc:  # no thread to be had: the asker connects itself
+                future.set_exception(exc)
             self._opened.setdefault(endpoint, []).append(future)
 
     def take(self, endpoint: Endpoint) -> Future[socket.socket] | None:
@@ -97,7 +102,7 @@ def endpoint_of(host: str, insecure: tuple[str, ...]) -> Endpoint | None:
     it names no usable port."""
     bare = _bare(host)
     rest = host[host.index("]") + 1 :] if host.startswith("[") and "]" in host else host[len(bare) :]
-    if rest.startswith(":") and rest[1:].isdigit():
+    if rest.startswith(":") and rest[1:].isascii() and rest[1:].isdigit() and 0 < int(rest[1:]) < 65536:
         return bare, int(rest[1:])
     if rest:
         return None
@@ -119,10 +124,12 @@ def _bare(host: str) -> str:
 
 
 def _connect(endpoint: Endpoint, timeout: float, future: Future[socket.socket]) -> None:
+    """Settles `future` whatever happens (a name the IDNA codec refuses raises UnicodeError,
+    not OSError): a future left unsettled would hold its asker until the request's deadline."""
     try:
         sock = socket.create_connection(endpoint, timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except OSError as exc:
+    except Exception as exc:
         future.set_exception(exc)
     else:
         future.set_result(sock)

@@ -71,6 +71,7 @@ class ImageStore:
             found_tag=found.found_tag,
             image_id=image_id,
             mirror=found.mirror,
+            fallback=found.fallback,
         )
 
 

@@ -141,7 +141,7 @@ async def _taken(opened: Future[socket.socket]) -> httpcore.AsyncNetworkStream |
         sock = await asyncio.wrap_future(opened)
     except TimeoutError as exc:  # it waited as long as a connection of the asker's own would
         raise httpcore.ConnectTimeout(str(exc) or "timed out") from exc
-    except OSError:
+    except Exception:
         return None
     if _AnyIOStream is None or not hasattr(anyio.abc.SocketStream, "from_socket"):
         sock.close()

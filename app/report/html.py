@@ -14,6 +14,7 @@ from html import escape
 
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report import mirror_words
 from ecoready.report.binaries import (
     AUDIT_INTRO,
     BINARY_HEADER,
@@ -174,7 +175,7 @@ def cell_body(cell: CellResult) -> str:
         if image.found_as:
             facts.append(f"found as {esc(image.found_as)}")
         if image.mirror:
-            facts.append(f"through the mirror {esc(image.mirror)}")
+            facts.append(esc(mirror_words.via(image.mirror, image.fallback)))
         parts.append(f"<p>image: {', '.join(facts)}</p>")
     if cell.audit is not None:
         items = "".join(f"<li>{esc(line)}</li>" for line in finding_lines(cell))

@@ -14,6 +14,7 @@ from typing import Any
 from ecoready import __version__
 from ecoready.domain.images import ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.domain.text import one_line
+from ecoready.report import mirror_words
 from ecoready.report.json import registry_dict
 from ecoready.report.status_words import size_text
 from ecoready.report.width import fit_table, terminal_width
@@ -30,6 +31,7 @@ def check_dict(check: ImageCheck) -> dict[str, Any]:
         "reference": found.reference,
         "registry": found.registry,
         "mirror": found.mirror,
+        "fallback": found.fallback.value if found.fallback else None,
         "verdict": found.verdict.value,
         "digest": found.digest,
         "index_digest": found.index_digest,
@@ -67,10 +69,14 @@ def render_json(report: ImagesReport) -> str:
 
 
 def how(check: ImageCheck) -> str:
-    """How it was found, or why not."""
+    """How it was found, or why not; through which mirror, and when the upstream answered
+    instead, why (an error's detail names its mirror already)."""
     found = check.availability
     text = found.found_as if found.verdict is Verdict.AVAILABLE else found.detail
-    if found.mirror and found.verdict is not Verdict.ERROR:
+    if found.fallback is not None and found.verdict is Verdict.AVAILABLE:
+        passed = mirror_words.PASSED_BY.get(found.fallback, found.fallback.value)
+        text += f" ({found.registry}: the mirror {found.mirror} was passed by, {passed})"
+    elif found.mirror and found.verdict is not Verdict.ERROR:
         text += f" (mirror {found.mirror})"
     return one_line(text, 160)
 

@@ -101,7 +101,7 @@ LAYOUTS = {
     Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"}), prepare=with_note_objects),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
     # reports before mirrors per registry; before `found_tag`, read from `found_as`'s words
-    ImageInfo: Layout(optional=frozenset({"mirror"}), prepare=with_found_tag),
+    ImageInfo: Layout(optional=frozenset({"mirror", "fallback"}), prepare=with_found_tag),
     Packaging: Layout(prepare=with_install_kind),  # before `install_kind`: read from `install`'s words
 }
 

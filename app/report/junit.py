@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from ecoready.domain.blame import Party
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report import mirror_words
 from ecoready.report.exporter_text import cells_in_grid_order, failures, run_seconds
 from ecoready.report.reasons import Advice, advice_by_cell, why
 from ecoready.report.status_words import EMULATED_MEANING, packaging_line, status_detail
@@ -46,7 +47,8 @@ def failure_text(cell: CellResult, advised: Advice | None = None) -> str:
     lines = [f"why: {advised.reason}", f"what to do: {advised.remedy}"] if advised else []
     lines += [f"{f.where} ({f.outcome}): {f.detail}" for f in failures(cell)]
     if cell.image is not None and cell.image.digest:
-        via = f" (through the mirror {cell.image.mirror})" if cell.image.mirror else ""
+        came = mirror_words.via(cell.image.mirror, cell.image.fallback)
+        via = f" ({came})" if came else ""
         lines.append(f"image {cell.image.reference} for {cell.image.arch}: {cell.image.digest}{via}")
     return xml_text("\n".join(lines))
 

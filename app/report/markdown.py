@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ecoready.domain.model import BenchResult, CellResult, Report, Status
 from ecoready.domain.text import inert
+from ecoready.report import mirror_words
 from ecoready.report.binaries import (
     AUDIT_INTRO,
     BINARY_HEADER,
@@ -156,7 +157,8 @@ def failed(report: Report) -> list[str]:
         for failure in found:
             lines.append(f"- {md(failure.where)} ({md(failure.outcome)}): {md(failure.detail) or 'no detail'}")
         if cell.image is not None and cell.image.digest:
-            via = f" (through the mirror {md(cell.image.mirror)})" if cell.image.mirror else ""
+            came = mirror_words.via(cell.image.mirror, cell.image.fallback)
+            via = f" ({md(came)})" if came else ""
             lines.append(f"- image {md(cell.image.reference)} for {md(cell.image.arch)}: {md(cell.image.digest)}{via}")
         lines.append("")
         if cell.log_tail:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ecoready.domain.blame import Blame, Cause, Party, said
 from ecoready.domain.model import CONTRACT_CAVEAT, CellResult, Outcome, Report, Stage, StageResult, Status, Verification
 from ecoready.domain.state import deciding
+from ecoready.report import mirror_words
 from ecoready.report.migration import Action, Step, plan_steps
 from ecoready.report.order import arches_of, grid_rows
 
@@ -152,9 +153,11 @@ def _registry(w: Why) -> tuple[str, str]:
     return f"registry {registry}: {w.detail}", f"registry {registry} {_cut(w.detail.split(' (')[0], 32)}"
 
 
-def _mirror_gap(w: Why) -> tuple[str, str]:
+def _mirror(w: Why) -> tuple[str, str]:
+    """A mirror's trouble (mirror-gap, -behind, -down): the mirror named, never the component."""
     mirror = w.blame.subject if w.blame else ""
-    return _with(f"mirror {mirror}", w.detail)[0], f"mirror {_cut(mirror, 32)} lacks it"
+    short = mirror_words.SHORT.get(w.cause or Cause.MIRROR_GAP, "failed")
+    return _with(f"mirror {mirror}", w.detail)[0], f"mirror {_cut(mirror, 32)} {short}"
 
 
 def _backend(w: Why) -> tuple[str, str]:
@@ -200,7 +203,9 @@ REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
     Cause.ENGINE_REFUSED: _tool,
     Cause.ENGINE_STUCK: _tool,
     Cause.REGISTRY: _registry,
-    Cause.MIRROR_GAP: _mirror_gap,
+    Cause.MIRROR_GAP: _mirror,
+    Cause.MIRROR_BEHIND: _mirror,
+    Cause.MIRROR_DOWN: _mirror,
     Cause.CREDENTIALS: _tool,
     Cause.PULL_STALLED: _tool,
     Cause.BACKEND: _backend,
@@ -281,11 +286,7 @@ REMEDIES: Mapping[Cause, tuple[str, ...]] = {
         "or run fewer cells at once (`--concurrency`), then re-run the cell",
     ),
     Cause.REGISTRY: (REGISTRY_REMEDY,),
-    Cause.MIRROR_GAP: (
-        "the mirror {subject} lacks the image, not its publisher: copy it into the mirror (or let the mirror "
-        "proxy its upstream), or set `[registry] fallback = true` (ECOREADY_REGISTRY_FALLBACK=true) to ask "
-        "the upstream registry when the mirror lacks an image",
-    ),
+    **{cause: (words,) for cause, words in mirror_words.REMEDIES.items()},
     Cause.CREDENTIALS: ("fix the registry credentials ecoready reads (the docker config or its helper), then re-run",),
     Cause.PULL_STALLED: ("the pull made no progress: check the network to the registry, then re-run the cell",),
     Cause.BACKEND: ("fix the backend {subject} first ({behind}), then re-run this cell",),

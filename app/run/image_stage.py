@@ -18,6 +18,7 @@ from ecoready.plan.cells import CellPlan
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.probe import Probe
 from ecoready.registry.tag_search import search_tags
+from ecoready.report.mirror_words import via
 
 log = logging.getLogger("ecoready.runner")
 TAG_SEARCH_BUDGET = 60.0  # seconds a missing cell's tag search may take (its manifests are bounded too)
@@ -44,7 +45,7 @@ async def image_stage(cell: CellPlan, ctx: ProbeContext, probe: Probe, emit: Emi
             raise
         except InfraError as exc:  # e.g. its registry unreachable: the backend is blamed, once
             raise BackendFailed(str(exc), subject=cell.backend.id, behind=exc.cause) from None
-    return f"{info.found_as} {info.digest[:19]}" + (f" via mirror {info.mirror}" if info.mirror else "")
+    return " ".join(w for w in (info.found_as, info.digest[:19], via(info.mirror, info.fallback)) if w)
 
 
 async def search_tags_of(cell: CellPlan, ctx: ProbeContext, emit: Emit) -> None:

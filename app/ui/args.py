@@ -45,9 +45,16 @@ def default_matrix() -> str:
 
 
 def load_matrix(args: argparse.Namespace) -> Matrix:
+    """The matrix as this environment sees it; a mirror the environment set in place of the
+    matrix's is said (the variable wins)."""
     from ecoready.matrix.load import load
+    from ecoready.matrix.mirrors import override_notes
+    from ecoready.ui.console import eprint
 
-    return load(matrix_path(args))
+    matrix = load(matrix_path(args))
+    for note in override_notes(matrix.registry):
+        eprint(f"ecoready: note: {note}")
+    return matrix
 
 
 def outputs(args: argparse.Namespace) -> dict[str, str]:

@@ -77,6 +77,11 @@ MET: dict[Cause, tuple[Stage, str]] = {
     Cause.ENGINE_STUCK: (Stage.START, "a docker call: the engine at unix:///x.sock sent nothing for 30 s"),
     Cause.REGISTRY: (Stage.IMAGE, "unreachable (ConnectError: name not known)"),
     Cause.MIRROR_GAP: (Stage.IMAGE, "mirror.local:5000/hub/library/mysql:8.4 is not on the mirror (tag not found)"),
+    Cause.MIRROR_BEHIND: (
+        Stage.IMAGE,
+        "the index publishes amd64 only (as this mirror of docker.io serves it), while docker.io publishes arm64",
+    ),
+    Cause.MIRROR_DOWN: (Stage.IMAGE, "unreachable (connection refused) (this mirror of docker.io)"),
     Cause.CREDENTIALS: (Stage.IMAGE, "the credential helper docker-credential-pass failed"),
     Cause.PULL_STALLED: (Stage.IMAGE, "no progress for 120 s pulling r.example/x@sha256:0000"),
     Cause.BACKEND: (Stage.START, "did not start: exited with code 1"),
@@ -92,6 +97,8 @@ MET: dict[Cause, tuple[Stage, str]] = {
 SUBJECTS = {
     Cause.REGISTRY: "docker.io",
     Cause.MIRROR_GAP: "mirror.local:5000/hub",
+    Cause.MIRROR_BEHIND: "mirror.local:5000/hub",
+    Cause.MIRROR_DOWN: "mirror.local:5000/hub",
     Cause.BACKEND: "mysql-8.4",
     Cause.CHECK_FAILED: "crud",
 }

@@ -196,7 +196,7 @@ def test_registry_mirrors_per_registry_host_and_prefix_style() -> None:
 
     matrix = parse(
         '[registry]\nmirror = "all.example"\nfallback = true\n\n[registry.mirrors]\n'
-        '"docker.io" = "mirror.local:5000"\n"index.docker.io" = "harbor.example/dockerhub-proxy/"\n'
+        '"index.docker.io" = "harbor.example/dockerhub-proxy/"\n'
         '"container-registry.oracle.com" = "art.example/oracle-remote"\n\n' + ROW,
         "m.toml",
     )
@@ -211,11 +211,11 @@ def test_registry_mirrors_per_registry_host_and_prefix_style() -> None:
 @pytest.mark.parametrize(
     ("table", "line", "col", "words"),
     [
-        ('"docker.io" = "https://m.example"', 4, 15, "without a scheme"),
+        ('"docker.io" = "https://m.example"', 4, 15, "has a scheme: write host[:port] alone"),
         ('"docker.io" = 5', 4, 15, "must be a string host[:port][/prefix]"),
-        ('"docker.io" = "m.example//x"', 4, 15, "must be host[:port][/prefix]"),
-        ('"docker.io" = "m.example/Hub"', 4, 15, "lower case"),
-        ('"*" = "m.example"', 4, 7, "both name the mirror of every registry"),
+        ('"docker.io" = "m.example//x"', 4, 15, "a prefix whose part 1 is empty"),
+        ('"docker.io" = "m.example/Hub"', 4, 15, "not lower-case letters and digits"),
+        ('"*" = "m.example"', 4, 7, "names the registry *, as 'registry.mirror' does"),
     ],
 )
 def test_bad_mirrors_are_said_at_their_value(table: str, line: int, col: int, words: str) -> None:
@@ -243,9 +243,9 @@ def test_the_environment_sets_mirrors_fallback_and_insecure_hosts(tmp_path: Path
     assert registry.fallback is True and registry.insecure == ("mirror.local:5000",)
     assert load(path, {}).registry.fallback is False
     for bad, words in (
-        ({"ECOREADY_REGISTRY_MIRRORS": "docker.io"}, "entry 1 'docker.io' is not REGISTRY=HOST[/PREFIX]"),
-        ({"ECOREADY_REGISTRY_MIRRORS": "docker.io=a b"}, "entry 1 'docker.io=a b': must be host"),
-        ({"ECOREADY_REGISTRY_FALLBACK": "maybe"}, "ECOREADY_REGISTRY_FALLBACK: 'maybe' is not true or false"),
+        ({"ECOREADY_REGISTRY_MIRRORS": "docker.io"}, "entry 1 is not REGISTRY=HOST[:PORT][/PREFIX] (no '=')"),
+        ({"ECOREADY_REGISTRY_MIRRORS": "docker.io=a b"}, "entry 1: the mirror holds whitespace"),
+        ({"ECOREADY_REGISTRY_FALLBACK": "maybe"}, "ECOREADY_REGISTRY_FALLBACK: is neither true nor false"),
     ):
         with pytest.raises(UsageError, match="ECOREADY_REGISTRY") as caught:
             load(path, bad)

@@ -26,6 +26,7 @@ from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import BenchResult, CellResult, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
+from ecoready.report import mirror_words
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
 from ecoready.report.exporter_text import bench_conditions, cv_text
 from ecoready.report.reasons import Advice, advice_for
@@ -127,7 +128,7 @@ def image_section(image: ImageInfo | None, finished: bool = False) -> Renderable
         ("reference", image.reference),
         ("arch", image.arch),
         ("found as", image.found_as),
-        *([("mirror", image.mirror)] if image.mirror else []),
+        *([("mirror", mirror_words.via(image.mirror, image.fallback))] if image.mirror else []),
         ("digest", image.digest),
         ("index digest", image.index_digest),
         ("size", size_text(image.size)),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ecoready.domain.errors import EcoreadyError
+from ecoready.domain.errors import EcoreadyError, MirrorGap
 from ecoready.ui.args import DEFAULT_MATRIX, load_matrix
 from ecoready.ui.console import say
 from ecoready.ui.verbs import options
@@ -187,6 +187,9 @@ async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
         if isinstance(answer, BaseException):
             if not isinstance(answer, EcoreadyError):
                 raise answer
+            if isinstance(answer, MirrorGap):  # the mirror's trouble, said as the mirror's
+                lines.append((f"registry {registry}{mirror}: not served: {answer}", registry))
+                continue
             why = answer.detail if answer.subject == registry else str(answer)  # its name said once
             lines.append((f"registry {registry}{mirror}: does not answer: {why}", registry))
         elif answer.verdict is Verdict.ERROR:
