@@ -6,9 +6,11 @@ StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs (every container and in
 container), Services (the host names a workload is reached by) and the custom resources of
 the operators `operators.py` knows. Nothing else is read and no cluster is contacted.
 
-Read with PyYAML's safe loader (bounded: `yaml_bounded.py`) and walked only where the Kubernetes API puts what is read,
-each list so far (`MAX_*`): aliases, huge documents and unknown kinds cost bounded time
-and memory, and each thing not understood is a line. Secrets are never read: an
+Read by `yaml_bounded.py` (libyaml's parser where PyYAML has it; JSON by the json module;
+`status` and `managedFields`, never read, left out as they are parsed) under a bound of its
+own (`MAX_BYTES`: a `kubectl get -o yaml` of 10,000 pods fits), and walked only where the
+Kubernetes API puts what is read, each list so far (`MAX_*`): aliases, huge documents and
+unknown kinds cost bounded time and memory, and each thing not understood is a line. Secrets are never read: an
 environment variable taken from one is left out and said where its value lives.
 """
 
@@ -22,18 +24,22 @@ from pathlib import Path
 from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
-from ecoready.domain.reading import read_bounded, read_text_bounded
+from ecoready.domain.reading import read_bounded, read_head
 from ecoready.stack.kube_pins import ArchPins, read_pins
 from ecoready.stack.operators import read_operator
 from ecoready.stack.services import Service
-from ecoready.stack.yaml_bounded import load_all
+from ecoready.stack.yaml_bounded import is_json, load_all
 
-MAX_BYTES = 8 << 20  # all files together
+MAX_BYTES = 64 << 20  # all files together
 MAX_FILES = 500
 MAX_DOCUMENTS = 2000
 MAX_ITEMS = 256  # containers, env entries, ports, List items: each list read so far
 SUFFIXES = (".yaml", ".yml", ".json")
-_TOP_LEVEL = re.compile(r'^(?:apiVersion:|kind:|\{?\s*"apiVersion"\s*:)', re.MULTILINE)
+# the keys that make a Kubernetes object, in any order: top-level YAML keys, or JSON keys
+_YAML_KEY = {k: re.compile(rf"^{k}:", re.MULTILINE) for k in ("apiVersion", "kind", "items")}
+_JSON_KEY = {k: re.compile(rf'"{k}"\s*:') for k in ("apiVersion", "kind", "items")}
+_HEAD = 1 << 20  # what tells a file too large to read whole
+SKIPPED = frozenset({"status", "managedFields"})  # what the cluster adds: never read
 _EXPANSION = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 # kind -> where its pod spec lives
 WORKLOADS: Mapping[str, tuple[str, ...]] = {
@@ -64,14 +70,22 @@ class _Seen:
 
 
 def is_kubernetes(path: Path) -> bool:
-    """A folder, or a file with a top-level `apiVersion:`/`kind:` (compose files have none)."""
+    """A folder, or a file holding a Kubernetes object: `apiVersion` and `kind`, or a
+    `kind` and `items` (a List), in any order, as YAML's top-level keys or JSON keys
+    (compose files have none). A file larger than `MAX_BYTES` is told by its head, so that
+    it is refused under the manifests' bound."""
     if path.is_dir():
         return True
-    try:  # not a regular file, or too large: the compose reader says why
-        head = read_bounded(path, MAX_BYTES, "manifest file").decode("utf-8", "replace")
+    try:  # not a regular file: the compose reader says why
+        data = read_head(path, MAX_BYTES + 1, "manifest file")
     except ConfigError:
         return False
-    return _TOP_LEVEL.search(head) is not None
+    too_large = len(data) > MAX_BYTES
+    data = data[:_HEAD] if too_large else data
+    keys = _JSON_KEY if is_json(data) else _YAML_KEY
+    text = data.decode("utf-8", "replace")
+    found = {k for k, pattern in keys.items() if pattern.search(text)}
+    return ("kind" in found and ("apiVersion" in found or "items" in found)) or (too_large and bool(found))
 
 
 def read_kubernetes(path: Path) -> tuple[str, list[Service], list[str]]:
@@ -85,11 +99,12 @@ def read_kubernetes(path: Path) -> tuple[str, list[Service], list[str]]:
     return path.resolve().name if path.is_dir() else path.stem, services, notes
 
 
-def _texts(path: Path) -> Iterator[tuple[str, str]]:
+def _texts(path: Path) -> Iterator[tuple[str, str | bytes]]:
+    """Each file's bytes (UTF-8 is checked by the parser, at its line:col: no copy)."""
     files = [path] if not path.is_dir() else _files(path)
     total = 0
     for file in files:
-        text = read_text_bounded(file, MAX_BYTES, "manifest file")
+        text = read_bounded(file, MAX_BYTES, "manifest file")
         total += len(text)
         if total > MAX_BYTES:
             raise ConfigError([Problem(str(file), 1, 1, f"the manifests are larger than {MAX_BYTES} bytes together")])
@@ -108,10 +123,10 @@ def _files(folder: Path) -> list[Path]:
     return found
 
 
-def _documents(texts: list[tuple[str, str]]) -> Iterator[tuple[str, object]]:
+def _documents(texts: list[tuple[str, str | bytes]]) -> Iterator[tuple[str, object]]:
     count = 0
     for file, text in texts:
-        for doc in load_all(text, file):
+        for doc in load_all(text, file, SKIPPED):
             count += 1
             if count > MAX_DOCUMENTS:
                 raise ConfigError([Problem(file, 1, 1, f"more than {MAX_DOCUMENTS} documents")])
@@ -163,7 +178,7 @@ def _labels(node: object) -> dict[str, str]:
     return {k: v for k, v in list(node.items())[:MAX_ITEMS] if isinstance(k, str) and isinstance(v, str)}
 
 
-def parse_kubernetes(texts: list[tuple[str, str]]) -> tuple[list[Service], list[str]]:
+def parse_kubernetes(texts: list[tuple[str, str | bytes]]) -> tuple[list[Service], list[str]]:
     """(services, lines about what was not read) of (file name, text) pairs."""
     objects = list(_objects(_documents(texts)))
     seen = _Seen()

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ecoready.domain.model import Category
-from ecoready.domain.text import acting_character, shown
+from ecoready.domain.text import acting_character, inert, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.document import floating_tag
 from ecoready.matrix.kinds import KINDS
 from ecoready.stack.known import DAEMON_RESTARTS, FILE_SECRETS, KNOWN, Known, known, repository_name
+from ecoready.stack.references import reference_problem
 from ecoready.stack.services import Service
 
 _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
@@ -31,13 +32,6 @@ _SECRET = re.compile(r"PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|PRIVATE|CREDENT
 _FLAG = frozenset({"", "0", "1", "yes", "no", "true", "false", "on", "off"})
 _CREDENTIALS_IN_URL = re.compile(r"//[^/@\s:]*:[^/@\s]*@")
 _DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}\Z")
-# Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
-_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
-_REFERENCE = re.compile(
-    rf"^(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::[0-9]+)?/)?{_PATH_PART}(?:/{_PATH_PART})*"
-    r"(?::\w[\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
-)
 MYSQL_PORT = "3306"
 
 
@@ -97,8 +91,9 @@ def map_services(services: Sequence[Service]) -> Mapped:
     usable: list[Service] = []
     for service in services:
         undecided.extend(f"{service.name}: {note}" for note in service.notes)
-        if not _REFERENCE.match(service.image) or service.image.startswith("sha256:"):  # an image id: no
-            undecided.append(f"{service.name}: no image reference ecoready can ask a registry for: left out")
+        problem = reference_problem(service.image)
+        if problem is not None:
+            undecided.append(f"{inert(service.name, 64)}: {problem}: left out")
             continue
         tag = floating_tag(service.image)
         if tag is not None and not service.built:
