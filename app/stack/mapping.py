@@ -199,6 +199,14 @@ def _known_row(
         if dropped:
             words = " ".join(shown(w) for w in dropped)
             undecided.append(f"{service.name}: `command:` words that are no server option, dropped: {words}")
+    elif (
+        service.command and kind.category in (Category.SERVER, Category.HA) and "args" not in KINDS[kind.probe].options
+    ):
+        words = inert(" ".join(shown(w) for w in service.command), 200)
+        undecided.append(
+            f"{service.name}: its server options ({words}) are not checked: the {kind.probe} probe takes no "
+            "server options (docs/matrix.md); a row of probe `server` with `args` checks one node with them"
+        )
     if backend is not None:
         why.append(f"backend {backend}: {reason}")
     return _row(service, ids, kind.category, kind.probe, backend, options, why)
