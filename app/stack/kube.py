@@ -28,9 +28,9 @@ from ecoready.domain.reading import read_bounded, read_head
 from ecoready.stack.kube_pins import ArchPins, read_pins
 from ecoready.stack.operators import read_operator
 from ecoready.stack.services import Service
-from ecoready.stack.yaml_bounded import is_json, load_all
+from ecoready.stack.yaml_bounded import compact, is_json, load_all
 
-MAX_BYTES = 64 << 20  # all files together
+MAX_BYTES = 160 << 20  # all files together: kubectl's -o json of 10,000 pods is 140 MB
 MAX_FILES = 500
 MAX_DOCUMENTS = 2000
 MAX_ITEMS = 256  # containers, env entries, ports, List items: each list read so far
@@ -104,7 +104,7 @@ def _texts(path: Path) -> Iterator[tuple[str, str | bytes]]:
     files = [path] if not path.is_dir() else _files(path)
     total = 0
     for file in files:
-        text = read_bounded(file, MAX_BYTES, "manifest file")
+        text = compact(read_bounded(file, MAX_BYTES, "manifest file"))
         total += len(text)
         if total > MAX_BYTES:
             raise ConfigError([Problem(str(file), 1, 1, f"the manifests are larger than {MAX_BYTES} bytes together")])

@@ -10,6 +10,7 @@ kustomization. An overlay and its base are one build: one server, not two.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +104,25 @@ def _resource(entry: object, file: Path, path: tuple[Path, ...], out: Build, lim
     out.texts.append((str(target), data))
 
 
+def roots(folder: Path) -> list[Path]:
+    """The kustomization files under `folder` that are no other one's base (overlays, or a
+    base alone), hidden folders and symlinked ones not followed; [] when there is none."""
+    found: list[Path] = []
+    for place, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(place, n) for n in names if n in KUSTOMIZATIONS)
+        if len(found) > MAX_KUSTOMIZATIONS:
+            raise ConfigError([Problem(str(folder), 1, 1, f"more than {MAX_KUSTOMIZATIONS} kustomizations")])
+    bases: set[Path] = set()
+    for file in found:
+        data = load_one(read_bounded(file, MAX_KUSTOMIZATION_BYTES, "kustomization"), str(file))
+        spec: Mapping[str, Any] = data if isinstance(data, dict) else {}
+        for entry in _list(spec.get("resources")) + _list(spec.get("bases")):
+            if isinstance(entry, str) and "://" not in entry:
+                bases.add((file.parent / entry).resolve())
+    return sorted(f for f in found if f.parent.resolve() not in bases)
+
+
 def apply_images(image: str, overrides: list[tuple[str, dict[str, str]]]) -> str:
     """`image` after kustomize's `images:` overrides, in order (the first that names it at
     each kustomization, as kustomize does)."""
@@ -129,4 +149,4 @@ def _split(image: str) -> tuple[str, str, str]:
     return name, "", digest
 
 
-__all__ = ["SUFFIXES", "Build", "apply_images", "build"]
+__all__ = ["SUFFIXES", "Build", "apply_images", "build", "roots"]

@@ -25,7 +25,7 @@ def read_source(path: Path, values: Sequence[str] = ()) -> tuple[str, list[Servi
         rendered = render_chart(path, values, MAX_BYTES)
         services, notes = _parsed(f"{path} (helm template)", rendered, chart)
         return f"{path.resolve().name} (Helm chart {path.name}, helm template)", services, notes
-    kustomization = kustomization_of(path)
+    kustomization = kustomization_of(path) or _overlay(path)
     if kustomization is not None:
         services, notes, how = _kustomized(kustomization)
         return f"{kustomization.parent.resolve().name} (kustomization, {how})", services, notes
@@ -36,6 +36,29 @@ def read_source(path: Path, values: Sequence[str] = ()) -> tuple[str, list[Servi
 
     project, services, notes = read_compose(path)
     return f"{project} (from {path.name})", services, notes
+
+
+def _overlay(folder: Path) -> Path | None:
+    """The one kustomization of a folder that holds a base and its overlay (built as one:
+    one server, not two); ConfigError when several are no one's base (say which to take)."""
+    if not folder.is_dir():
+        return None
+    from ecoready.stack.kustomize import roots
+
+    found = roots(folder)
+    if len(found) > 1:
+        names = ", ".join(str(f.parent.relative_to(folder)) for f in found[:8])
+        raise ConfigError(
+            [
+                Problem(
+                    str(folder),
+                    1,
+                    1,
+                    f"{len(found)} kustomizations that are no one's base ({names}): give one to --from",
+                )
+            ]
+        )
+    return found[0] if found else None
 
 
 def _parsed(file: str, data: bytes, origin: Path) -> tuple[list[Service], list[str]]:

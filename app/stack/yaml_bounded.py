@@ -25,6 +25,7 @@ output). Every refusal is a `ConfigError` at `file:line:col`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,6 +47,8 @@ except ImportError:  # pragma: no cover - a PyYAML built without libyaml
 
 MAX_VALUES = 250_000  # a 1 MiB file written out in full holds about this many values
 MAX_DEPTH = 512
+COMPACT_FROM = 8 << 20  # JSON from this size is read without its indentation (`compact`)
+_INDENT = re.compile(rb"\r?\n[ \t]*")
 _MEMO_LENGTH = 64  # scalars this short are built once per document and shared
 _MAP, _SEQ, _MERGE = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:merge"
 _INT = "tag:yaml.org,2002:int"
@@ -288,10 +291,33 @@ def is_json(data: str | bytes) -> bool:
     return head.removeprefix("\ufeff").lstrip()[:1] in ("{", "[")
 
 
-def _json(data: str | bytes, file: str) -> list[Any] | None:
-    """The JSON document in `data`; None when json does not take it (YAML may)."""
+def compact(data: bytes) -> str | bytes:
+    """A large JSON file as text without its indentation (kubectl indents by four spaces:
+    more than half of `-o json` is blanks), the bytes let go: what the json module then
+    holds is half as large. A raw line break is never inside a JSON string, so nothing is
+    changed but blanks; positions in what json refuses are then on one line. Other data is
+    returned as it is."""
+    if len(data) < COMPACT_FROM or not is_json(data):
+        return data
     try:
-        return [json.loads(data)]
+        return _INDENT.sub(b"", data).decode("utf-8")
+    except UnicodeDecodeError:  # said at its place by the parser
+        return data
+
+
+def _json(data: str | bytes, file: str, skip: frozenset[str]) -> list[Any] | None:
+    """The JSON document in `data`; None when json does not take it (YAML may). `skip`'s
+    keys are left out of each object with an `apiVersion` and a `kind` as it is built."""
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if "kind" in obj and "apiVersion" in obj and not skip.isdisjoint(obj):
+            for key in skip & obj.keys():
+                del obj[key]
+        return obj
+
+    try:
+        return [json.loads(data, object_pairs_hook=hook if skip else None)]
     except RecursionError:
         raise ConfigError([Problem(file, 1, 1, "JSON: nested too deeply to read")]) from None
     except json.JSONDecodeError:
@@ -310,9 +336,9 @@ def load_all(data: str | bytes, file: str, skip: frozenset[str] = frozenset()) -
     file:line:col. `skip`: keys whose value is left out (None) at an object's top level
     (a document's, or an item's of its `items`)."""
     if is_json(data):
-        found = _json(data, file)
+        found = _json(data, file, skip)
         if found is not None:
-            yield from (_skipped(doc, skip) for doc in found)
+            yield from found
             return
     try:
         yield from _yaml_documents(data, skip)
@@ -321,18 +347,6 @@ def load_all(data: str | bytes, file: str, skip: frozenset[str] = frozenset()) -
     except UnicodeDecodeError as exc:  # the pure parser on bytes that are not UTF-8
         line, col = position(data, exc.start) if isinstance(data, bytes) else (1, 1)
         raise ConfigError([Problem(file, line, col, "not UTF-8 text")]) from None
-
-
-def _skipped(doc: Any, skip: frozenset[str]) -> Any:
-    """`skip` applied to a JSON document (after reading it: json has no hook by place)."""
-    if not skip or not isinstance(doc, dict):
-        return doc
-    items = doc.get("items")
-    for obj in [doc, *(items if isinstance(items, list) else ())]:
-        if isinstance(obj, dict):
-            for key in skip & obj.keys():
-                del obj[key]
-    return doc
 
 
 def load_one(data: str | bytes, file: str) -> object:
