@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: bench/ and tests/ import as packages
 
 from ecoready.domain.errors import ImageUnavailable
-from ecoready.domain.model import ImageInfo
+from ecoready.domain.images import ImageInfo
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
 from ecoready.matrix.kinds import KINDS

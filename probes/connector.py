@@ -35,6 +35,7 @@ from ecoready.probe_api import (
     Endpoint,
     ExecResult,
     InfraError,
+    InstallKind,
     MatrixMismatch,
     PackagingVerdict,
     Probe,
@@ -273,16 +274,24 @@ class ConnectorProbe(Probe):
             files=recipe.install_files,
         )
         if done.image_id:
-            how = done.labels.get("ecoready.install.how") or (
-                "built from source" if packaging.verdict is PackagingVerdict.SOURCE else "installed"
-            )
+            label = done.labels.get("ecoready.install.how", "")
+            source = label == drivers.BUILT_FROM_SOURCE or (not label and packaging.verdict is PackagingVerdict.SOURCE)
+            how = label or (drivers.BUILT_FROM_SOURCE if source else "installed")
+            kind = InstallKind.SOURCE if source else InstallKind.INSTALLED
             if done.labels.get("ecoready.install.file"):  # the file pip took, e.g. which wheel
                 how = f"{how} ({done.labels['ecoready.install.file']})"
             if not done.cached:
                 how = f"{how} in {done.seconds:.0f} s"
             # what the install took, where the packaging stage could not say (Debian's packages)
             version = packaging.version or done.labels.get("ecoready.install.version", "")
-            ready = replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=done.cached, version=version)
+            ready = replace(
+                packaging,
+                verdict=PackagingVerdict.READY,
+                install=how,
+                install_kind=kind,
+                cached=done.cached,
+                version=version,
+            )
             report_packaging(ctx, ready)
             return done.image_id, dict(recipe.run_env), dict(recipe.run_files)
         assert done.result is not None
@@ -291,7 +300,9 @@ class ConnectorProbe(Probe):
             raise MatrixMismatch(f"row {ctx.cell.component.id}: {failed.mismatch}")
         why = f"the image has no {', '.join(failed.absent)}" if failed.absent else ""
         why = "; ".join(part for part in (why, failed.last) if part) or f"exit code {done.result.exit_code}"
-        report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.MISSING, install=f"failed: {why}"))
+        report_packaging(
+            ctx, replace(packaging, verdict=PackagingVerdict.MISSING, install=why, install_kind=InstallKind.FAILED)
+        )
         raise StageFailed(f"{packaging.package} {packaging.version} did not install: {why}")
 
     async def smoke(self) -> None:

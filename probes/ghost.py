@@ -44,6 +44,7 @@ from ecoready.probe_api import (
     CheckFailed,
     InfraError,
     Installed,
+    InstallKind,
     MatrixMismatch,
     Packaging,
     PackagingVerdict,
@@ -261,7 +262,16 @@ class GhostProbe(Probe):
             how = f"{how}, in {built.seconds:.0f} s"
         # every view says it: upstream publishes no image, the build is ecoready's
         how = f"{how}, from the Go module proxy: GitHub publishes no gh-ost image"
-        report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.READY, install=how, cached=built.cached))
+        report_packaging(
+            ctx,
+            replace(
+                packaging,
+                verdict=PackagingVerdict.READY,
+                install=how,
+                install_kind=InstallKind.BUILT,
+                cached=built.cached,
+            ),
+        )
         return placed.image_id
 
     def _verify(self, packaging: Packaging, done: Installed, where: str) -> None:
@@ -293,7 +303,9 @@ class GhostProbe(Probe):
             raise RegistryError(registry_url("go"), f"go get of gh-ost {packaging.version} failed: {why}")
         if step != "build":  # our own steps around the build
             raise InfraError(f"the install of gh-ost {packaging.version} failed outside its build: {why}")
-        report_packaging(ctx, replace(packaging, verdict=PackagingVerdict.MISSING, install=f"failed: {why}"))
+        report_packaging(
+            ctx, replace(packaging, verdict=PackagingVerdict.MISSING, install=why, install_kind=InstallKind.FAILED)
+        )
         raise StageFailed(f"gh-ost {packaging.version} does not build for {ctx.arch}: {why}")
 
     async def _checksum(self) -> dict[str, str]:

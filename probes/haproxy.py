@@ -3,7 +3,19 @@ backend server; queries through the frontend reach the backend.
 
 The config follows the official haproxy image's contract (/usr/local/etc/haproxy/
 haproxy.cfg, `haproxy -f` as the command). The health check logs in as a password-less
-user that can do nothing (`option mysql-check`), created on the backend by the probe.
+user that can do nothing, created on the backend by the probe, then says COM_QUIT.
+
+How it logs in depends on the backend's flavour. HAProxy's own `option mysql-check user`
+sends a login without CLIENT_PLUGIN_AUTH, which a server takes as `mysql_native_password`:
+MariaDB's default, but MySQL 8.4 disables that plugin and 9.x removed it, so against an
+account of `caching_sha2_password` (their default) the server answers error 1251 ("Client
+does not support authentication protocol") and the check never passes (HAProxy's own
+regression test reg-tests/checks/mysql-check.vtc shows that answer). For MySQL and
+Percona Server the check is a `tcp-check` sequence instead: the same login, with
+CLIENT_PLUGIN_AUTH and `caching_sha2_password` named, and an empty auth response, which
+that plugin accepts for an account without a password (no TLS or RSA key needed); an OK
+packet passes, anything else fails. Both are what a user would configure in front of
+each server (docs/components.md).
 bench: sysbench through the frontend against the backend (`app/probe_api/bench.py`).
 """
 
@@ -18,7 +30,53 @@ FRONTEND_PORT = 3306
 CHECK_USER = "haproxy_check"
 
 
-def haproxy_config(backend_host: str, backend_port: int = 3306) -> str:
+# MySQL protocol capability flags of the check's login (HandshakeResponse41)
+CLIENT_PROTOCOL_41 = 0x0200
+CLIENT_SECURE_CONNECTION = 0x8000
+CLIENT_PLUGIN_AUTH = 0x80000
+SHA2_PLUGIN = "caching_sha2_password"
+
+
+def sha2_login_packet(user: str) -> bytes:
+    """The client's login packet (sequence 1) for a password-less `caching_sha2_password`
+    account: capabilities, max packet size, utf8 charset, 23 filler bytes, the user, an
+    empty auth response and the plugin's name."""
+    flags = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH
+    payload = (
+        flags.to_bytes(4, "little")
+        + (1 << 24).to_bytes(4, "little")
+        + b"\x21"
+        + bytes(23)
+        + user.encode()
+        + b"\x00"
+        + b"\x00"  # auth response: length 0
+        + SHA2_PLUGIN.encode()
+        + b"\x00"
+    )
+    return len(payload).to_bytes(3, "little") + b"\x01" + payload
+
+
+COM_QUIT = bytes.fromhex("0100000001")
+
+
+def check_lines(flavor: str) -> str:
+    """The backend's health check (see the module doc): HAProxy's `mysql-check` for
+    MariaDB, a plugin-aware login as a `tcp-check` sequence for MySQL and Percona Server."""
+    if flavor not in ("mysql", "percona"):
+        return f"    option mysql-check user {CHECK_USER} post-41\n"
+    return (
+        "    option tcp-check\n"
+        "    tcp-check connect\n"
+        # the server's greeting: any length, sequence 0, protocol version 10
+        "    tcp-check expect rbinary ^[0-9A-F]{6}000A\n"
+        f"    tcp-check send-binary {sha2_login_packet(CHECK_USER).hex().upper()}\n"
+        # OK (0x00) at sequence 2; an error packet (0xFF) or an auth switch (0xFE) fails
+        "    tcp-check expect rbinary ^[0-9A-F]{6}0200\n"
+        f"    tcp-check send-binary {COM_QUIT.hex().upper()}\n"
+    )
+
+
+def haproxy_config(backend_host: str, backend_port: int = 3306, flavor: str = "mariadb") -> str:
     return f"""\
 global
     log stdout format raw local0 info
@@ -37,8 +95,7 @@ frontend mysql
     default_backend mysql_servers
 
 backend mysql_servers
-    option mysql-check user {CHECK_USER} post-41
-    server db1 {backend_host}:{backend_port} check inter 1s rise 1 fall 3
+{check_lines(flavor)}    server db1 {backend_host}:{backend_port} check inter 1s rise 1 fall 3
 """
 
 
@@ -64,11 +121,13 @@ class HaproxyProbe(Probe):
         ctx = self.ctx
         backend = await ctx.backend()
         self.backend = Server(ctx, backend.container, backend.password, backend.flavor)
-        await self.backend.query(f"CREATE USER IF NOT EXISTS '{CHECK_USER}'@'%'")
+        # no password, and on MySQL and Percona Server the plugin the check logs in with said
+        plugin = f" IDENTIFIED WITH {SHA2_PLUGIN}" if backend.flavor in ("mysql", "percona") else ""
+        await self.backend.query(f"CREATE USER IF NOT EXISTS '{CHECK_USER}'@'%'{plugin}")
         self.proxy = await ctx.start_container(
             "haproxy",
             command=["haproxy", "-W", "-db", "-f", CONFIG],
-            files={CONFIG: haproxy_config(backend.host, backend.port).encode()},
+            files={CONFIG: haproxy_config(backend.host, backend.port, backend.flavor).encode()},
             cpuset_cpus=ctx.cpuset("server"),  # with its backend, apart from sysbench
         )
         self.endpoint = backend
@@ -102,7 +161,12 @@ class HaproxyProbe(Probe):
         states = server_states(result.stdout)
         if states.get("db1") != "2":
             raise CheckFailed(f"server db1 state {states.get('db1', 'absent')} (2 = UP): {states}")
-        return "backend db1 UP by the MySQL health check"
+        how = (
+            "a caching_sha2_password login"
+            if self.endpoint and self.endpoint.flavor in ("mysql", "percona")
+            else "mysql-check"
+        )
+        return f"backend db1 UP by the MySQL health check ({how})"
 
     async def _reaches_backend(self) -> str:
         try:

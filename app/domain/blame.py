@@ -99,15 +99,25 @@ class Cause(str, enum.Enum):
     NOT_APPLICABLE = "not-applicable"  # the stage was skipped
 
 
+class Shared(str, enum.Enum):
+    """What many cells can fail by at once: its trouble is said once per run, with the cells
+    it cost and the way out, not once per cell (the values are written in saved reports)."""
+
+    REGISTRY = "registry"  # a registry that could not be asked (the blame's subject)
+    BACKEND = "backend"  # a backend that could not be had (the blame's subject)
+    ENGINE = "engine"  # a host's engine, unreachable or lost mid-run (the cell's host)
+
+
 @dataclass(frozen=True)
 class CauseFacts:
     """What a cause leads to. `label` is said before the stage's detail wherever it is
     shown (`missing: the index publishes amd64 only`, `docker.io: unreachable`); `{subject}`
-    in it is the blame's subject."""
+    in it is the blame's subject. `shared`: what the cells failing by it share."""
 
     party: Party
     status: Status | None  # the cell's; None: the other stages decide (a skipped stage)
     label: str = ""
+    shared: Shared | None = None
 
     @property
     def outcome(self) -> Outcome:
@@ -132,15 +142,15 @@ CAUSES: Mapping[Cause, CauseFacts] = {
     Cause.CHECK_FAILED: CauseFacts(_COMPONENT, Status.PARTIAL),
     Cause.BENCH_FAILED: CauseFacts(_COMPONENT, Status.PARTIAL),
     Cause.OVER_BUDGET: CauseFacts(Party.CLOCK, Status.TIMEOUT),
-    Cause.ENGINE_UNREACHABLE: CauseFacts(_TOOL, Status.ERROR),
-    Cause.HOST_LOST: CauseFacts(_TOOL, Status.ERROR),
+    Cause.ENGINE_UNREACHABLE: CauseFacts(_TOOL, Status.ERROR, shared=Shared.ENGINE),
+    Cause.HOST_LOST: CauseFacts(_TOOL, Status.ERROR, shared=Shared.ENGINE),
     Cause.ENGINE_REFUSED: CauseFacts(_TOOL, Status.ERROR),
     Cause.ENGINE_STUCK: CauseFacts(_TOOL, Status.ERROR),
-    Cause.REGISTRY: CauseFacts(_TOOL, Status.ERROR, "{subject}"),
+    Cause.REGISTRY: CauseFacts(_TOOL, Status.ERROR, "{subject}", Shared.REGISTRY),
     Cause.MIRROR_GAP: CauseFacts(_TOOL, Status.ERROR, "mirror {subject}"),
     Cause.CREDENTIALS: CauseFacts(_TOOL, Status.ERROR),
     Cause.PULL_STALLED: CauseFacts(_TOOL, Status.ERROR),
-    Cause.BACKEND: CauseFacts(_TOOL, Status.ERROR, "backend {subject}"),
+    Cause.BACKEND: CauseFacts(_TOOL, Status.ERROR, "backend {subject}", Shared.BACKEND),
     Cause.TOOL_IMAGE: CauseFacts(_TOOL, Status.ERROR),
     Cause.EMULATOR: CauseFacts(_TOOL, Status.ERROR),
     Cause.NO_HOST: CauseFacts(_TOOL, Status.ERROR),
@@ -191,6 +201,22 @@ class Blame:
     @property
     def outcome(self) -> Outcome:
         return CAUSES[self.cause].outcome
+
+
+@dataclass(frozen=True)
+class Trouble:
+    """One thing many cells failed by: a registry, a backend, a host's engine. The key
+    its trouble is said once under, by the verdict and by the run's notes alike."""
+
+    shared: Shared
+    subject: str  # the registry, the backend, the host ("" a host not named)
+
+    @property
+    def words(self) -> str:
+        """`registry docker.io`, `backend mysql-8.4`, `engine of graviton`."""
+        if self.shared is Shared.ENGINE:
+            return f"engine of {self.subject or 'the host'}"
+        return f"{self.shared.value} {self.subject}"
 
 
 def blame_for(stage: Stage, outcome: Outcome | None, blame: Blame | None = None) -> Blame | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from ecoready.domain.model import RegistryStatus
+from ecoready.domain.images import RegistryStatus
 from ecoready.domain.packaging import Packaging
 
 REGISTRIES = ("pypi", "npm", "maven", "go", "deb")

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecoready.domain.blame import Blame
+from ecoready.domain.blame import Blame, Trouble
+from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.model import (
     AuditResult,
     BenchResult,
     Check,
     ComponentOrigin,
     HostFacts,
-    ImageInfo,
     Outcome,
     PlatformFitness,
     Profile,
-    RegistryStatus,
     Stage,
     Status,
     TagSearch,
@@ -140,9 +139,11 @@ class CellFinished:
 
 @dataclass(frozen=True)
 class RunNote:
-    """A run-wide fact worth a line in the report (e.g. a registry that did not answer)."""
+    """A run-wide fact worth a line in the report (e.g. a registry that did not answer);
+    `about`: the trouble many cells share that it says, for the views to say it once."""
 
     text: str
+    about: Trouble | None = None
 
 
 @dataclass(frozen=True)

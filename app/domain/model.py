@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecoready.domain.blame import Blame, blame_for, said
+from ecoready.domain.blame import Blame, Trouble, blame_for, said
 from ecoready.domain.blame import Outcome as Outcome  # said in blame.py, taken from here by most
 from ecoready.domain.blame import Stage as Stage
 from ecoready.domain.blame import Status as Status
+from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.packaging import Packaging
 
 
@@ -138,82 +139,6 @@ class StageResult:
     def shown(self) -> str:
         """Its detail as every view shows it: its cause's words first (`missing: …`)."""
         return said(self.blamed, self.detail)
-
-
-@dataclass(frozen=True)
-class ImageInfo:
-    """What the image stage learned about the image of one cell."""
-
-    reference: str
-    arch: str
-    digest: str = ""  # per-arch manifest digest
-    index_digest: str = ""
-    size: int | None = None
-    found_as: str = ""  # how availability was found, e.g. "index", "single manifest"
-    image_id: str = ""  # local image id once pulled
-    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
-
-
-class Verdict(str, enum.Enum):
-    """Is an image published for an arch? Asked of the registry, without pulling."""
-
-    AVAILABLE = "available"
-    MISSING = "missing"  # not published for the arch (nor under an arch-suffixed tag)
-    MISLABELLED = "mislabelled"  # the index says this arch, the image's config says another
-    ERROR = "error"  # the registry could not be asked: infrastructure, never the component
-
-
-@dataclass(frozen=True)
-class Availability:
-    """What the registry says about one image reference on one arch."""
-
-    reference: str  # as the matrix wrote it
-    arch: str
-    verdict: Verdict
-    registry: str = ""  # the registry asked (after a mirror rewrite)
-    digest: str = ""  # per-arch manifest digest
-    index_digest: str = ""
-    size: int | None = None  # compressed: config + layers
-    found_as: str = ""  # "index", "single manifest", "tag 10.11-aarch64"
-    detail: str = ""  # one line: how it was found, or why not (the verdict is not repeated)
-    arches: tuple[str, ...] = ()  # what the reference publishes
-    pull_reference: str = ""  # repo@digest to pull for this arch
-    exists: bool = True  # False: the reference names no image at all (not even a tag)
-    mirror: str = ""  # the registry mirror that answered (host[/prefix]); "" the upstream registry itself
-
-
-@dataclass(frozen=True)
-class RegistryStatus:
-    """One registry as a run saw it: requests made, Docker Hub's rate limit, failures."""
-
-    registry: str
-    requests: int = 0  # HTTP requests, token requests included
-    limit: int | None = None  # RateLimit-Limit
-    remaining: int | None = None  # RateLimit-Remaining
-    window_s: int | None = None  # the limit's window (the `w=` of the header)
-    source: str = ""  # whom the limit counts: "ip" (anonymous) or "account"; never the value
-    error: str = ""  # the last reason it could not be asked (one line, no secrets)
-    waited_s: float = 0.0  # seconds this run paused because it asked to (429 with Retry-After)
-
-
-@dataclass(frozen=True)
-class ImageCheck:
-    """One row of `ecoready images`: a component's image on one arch."""
-
-    component: str
-    name: str
-    arch: str
-    availability: Availability
-
-
-@dataclass(frozen=True)
-class ImagesReport:
-    matrix: str
-    checked_at: str
-    seconds: float
-    checks: tuple[ImageCheck, ...] = ()
-    registries: tuple[RegistryStatus, ...] = ()
-    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -497,6 +422,15 @@ class Migration:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A run-wide fact worth a line in the report. `about`: the trouble many cells share
+    that it says (a registry not asked), for the views that say that trouble once already."""
+
+    text: str
+    about: Trouble | None = None
+
+
+@dataclass(frozen=True)
 class Report:
     schema_version: int
     run_id: str
@@ -509,7 +443,7 @@ class Report:
     hosts: tuple[HostFacts, ...] = ()
     arches: tuple[str, ...] = ()
     cells: Mapping[str, CellResult] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
     registries: tuple[RegistryStatus, ...] = ()  # as last observed, in order of first contact
     platforms: tuple[PlatformFitness, ...] = ()  # platform fitness per (host, arch)
     migration: Migration = field(default_factory=Migration)

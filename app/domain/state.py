@@ -37,6 +37,7 @@ from ecoready.domain.model import (
     Category,
     CellResult,
     Migration,
+    Note,
     Outcome,
     Profile,
     Report,
@@ -158,9 +159,9 @@ def reduce(report: Report, event: Event) -> Report:
             }
         return replace(report, finished_at=event.at, interrupted=event.interrupted, cells=finished)
     if isinstance(event, RunNote):
-        if event.text in report.notes:
+        if any(n.text == event.text for n in report.notes):
             return report
-        return replace(report, notes=(*report.notes, event.text))
+        return replace(report, notes=(*report.notes, Note(event.text, event.about)))
     if isinstance(event, PlatformObserved):
         key = (event.platform.host, event.platform.arch)
         if any((p.host, p.arch) == key for p in report.platforms):

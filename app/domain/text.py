@@ -73,3 +73,8 @@ def one_line(text: str, limit: int = 200) -> str:
     lines = [ln.strip() for ln in inert(text, 0).splitlines() if ln.strip()]
     line = lines[-1] if lines else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def plural(count: int, word: str) -> str:
+    """`1 cell`, `3 cells`."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"

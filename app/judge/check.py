@@ -38,10 +38,19 @@ class CheckOutcome:
 def check_report(report: Report, directory: Path, webhook: str | None, say: Callable[[str], None]) -> CheckOutcome:
     """Store `report`, diff it against the previous stored report, post when it changed."""
     problems: list[str] = []
-    before = history.previous(directory, problems)
+    # The history is kept in time order: a report that started before the newest stored one
+    # (`check --report` of an older run) is compared with the one stored before it in time,
+    # so a later `diff --history` never contradicts what this check said of the same pair.
+    name = history.file_name(report)
+    newest = history.newest_name(directory)
+    late = newest is not None and newest > name
+    before = history.previous(directory, problems, before=name)
     stored = history.store(report, directory)
     for problem in problems:
         say(f"ecoready: history: {problem}")
+    if late:
+        against = f"compared with {before.path.name}, the one before it" if before else "nothing stored before it"
+        say(f"ecoready: history: this report started before the newest stored one ({newest}): {against}")
     if before is None:
         change = None
         text = f"first report in {directory}: nothing to compare with yet (stored {stored.name})\n"
@@ -69,17 +78,17 @@ def check_code(report: Report, change: Diff | None) -> int:
     return 0
 
 
-def parse_duration(text: str) -> float:
-    """`6h`, `30m`, `1h30m`, `90s`, `1d`, or plain seconds; at least one second."""
+def parse_duration(text: str, *, minimum: float = MIN_INTERVAL_S, option: str = "--every") -> float:
+    """`6h`, `30m`, `1h30m`, `90s`, `1d`, or plain seconds; at least `minimum` seconds."""
     raw = text.strip().lower()
     if re.fullmatch(r"\d+(\.\d+)?", raw):
         seconds = float(raw)
     elif raw and _DURATION.sub("", raw) == "":
         seconds = sum(float(n) * UNIT_SECONDS[u] for n, u in _DURATION.findall(raw))
     else:
-        raise UsageError(f"--every: cannot read {text!r} as a duration (e.g. 6h, 30m, 1h30m, 90s)")
-    if seconds < MIN_INTERVAL_S:
-        raise UsageError(f"--every: {text!r} is shorter than {MIN_INTERVAL_S:g} s")
+        raise UsageError(f"{option}: cannot read {text!r} as a duration (e.g. 6h, 30m, 1h30m, 90s)")
+    if seconds < minimum:
+        raise UsageError(f"{option}: {text!r} is shorter than {minimum:g} s")
     return seconds
 
 

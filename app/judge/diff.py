@@ -11,10 +11,12 @@
 - reports of different matrices or profiles, or of a subset of the other's cells, are
   compared all the same, but the diff says so first (`mismatch`).
 - bench series whose median tps moved by more than twice the coefficient of variation
-  (at least `NOISE_FLOOR` each side: one run has no measured noise); a drop is a regression.
-  Emulated numbers, numbers from different hosts and series not measured alone on their
-  host in both reports (another cell's stage beside them, or not recorded) are never
-  compared: said in `not_compared`.
+  (at least `NOISE_FLOOR` each side); a drop is a regression. A series measured once on
+  either side has no measured noise, so no change is called on it (`quick` measures each
+  point once: "not enough runs to call a change", never a regression). Emulated numbers,
+  numbers from different hosts and series not measured alone on their host in both
+  reports (another cell's stage beside them, or not recorded) are never compared: said in
+  `not_compared`.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ RANK: Mapping[Status, int] = {
     Status.BROKEN: 3,
     Status.MISSING: 4,
 }
-# The CV assumed for a series with one run, or a lower measured one: restarting the server
-# alone moves sysbench results by about 3% (Percona, "Know your baseline variance").
+# The least CV a series is taken to have, however low its measured one: restarting the
+# server alone moves sysbench results by about 3% (Percona, "Know your baseline variance").
 NOISE_FLOOR = 0.025
+# Runs a series needs on both sides before a change is called: one run measures no noise
+# (two quick runs of the same rows on one quiet machine differed by +12% to +50%)
+MIN_RUNS = 2
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,9 @@ def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) ->
         if not (a.alone and b.alone):
             crowded[_not_alone(a, "old") or _not_alone(b, "new")] = None
             continue
+        if min(len(a.runs), len(b.runs)) < MIN_RUNS:
+            crowded[_too_few_runs(a, b)] = None
+            continue
         if a.median_tps <= 0:
             continue
         change = b.median_tps / a.median_tps - 1.0
@@ -165,6 +173,14 @@ def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) ->
             changes.append(BenchChange(new.id, key[0], key[1], key[2], a.median_tps, b.median_tps, change, noise))
     not_compared.extend(f"{new.id}: {why}: bench not compared" for why in crowded)
     return changes
+
+
+def _too_few_runs(old: BenchSeries, new: BenchSeries) -> str:
+    runs = min(len(old.runs), len(new.runs))
+    return (
+        f"{runs} run per point in the {'old' if len(old.runs) == runs else 'new'} report: not enough runs to "
+        f"call a change (its noise is not measured; a profile with repeats >= {MIN_RUNS} measures it)"
+    )
 
 
 def _not_alone(series: BenchSeries, which: str) -> str:

@@ -86,10 +86,13 @@ class Stored:
     report: Report
 
 
-def newest_first(directory: Path, problems: list[str], exclude: Path | None = None) -> Iterator[Stored]:
-    """Readable stored reports, newest first; unreadable ones are noted in `problems`."""
+def newest_first(
+    directory: Path, problems: list[str], exclude: Path | None = None, before: str | None = None
+) -> Iterator[Stored]:
+    """Readable stored reports, newest first; unreadable ones are noted in `problems`.
+    `before`: only those whose file name sorts before it (started earlier)."""
     for path in reversed(entries(directory)):
-        if exclude is not None and path == exclude:
+        if (exclude is not None and path == exclude) or (before is not None and path.name >= before):
             continue
         try:
             yield Stored(path, load_report(path))
@@ -97,9 +100,18 @@ def newest_first(directory: Path, problems: list[str], exclude: Path | None = No
             problems.append(f"skipped {exc}")
 
 
-def previous(directory: Path, problems: list[str], exclude: Path | None = None) -> Stored | None:
-    """The newest readable stored report (other than `exclude`)."""
-    return next(newest_first(directory, problems, exclude), None)
+def previous(
+    directory: Path, problems: list[str], exclude: Path | None = None, before: str | None = None
+) -> Stored | None:
+    """The newest readable stored report (other than `exclude`; started before `before`, a
+    file name, when given)."""
+    return next(newest_first(directory, problems, exclude, before), None)
+
+
+def newest_name(directory: Path) -> str | None:
+    """The file name of the newest stored report, readable or not."""
+    stored = entries(directory)
+    return stored[-1].name if stored else None
 
 
 def last_judged(
@@ -113,7 +125,7 @@ def last_judged(
     """
     waiting = {k for k, c in latest.report.cells.items() if c.status in UNJUDGED}
     found: dict[str, CellResult] = {}
-    for n, older in enumerate(newest_first(directory, problems, exclude)):
+    for n, older in enumerate(newest_first(directory, problems, exclude, before=latest.path.name)):
         if not waiting or n >= LOOK_BACK:
             break
         if older.path == latest.path:

@@ -29,10 +29,12 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ecoready.domain.errors import EngineError, EnvironmentProblem
+from ecoready.domain.flight import Flights
 from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_ROLE, LABEL_RUN
 from ecoready.engine.aio import together
 from ecoready.engine.docker_host import DockerHost
@@ -97,14 +99,14 @@ class Lab:
     log: Log
     mirror: str = field(default_factory=debian_mirror)
     lab_dir: Path = LAB_DIR
-    # generated build contexts, one task per image: both arch tracks await the same one
-    _contexts: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
+    # generated build contexts, one per image: both arch tracks await the same one
+    _contexts: Flights[str, Path] = field(default_factory=Flights.memo, init=False, repr=False)
     _base_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     _builder_locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
     # the machine's own tools per suite (lab/native_tools.py), laid out once per build
-    _native: dict[str, asyncio.Task[Path]] = field(default_factory=dict, init=False, repr=False)
-    # the component images of this build, one task per image and arch
-    _images: dict[tuple[str, str], asyncio.Future[str]] = field(default_factory=dict, init=False, repr=False)
+    _native: Flights[str, Path] = field(default_factory=Flights.memo, init=False, repr=False)
+    # the component images of this build (their tags), one per image and arch
+    _images: Flights[tuple[str, str], str] = field(default_factory=Flights.memo, init=False, repr=False)
     book: BuildBook = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -149,11 +151,7 @@ class Lab:
         process of a foreign arch's scripts then runs emulated)."""
         if os.environ.get("ECOREADY_LAB_NATIVE_TOOLS", "1") == "0":
             return None
-        task = self._native.get(suite)
-        if task is None:
-            task = asyncio.ensure_future(self._lay_out_native_tools(suite, priority))
-            self._native[suite] = task
-        return await asyncio.shield(task)
+        return await self._native.ask(suite, lambda: self._lay_out_native_tools(suite, priority))
 
     async def _lay_out_native_tools(self, suite: str, priority: float) -> Path:
         base = await self.base(suite, host_arch(), priority)
@@ -239,11 +237,7 @@ class Lab:
 
     async def image(self, image: LabImage, arch: str) -> str:
         """The image built for the arch (once per build: an image built on it asks too)."""
-        task = self._images.get((image.key, arch))
-        if task is None:
-            task = asyncio.ensure_future(self._image(image, arch))
-            self._images[(image.key, arch)] = task
-        return await asyncio.shield(task)
+        return await self._images.ask((image.key, arch), lambda: self._image(image, arch))
 
     async def _image(self, image: LabImage, arch: str) -> str:
         if image.on:
@@ -394,14 +388,7 @@ class Lab:
         if image.builder is None and not image.files:
             return containers_dir() / image.context
         builder = builder_named(image.builder) if image.builder is not None else None
-        return await asyncio.shield(self._context_task(image, builder))
-
-    def _context_task(self, image: LabImage, builder: Builder | None) -> asyncio.Task[Path]:
-        task = self._contexts.get(image.key)
-        if task is None:
-            task = asyncio.ensure_future(self._generate_context(image, builder))
-            self._contexts[image.key] = task
-        return task
+        return await self._contexts.ask(image.key, lambda: self._generate_context(image, builder))
 
     async def start_builders(self, images: Sequence[LabImage], arches: Sequence[str]) -> None:
         """Start the builders of out-of-date images now: native work that then overlaps the
@@ -414,7 +401,8 @@ class Lab:
                 labels = await self.host.images.image_labels(image_tag(image, arch))
                 expected = self.recipe(image, arch)
                 if labels is None or labels.get(RECIPE_LABEL) != expected:
-                    self._context_task(image, builder_named(image.builder))
+                    builder = builder_named(image.builder)
+                    self._contexts.start(image.key, partial(self._generate_context, image, builder))
                     break
 
     async def _generate_context(self, image: LabImage, builder: Builder | None) -> Path:
@@ -443,13 +431,11 @@ class Lab:
 
     async def drop_contexts(self) -> None:
         """Remove the generated build contexts and tool layouts (made again when needed)."""
-        tasks = [*self._contexts.values(), *self._native.values()]
-        self._contexts, self._native = {}, {}
-        for task in tasks:
-            task.cancel()  # a no-op for finished ones
-        for made in await asyncio.gather(*tasks, return_exceptions=True):
-            if isinstance(made, Path):
-                await asyncio.to_thread(shutil.rmtree, made, True)
+        made = [*self._contexts.kept(), *self._native.kept()]
+        await self._contexts.aclose()  # those under way stopped, the rest forgotten
+        await self._native.aclose()
+        for path in made:
+            await asyncio.to_thread(shutil.rmtree, path, True)
 
     async def _build(
         self, context: Path, tag: str, arch: str, buildargs: dict[str, str], recipe: str, logfile: Path
@@ -600,12 +586,7 @@ class Lab:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
         finally:
-            # an image built on another awaits that one's shared task: none runs on
-            shared = [*self._images.values()]
-            self._images = {}
-            for task in shared:
-                task.cancel()  # a no-op for finished ones
-            await asyncio.gather(*shared, return_exceptions=True)
+            await self._images.aclose()  # an image built on another awaited that one's: none runs on
             await self.drop_contexts()
         self.book.save()
         for line in cost_table(self.book.costs, time.monotonic() - started):

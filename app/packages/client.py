@@ -11,14 +11,14 @@ A registry that cannot be asked raises `RegistryError` (infrastructure: the cell
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 
 import httpx
 
 from ecoready.domain.drivers import DriverSpec
-from ecoready.domain.model import RegistryStatus
+from ecoready.domain.flight import Flights
+from ecoready.domain.images import RegistryStatus
 from ecoready.domain.packaging import Packaging
 from ecoready.packages import deb, goproxy, maven, npm, pypi
 from ecoready.packages.http import PackageHttp
@@ -41,7 +41,7 @@ class PackageClient:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.http = PackageHttp(on_status=on_status, transport=transport)
-        self._answers: dict[tuple[str, str, bool], asyncio.Future[Packaging]] = {}
+        self._answers: Flights[tuple[str, str, bool], Packaging] = Flights(remember=True)
 
     async def __aenter__(self) -> PackageClient:
         return self
@@ -52,6 +52,7 @@ class PackageClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        await self._answers.aclose()
         await self.http.aclose()
 
     def statuses(self) -> tuple[RegistryStatus, ...]:
@@ -61,19 +62,9 @@ class PackageClient:
     async def assess(self, spec: DriverSpec, arch: str, *, program: bool = False) -> Packaging:
         """The packaging verdict of `spec` on `arch` (asked once per run). `program`: the
         spec names a program's Go module, built from source (a tool's probe), not a driver."""
-        key = (spec.text, arch, program)
-        answer = self._answers.get(key)
-        if answer is None:
-            answer = asyncio.get_running_loop().create_future()
-            self._answers[key] = answer
-            try:
-                if program:  # only Go programs are built so far (matrix/kinds.py `program`)
-                    answer.set_result(await goproxy.assess(self.http, spec, arch, builds=True))
-                else:
-                    answer.set_result(await ASSESSORS[spec.registry](self.http, spec, arch))
-            except BaseException as exc:
-                self._answers.pop(key, None)
-                answer.set_exception(exc)
-                answer.exception()
-                raise
-        return await asyncio.shield(answer)
+        return await self._answers.ask((spec.text, arch, program), lambda: self._assess(spec, arch, program))
+
+    async def _assess(self, spec: DriverSpec, arch: str, program: bool) -> Packaging:
+        if program:  # only Go programs are built so far (matrix/kinds.py `program`)
+            return await goproxy.assess(self.http, spec, arch, builds=True)
+        return await ASSESSORS[spec.registry](self.http, spec, arch)

@@ -24,7 +24,8 @@ import httpx
 
 from ecoready import __version__
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import RegistryStatus
+from ecoready.domain.flight import Flights
+from ecoready.domain.images import RegistryStatus
 from ecoready.domain.networds import network_words, unreachable
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 
@@ -80,10 +81,11 @@ class PackageHttp:
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._slots: dict[str, asyncio.Semaphore] = {}
-        self._flights: dict[tuple[str, str], asyncio.Future[bytes | None]] = {}
+        self._fetches: Flights[tuple[str, str], bytes | None] = Flights(remember=True)  # (url, accept)
         self._status: dict[str, RegistryStatus] = {}
 
     async def aclose(self) -> None:
+        await self._fetches.aclose()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -124,19 +126,7 @@ class PackageHttp:
             raise self._failed(
                 host, f"handed out {url}{named}, a {scheme or 'schemeless'} URL: not fetched (only http and https)"
             )
-        key = (url, accept)
-        flight = self._flights.get(key)
-        if flight is None:
-            flight = asyncio.get_running_loop().create_future()
-            self._flights[key] = flight
-            try:
-                flight.set_result(await self._fetch(url, accept, limit))
-            except BaseException as exc:
-                self._flights.pop(key, None)  # a later cell may ask again
-                flight.set_exception(exc)
-                flight.exception()
-                raise
-        return await asyncio.shield(flight)
+        return await self._fetches.ask((url, accept), lambda: self._fetch(url, accept, limit))
 
     async def _fetch(self, url: str, accept: str, limit: int) -> bytes | None:
         host = host_of(url)

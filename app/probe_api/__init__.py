@@ -19,7 +19,7 @@ from ecoready.domain.errors import (
     StageFailed,
 )
 from ecoready.domain.model import UNAME_MACHINE
-from ecoready.domain.packaging import Packaging, PackagingVerdict
+from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
 from ecoready.domain.specs import ContainerState, ExecResult
 from ecoready.engine.aio import together
 from ecoready.packages.http import base_url as registry_url
@@ -56,6 +56,7 @@ __all__ = [
     "Endpoint",
     "ExecResult",
     "InfraError",
+    "InstallKind",
     "Installed",
     "MatrixMismatch",
     "Packaging",

@@ -29,7 +29,8 @@ from ecoready.domain.errors import (
     StageFailed,
 )
 from ecoready.domain.events import BenchReported, CheckReported
-from ecoready.domain.model import BenchResult, Check, HostFacts, ImageInfo, Outcome, Stage
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import BenchResult, Check, HostFacts, Outcome, Stage
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.specs import (
     ContainerSpec,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ecoready.domain.model import ImageInfo
+    from ecoready.domain.images import ImageInfo
     from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, ImageFile, SweepResult
     from ecoready.engine.identity import EngineIdentity
     from ecoready.engine.owners import OwnerInfo

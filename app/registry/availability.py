@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from ecoready.domain.errors import MirrorGap, RegistryError
-from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Verdict
+from ecoready.domain.images import Availability, ImageCheck, ImagesReport, Verdict
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
 from ecoready.registry.client import RegistryClient

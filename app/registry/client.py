@@ -30,14 +30,15 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import httpx
 
 from ecoready.domain.errors import MirrorGap, RegistryError
-from ecoready.domain.model import Availability, RegistryStatus, Verdict
+from ecoready.domain.flight import Flights
+from ecoready.domain.images import Availability, RegistryStatus, Verdict
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT
 from ecoready.matrix.document import Mirror, RegistrySettings
 from ecoready.matrix.mirrors import upstream_name
@@ -61,7 +62,6 @@ from ecoready.registry.transport import (
     Credentials,
     RegistryTransport,
     Reply,
-    single_flight,
 )
 
 TAGS_PAGE = 1000  # tags asked per page of tags/list
@@ -109,12 +109,13 @@ class RegistryClient:
             wait_budget=wait_budget,
             early=early,
         )
-        self._tags: dict[Hashable, asyncio.Future[Manifest | None]] = {}
-        self._bodies: dict[Hashable, asyncio.Future[bytes]] = {}
-        self._tag_lists: dict[Hashable, asyncio.Future[tuple[str, ...] | None]] = {}
+        # each asked once per run, its answer kept (failures are not: asked again)
+        self._tags: Flights[tuple[str, str, str], Manifest | None] = Flights(remember=True)
+        self._bodies: Flights[str, bytes] = Flights(remember=True)  # by digest
+        self._tag_lists: Flights[tuple[str, str], tuple[str, ...] | None] = Flights(remember=True)
         self._head: dict[str, str] = {}  # host -> ANSWERS / REFUSES, this run
         self._a_tag: dict[str, ImageRef] = {}  # host -> a tag it has, to try HEAD on
-        self._calibrations: dict[Hashable, asyncio.Future[str]] = {}
+        self._calibrations: Flights[str, str] = Flights(remember=True)  # host -> ANSWERS / REFUSES
 
     @classmethod
     def for_settings(cls, settings: RegistrySettings, **more: Any) -> RegistryClient:
@@ -138,14 +139,8 @@ class RegistryClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        pending: list[asyncio.Future[Any]] = [
-            *self._tags.values(),
-            *self._bodies.values(),
-            *self._tag_lists.values(),
-            *self._calibrations.values(),
-        ]
-        for future in pending:
-            future.cancel()
+        for flights in (self._tags, self._bodies, self._tag_lists, self._calibrations):
+            await flights.aclose()
         await self.http.aclose()
 
     def statuses(self) -> tuple[RegistryStatus, ...]:
@@ -162,7 +157,7 @@ class RegistryClient:
             except _Absent:
                 return None
         key = (ref.api_host, ref.repository, ref.tag or "latest")
-        return await single_flight(self._tags, key, lambda: self._lookup_tag(ref, probe))
+        return await self._tags.ask(key, lambda: self._lookup_tag(ref, probe))
 
     async def _lookup_tag(self, ref: ImageRef, probe: bool) -> Manifest | None:
         tag = ref.tag or "latest"
@@ -185,7 +180,7 @@ class RegistryClient:
                 if await calibrating == ANSWERS:
                     return None
             elif calibrating is not None:
-                calibrating.cancel()  # not needed (a calibration under way still finishes)
+                calibrating.cancel()  # not needed (stopped unless another lookup waits for it)
             if reply.status in HEAD_REFUSED:
                 self._learn_head(host, REFUSES)
             elif reply.status == 404:
@@ -239,7 +234,7 @@ class RegistryClient:
         known = self._head_manners(host)
         if known is not None or host not in self._a_tag:
             return known
-        return await single_flight(self._calibrations, host, lambda: self._calibrate(self._a_tag[host]))
+        return await self._calibrations.ask(host, lambda: self._calibrate(self._a_tag[host]))
 
     async def _calibrate(self, known: ImageRef) -> str:
         reply = await self.http.request(known, "HEAD", f"manifests/{known.tag}")
@@ -262,17 +257,14 @@ class RegistryClient:
         return f"tag not found; the repository has {many}{count} tag{'' if count == 1 else 's'}", True
 
     def _keep(self, digest: str, body: bytes) -> None:
-        if digest not in self._bodies:
-            future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-            future.set_result(body)
-            self._bodies[digest] = future
+        self._bodies.keep(digest, body)
         if self.cache:
             self.cache.put(digest, body)
 
     async def _body(self, ref: ImageRef, kind: str, digest: str) -> bytes:
         """A manifest or blob by digest: from this run, from disk, or GET (checked against
         the digest, so one fetched through any repository serves them all)."""
-        return await single_flight(self._bodies, digest, lambda: self._fetch_body(ref, kind, digest))
+        return await self._bodies.ask(digest, lambda: self._fetch_body(ref, kind, digest))
 
     async def _fetch_body(self, ref: ImageRef, kind: str, digest: str) -> bytes:
         if self.cache:
@@ -292,6 +284,10 @@ class RegistryClient:
         """The architecture an image's config says it is (what the binaries are built for)."""
         if manifest.body.get("schemaVersion") == 1:  # legacy schema 1 carries it inline
             return arch_name(str(manifest.body.get("architecture", "")))
+        return arch_name(str((await self.config(ref, manifest)).get("architecture", "")))
+
+    async def config(self, ref: ImageRef, manifest: Manifest) -> Mapping[str, Any]:
+        """An image manifest's config blob (by digest: asked once, kept on disk)."""
         config = manifest.body.get("config") or {}
         digest = str(config.get("digest", "")) if isinstance(config, Mapping) else ""
         if not _DIGEST.match(digest):
@@ -305,7 +301,7 @@ class RegistryClient:
             data = None
         if not isinstance(data, dict):
             raise RegistryError(ref.registry, f"{what} is not a JSON object")
-        return arch_name(str(data.get("architecture", "")))
+        return data
 
     async def tags(self, reference: str) -> tuple[str, ...] | None:
         """The tags of `reference`'s repository, as its tag list (`/v2/<repo>/tags/list`)
@@ -316,7 +312,7 @@ class RegistryClient:
 
     async def _repo_tags(self, ref: ImageRef) -> tuple[str, ...] | None:
         key = (ref.api_host, ref.repository)
-        return await single_flight(self._tag_lists, key, lambda: self._tag_list(ref))
+        return await self._tag_lists.ask(key, lambda: self._tag_list(ref))
 
     async def _tag_list(self, ref: ImageRef) -> tuple[str, ...] | None:
         found: list[str] = []
@@ -393,7 +389,9 @@ class RegistryClient:
                 continue
             other = await self._verdict(alt, reference, arch, manifest)
             if other.verdict is Verdict.AVAILABLE:
-                return replace(other, found_as=f"tag {alt.tag}", detail=f"available as {alt.tag}")
+                return replace(
+                    other, found_as=f"tag {alt.tag}", found_tag=alt.tag or "", detail=f"available as {alt.tag}"
+                )
         tried = " or ".join(f"{ref.tag}-{s}" for s in suffixes)
         return replace(found, detail=f"{found.detail}; no {tried} tag")
 

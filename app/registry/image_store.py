@@ -7,49 +7,51 @@ arch found under a vendor's suffixed tag (`10.11-aarch64`) is pulled by that tag
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ecoready.domain.blame import Cause
 from ecoready.domain.errors import ImageUnavailable, MirrorGap, RegistryError
-from ecoready.domain.model import Availability, ImageInfo, Verdict
-from ecoready.engine.docker_host import DockerHost
+from ecoready.domain.flight import Flights
+from ecoready.domain.images import Availability, ImageInfo, Verdict
 from ecoready.registry.client import RegistryClient
+
+
+class EnginePulls(Protocol):
+    """What the store asks of an engine's images (`engine.images.EngineImages`)."""
+
+    async def pull(self, reference: str, platform: str) -> str: ...
+
+    async def image_platform(self, image: str) -> tuple[str, str]: ...
+
+
+class PullingHost(Protocol):
+    """The engine the images are pulled into (`engine.docker_host.DockerHost`)."""
+
+    @property
+    def images(self) -> EnginePulls: ...
 
 
 @dataclass
 class ImageStore:
-    host: DockerHost
+    host: PullingHost
     registry: RegistryClient
     # registry -> (image checks it failed, the last reason): one note per registry at the end
     unchecked: dict[str, tuple[int, str]] = field(default_factory=dict)
-    _pending: dict[tuple[str, str], asyncio.Future[ImageInfo]] = field(default_factory=dict)
+    # (reference, arch) -> its pull, shared by the cells asking; a cell out of budget leaves
+    # it to the others, a failure is not remembered (a later cell may try again after a blip)
+    _pulls: Flights[tuple[str, str], ImageInfo] = field(default_factory=Flights.memo)
 
     async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
         """The image pulled for `arch`. `for_cell=False` (the platform survey): a registry
         failure is not counted among the cells it left unchecked."""
         try:
-            return await self._ensure(reference, arch)
+            return await self._pulls.ask((reference, arch), lambda: self._fetch(reference, arch))
         except RegistryError as exc:
             if for_cell and not isinstance(exc, MirrorGap):  # a gap is the image's, said per cell
                 count, _ = self.unchecked.get(exc.registry, (0, ""))
                 self.unchecked[exc.registry] = (count + 1, exc.reason)
             raise
-
-    async def _ensure(self, reference: str, arch: str) -> ImageInfo:
-        key = (reference, arch)
-        future = self._pending.get(key)
-        if future is None:
-            future = asyncio.get_running_loop().create_future()
-            self._pending[key] = future
-            try:
-                future.set_result(await self._fetch(reference, arch))
-            except BaseException as exc:
-                self._pending.pop(key, None)  # a later cell may try again (e.g. after a blip)
-                future.set_exception(exc)
-                future.exception()
-                raise
-        return await asyncio.shield(future)
 
     async def _fetch(self, reference: str, arch: str) -> ImageInfo:
         found = await self.registry.resolve(reference, arch)
@@ -66,6 +68,7 @@ class ImageStore:
             index_digest=found.index_digest,
             size=found.size,
             found_as=found.found_as,
+            found_tag=found.found_tag,
             image_id=image_id,
             mirror=found.mirror,
         )

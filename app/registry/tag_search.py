@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import TagSearch, Verdict
+from ecoready.domain.images import Verdict
+from ecoready.domain.model import TagSearch
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.manifests import parse_reference
 

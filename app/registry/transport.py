@@ -1,24 +1,16 @@
 """Talking to registries: one HTTP client for the run, its connections kept alive from
 one request to the next (HEADs included) and HTTP/2 where the registry offers it over TLS, a
 few requests at once per registry (the first wave of them at once, the rest once the
-registry's first answer has said what auth it wants), a whole-request deadline, the
-challenge auth (Bearer tokens, Basic) with credentials from the docker config, and each
-registry's status (requests, rate limit, time waited, last failure) as it changes.
+registry's first answer has said what auth it wants), a whole-request deadline, and the
+challenge auth (Bearer tokens, Basic) with credentials from the docker config.
 Credentials never appear in a message.
 
-Manners, both ways:
-- at most PER_REGISTRY requests at once to a registry over HTTP/1.1 (as many connections,
-  each kept for the next request), PER_REGISTRY_H2 over the one connection of a registry
-  that answered over HTTP/2; measured in bench/registry.py and docs/performance.md;
-- a 429 with `Retry-After` (seconds or an HTTP date) is waited for and the request sent
-  again, every request to that registry pausing meanwhile, within a budget per registry
-  and run (`[registry] rate_limit_wait`, 10 s); past it, `rate limited` naming the time it
-  would have needed, and the registry is left alone until the time it asked for;
-- once the registry says `RateLimit-Remaining: 0`, no GET of a manifest (which Docker Hub
-  counts) is sent to it: each would be refused; HEADs (not counted) still go;
-- a registry is down (left alone for a while, its lookups failing at once) when connecting
-  to it fails, or when three repositories in a row got no answer in time; a request that
-  hangs for one repository fails that repository's lookups only.
+At most PER_REGISTRY requests at once to a registry over HTTP/1.1 (as many connections,
+each kept for the next request), PER_REGISTRY_H2 over the one connection of a registry
+that answered over HTTP/2; measured in bench/registry.py and docs/performance.md. The
+registries' statuses and the manners each asks of us (429 waits within a budget, a spent
+rate limit, a registry down, a repository hanging) are `manners.py`'s, asked before each
+request and told after.
 """
 
 from __future__ import annotations
@@ -28,16 +20,15 @@ import base64
 import collections
 import json
 import ssl
-import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import httpx
 
 from ecoready import __version__
 from ecoready.domain.errors import CredentialError, RegistryError
-from ecoready.domain.model import RegistryStatus
+from ecoready.domain.flight import Flights
+from ecoready.domain.images import RegistryStatus
 from ecoready.domain.networds import unreachable
 from ecoready.domain.retry_after import RATE_LIMIT_WAIT, retry_after
 from ecoready.registry.credentials import DockerCredentials, Login
@@ -49,21 +40,19 @@ from ecoready.registry.early import (
     loopback,
     scheme_of,
 )
-from ecoready.registry.headers import parse_challenge, parse_rate_limit, source_kind
+from ecoready.registry.headers import parse_challenge
 from ecoready.registry.manifests import ACCEPT, ImageRef
+from ecoready.registry.manners import Manners
 from ecoready.registry.network import Network, plain_http, tls_transport
 
 # httpx would default every phase to 5 s; registries can be slow to send a big index.
 DEFAULT_TIMEOUT = httpx.Timeout(connect=CONNECT_TIMEOUT, read=20.0, write=10.0, pool=10.0)
 REQUEST_DEADLINE = 45.0  # one request, however slowly the server trickles its answer
 MAX_BODY = 4 << 20  # distribution refuses bigger manifests; a config blob is far smaller
-DOWN_FOR = 30.0  # seconds a registry that failed is not asked again (its cells fail fast)
 RETRY_PAUSE = 0.5
 MAX_THROTTLED = 20  # 429s answered with a wait for one request, however short the waits
-HUNG_REPOSITORIES = 3  # repositories in a row without an answer in time: the registry is down
 HEAD_REFUSED = (405, 501)  # answers of a registry that does not do HEAD on manifests
 
-T = TypeVar("T")
 Credentials = Callable[[str], "Login | None"]
 
 
@@ -94,30 +83,24 @@ class RegistryTransport:
         self.early = early  # connections opened before the client was made, taken by its pool
         self.timeout = timeout
         self.deadline = deadline
-        self.wait_budget = wait_budget
         self.credentials: Credentials = credentials or DockerCredentials()
-        self.on_status = on_status
+        self.manners = Manners(wait_budget=wait_budget, on_status=on_status)
         self.transport = transport
         self.requests = 0  # HTTP requests made, tokens included
         self._client: httpx.AsyncClient | None = None
-        self._status: dict[str, RegistryStatus] = {}
         self._tokens: dict[tuple[str, str], str] = {}
-        self._token_flights: dict[Hashable, asyncio.Future[str]] = {}
+        # (host, scope) -> the token being asked; none kept: `_tokens` is the memo, and drops
+        # a token the registry refused so that a fresh one is asked
+        self._token_flights: Flights[tuple[str, str], str] = Flights(remember=False)
         self._basic: dict[str, str] = {}
         self._challenges: dict[str, dict[str, str]] = {}  # host -> its Bearer challenge
         self._logins: dict[str, Login | None] = {}
         self._contacts: dict[str, asyncio.Future[None]] = {}  # host -> set once its first answer is in
         self._wave: dict[str, int] = {}  # host -> requests sent before its first answer
         self._slots: dict[str, _Slots] = {}
-        self._down: dict[str, tuple[float, str]] = {}
-        self._hung: dict[tuple[str, str], tuple[float, str]] = {}  # (host, repository) without an answer
-        self._hung_in_a_row: dict[str, set[str]] = {}  # host -> repositories since its last answer
-        self._resume_at: dict[str, float] = {}  # host -> when it asked to be asked again (429)
-        self._held: dict[str, tuple[float, str]] = {}  # host -> until, why: over the wait budget
 
     async def aclose(self) -> None:
-        for future in self._token_flights.values():
-            future.cancel()
+        await self._token_flights.aclose()
         if self.early is not None:
             self.early.close()
         if self._client is not None:
@@ -126,33 +109,7 @@ class RegistryTransport:
 
     def statuses(self) -> tuple[RegistryStatus, ...]:
         """Every registry asked so far, in order of first contact."""
-        return tuple(self._status.values())
-
-    # -- status ---------------------------------------------------------------------
-    def _update(self, registry: str, **changes: Any) -> None:
-        old = self._status.get(registry)
-        new = replace(old or RegistryStatus(registry), **changes)
-        self._status[registry] = new
-        if self.on_status is not None and (old is None or replace(old, requests=new.requests) != new):
-            self.on_status(new)  # a change worth showing: first contact, rate limit, failure
-
-    def _count(self, registry: str) -> None:
-        self.requests += 1
-        old = self._status.get(registry)
-        self._update(registry, requests=(old.requests if old else 0) + 1)
-
-    def _note_rate_limit(self, registry: str, headers: httpx.Headers) -> None:
-        if "ratelimit-limit" not in headers and "ratelimit-remaining" not in headers:
-            return
-        limit, window = parse_rate_limit(headers.get("ratelimit-limit", ""))
-        remaining, _ = parse_rate_limit(headers.get("ratelimit-remaining", ""))
-        seen = self._status.get(registry)
-        if remaining is not None and seen is not None and seen.remaining is not None:
-            remaining = min(remaining, seen.remaining)  # answers of concurrent requests arrive in any order
-        source = headers.get("docker-ratelimit-source", "")
-        self._update(
-            registry, limit=limit, remaining=remaining, window_s=window, source=source_kind(source) if source else ""
-        )
+        return self.manners.statuses()
 
     # -- HTTP -----------------------------------------------------------------------
     def _http(self) -> httpx.AsyncClient:
@@ -187,24 +144,27 @@ class RegistryTransport:
         dropped = retried = False
         async with slot:
             for _ in range(MAX_THROTTLED):
-                await self._pause(host)
-                self._count(registry)
+                await self.manners.pause(host)
+                self.requests += 1
+                self.manners.count(registry)
                 exchange = self._exchange(method, url, headers, params, registry)
                 try:
                     async with asyncio.timeout(self.deadline):
                         reply = await exchange
                 except (TimeoutError, httpx.TimeoutException) as exc:
-                    raise self._no_answer(host, registry, repository, exc) from None
+                    reason = f"no answer in time ({_timeout_kind(exc, self)})"
+                    connecting = isinstance(exc, httpx.ConnectTimeout)
+                    raise self.manners.no_answer(host, registry, repository, reason, connecting=connecting) from None
                 except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
                     if not dropped:
                         dropped = True
                         continue  # typically a kept-alive connection the server had just closed
-                    raise self._went_down(host, registry, _unreachable(exc)) from None
+                    raise self.manners.went_down(host, registry, _unreachable(exc)) from None
                 except httpx.HTTPError as exc:
-                    raise self._went_down(host, registry, _unreachable(exc)) from None
+                    raise self.manners.went_down(host, registry, _unreachable(exc)) from None
                 except httpx.InvalidURL as exc:  # a reference no registry could name
                     raise RegistryError(registry, f"cannot be asked: not a usable address ({_short(exc)})") from None
-                self._hung_in_a_row.pop(host, None)  # it answers
+                self.manners.answered(host)
                 if reply.http_version == "HTTP/2":
                     slot.widen(PER_REGISTRY_H2)  # streams of the one connection, not connections
                 if reply.status in (502, 503, 504) and not retried:
@@ -214,32 +174,8 @@ class RegistryTransport:
                 wait = retry_after(reply.headers.get("retry-after", "")) if reply.status == 429 else None
                 if wait is None:
                     return reply
-                self._postpone(host, registry, wait)
+                self.manners.postpone(host, registry, wait)
             raise RegistryError(registry, f"rate limited (HTTP 429): still refused after {MAX_THROTTLED} waits")
-
-    async def _pause(self, host: str) -> None:
-        """Wait while the registry asked us to (its Retry-After): no request meanwhile."""
-        delay = self._resume_at.get(host, 0.0) - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-
-    def _postpone(self, host: str, registry: str, wait: float) -> None:
-        """The registry asked to wait `wait` seconds: every request to it waits until then,
-        unless that takes this run's waits for it past the budget (then `rate limited`, and
-        the registry is not asked again before the time it named)."""
-        now = time.monotonic()
-        resume = max(self._resume_at.get(host, now), now)
-        longer = max(0.0, now + wait - resume)
-        waited = (self._status[registry].waited_s if registry in self._status else 0.0) + longer
-        if waited > self.wait_budget:
-            reason = (
-                f"rate limited (HTTP 429): the registry asks to wait {_seconds(wait)}, {_seconds(waited)} in all, "
-                f"over the {_seconds(self.wait_budget)} a run waits per registry ([registry] rate_limit_wait)"
-            )
-            self._held[host] = (now + wait, reason)
-            raise RegistryError(registry, reason)
-        self._resume_at[host] = resume + longer
-        self._update(registry, waited_s=round(waited, 2))
 
     async def _exchange(
         self, method: str, url: str, headers: Mapping[str, str], params: Mapping[str, str] | None, registry: str
@@ -260,34 +196,6 @@ class RegistryTransport:
             return Reply(response.status_code, response.headers, b"".join(chunks), response.http_version)
         finally:
             await response.aclose()
-
-    def _went_down(self, host: str, registry: str, reason: str) -> RegistryError:
-        self._down[host] = (time.monotonic(), reason)
-        return RegistryError(registry, reason)
-
-    def _no_answer(self, host: str, registry: str, repository: str, exc: BaseException) -> RegistryError:
-        """A request that got no answer in time: its repository's lookups fail from now on,
-        not the registry's, unless connecting failed or it is the third repository in a row
-        (or not a repository's request: a token, say)."""
-        reason = f"no answer in time ({_timeout_kind(exc, self)})"
-        if isinstance(exc, httpx.ConnectTimeout) or not repository:
-            return self._went_down(host, registry, reason)
-        hung = self._hung_in_a_row.setdefault(host, set())
-        hung.add(repository)
-        if len(hung) >= HUNG_REPOSITORIES:
-            return self._went_down(host, registry, f"{reason} for {len(hung)} repositories in a row")
-        reason = f"{reason} for {repository}"
-        self._hung[(host, repository)] = (time.monotonic(), reason)
-        return RegistryError(registry, reason)
-
-    def _fail_fast(self, host: str, registry: str, repository: str) -> None:
-        now = time.monotonic()
-        for failed in (self._down.get(host), self._hung.get((host, repository))):
-            if failed is not None and now - failed[0] < DOWN_FOR:
-                raise RegistryError(registry, failed[1])
-        held = self._held.get(host)
-        if held is not None and now < held[0]:
-            raise RegistryError(registry, held[1])
 
     async def _first_wave(self, host: str) -> bool:
         """True for a request sent before `host` has answered: the first PER_REGISTRY go at
@@ -324,8 +232,8 @@ class RegistryTransport:
         first = await self._first_wave(host)
         repository = ref.repository
         try:
-            self._fail_fast(host, registry, repository)
-            self._spare_the_limit(registry, method, path)
+            self.manners.fail_fast(host, registry, repository)
+            self.manners.spare_the_limit(registry, method, path)
             headers = {"Accept": accept}
             sent = await self._known_auth(ref, scope)
             if sent:
@@ -338,29 +246,18 @@ class RegistryTransport:
                 reply = await self._send(method, url, headers, registry, host, repository=repository)
                 if reply.status == 401:
                     raise RegistryError(registry, self._denied(ref))
-            self._note_rate_limit(registry, reply.headers)
+            self.manners.note_rate_limit(registry, reply.headers)
             self._answered(host)
             if method == "HEAD" and reply.status in HEAD_REFUSED:
                 return reply  # the caller asks again with GET
             _check_status(reply, ref)
             return reply
         except RegistryError as exc:
-            self._update(exc.registry, error=exc.reason)
+            self.manners.update(exc.registry, error=exc.reason)
             raise
         finally:
             if first:
                 self._answered(host)  # failed: the rest go (and fail fast if it is down)
-
-    def _spare_the_limit(self, registry: str, method: str, path: str) -> None:
-        """No GET of a manifest once the registry said none remain (RateLimit-Remaining: 0):
-        it would be refused, and Docker Hub counts the attempt."""
-        seen = self._status.get(registry)
-        if method == "GET" and path.startswith("manifests/") and seen is not None and seen.remaining == 0:
-            per = f" per {_seconds(seen.window_s)}" if seen.window_s else ""
-            limit = f" of {seen.limit}{per}" if seen.limit is not None else ""
-            raise RegistryError(
-                registry, f"rate limit reached: RateLimit-Remaining is 0{limit}; no request spent on it"
-            )
 
     async def _known_auth(self, ref: ImageRef, scope: str) -> str | None:
         host = ref.api_host
@@ -405,7 +302,7 @@ class RegistryTransport:
         key = (ref.api_host, scope)
         if key in self._tokens:
             return self._tokens[key]
-        return await single_flight(self._token_flights, key, lambda: self._fetch_token(ref, challenge, scope))
+        return await self._token_flights.ask(key, lambda: self._fetch_token(ref, challenge, scope))
 
     async def _fetch_token(self, ref: ImageRef, challenge: Mapping[str, str], scope: str) -> str:
         registry = ref.registry
@@ -442,22 +339,6 @@ class RegistryTransport:
             f"access to {ref.repository} refused (HTTP 401): it does not exist, or it needs credentials "
             f"and none are configured for {ref.registry}"
         )
-
-
-async def single_flight(table: dict[Hashable, asyncio.Future[T]], key: Hashable, make: Callable[[], Awaitable[T]]) -> T:
-    """One computation per key and run; concurrent callers share it. Failures are not
-    remembered (a later caller asks again), successes are."""
-    future = table.get(key)
-    if future is None:
-        future = asyncio.ensure_future(make())
-        table[key] = future
-
-        def settle(done: asyncio.Future[T]) -> None:
-            if done.cancelled() or done.exception() is not None:
-                table.pop(key, None)
-
-        future.add_done_callback(settle)
-    return await asyncio.shield(future)
 
 
 class _Slots:
@@ -525,10 +406,6 @@ class _Transports(httpx.AsyncBaseTransport):
         for transport in (self._plain, self._tls):
             if transport is not None:
                 await transport.aclose()
-
-
-def _seconds(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".") + " s"
 
 
 def _check_status(reply: Reply, ref: ImageRef) -> None:

@@ -355,7 +355,7 @@ def proxy_overhead(report: Report) -> tuple[OverheadTable, ...]:
     tables: list[OverheadTable] = []
     for cell in report.cells.values():
         bench = cell.bench
-        if bench is None or cell.emulated or bench.emulated or not bench.target.startswith("through "):
+        if bench is None or cell.emulated or bench.emulated or bench.target == "server":  # else "through <proxy>"
             continue
         server = direct.get((bench.image_digests.get("backend", ""), cell.arch))
         if server is None:

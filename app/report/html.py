@@ -59,10 +59,12 @@ from ecoready.report.present import (
     shows_emulated,
     size_text,
 )
+from ecoready.report.reasons import advice_by_cell
 from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.summary import column_title, host_mark
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
-from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
+from ecoready.report.troubles import infra_lines
+from ecoready.report.verdict import arch_verdicts
 
 # present.COLOUR names (Rich's) -> CSS colours with enough contrast on white
 CSS_COLOUR: Mapping[str, str] = {
@@ -412,7 +414,7 @@ def render(report: Report) -> str:
     if report.platforms:
         parts.append(platforms(report))
     if report.notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n)}</li>" for n in report.notes) + "</ul>")
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{esc(n.text)}</li>" for n in report.notes) + "</ul>")
     if report.migration.origins:
         parts.append(migration(report))
     parts.append("</body></html>")

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ecoready import __version__
-from ecoready.domain.model import ImageCheck, ImagesReport, RegistryStatus, Verdict
+from ecoready.domain.images import ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.domain.text import one_line
 from ecoready.report.json import registry_dict
 from ecoready.report.present import size_text

@@ -9,6 +9,7 @@ from typing import Any
 
 from ecoready.domain.codec import Layout, Plain, kind_of, to_plain
 from ecoready.domain.errors import DataError
+from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.model import (
     BenchResult,
     BenchRun,
@@ -17,13 +18,12 @@ from ecoready.domain.model import (
     Check,
     ComponentOrigin,
     HostFacts,
-    ImageInfo,
-    RegistryStatus,
     Report,
     StageResult,
 )
+from ecoready.domain.packaging import Packaging
 from ecoready.report.cost import UNIT_HOURS, columns_for, compare, price_given, price_in, stale
-from ecoready.report.legacy import with_blame
+from ecoready.report.legacy import with_blame, with_found_tag, with_install_kind, with_note_objects
 from ecoready.report.migration import plan_pins, plan_steps
 from ecoready.report.samecost import headline, line_text, same_cost
 
@@ -97,9 +97,12 @@ LAYOUTS = {
     RegistryStatus: Layout(
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
-    Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"})),
+    # notes were bare text before they said what they are about: older reports' are given theirs
+    Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"}), prepare=with_note_objects),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
-    ImageInfo: Layout(optional=frozenset({"mirror"})),  # reports before mirrors per registry
+    # reports before mirrors per registry; before `found_tag`, read from `found_as`'s words
+    ImageInfo: Layout(optional=frozenset({"mirror"}), prepare=with_found_tag),
+    Packaging: Layout(prepare=with_install_kind),  # before `install_kind`: read from `install`'s words
 }
 
 

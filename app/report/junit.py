@@ -16,7 +16,9 @@ from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.common import cells_in_grid_order, failures, run_seconds
 from ecoready.report.present import EMULATED_MEANING, packaging_line, status_detail
-from ecoready.report.verdict import Advice, advice_by_cell, arch_verdicts, infra_lines, why
+from ecoready.report.reasons import Advice, advice_by_cell, why
+from ecoready.report.troubles import infra_lines
+from ecoready.report.verdict import arch_verdicts
 
 # Characters XML 1.0 cannot carry at all (inert() already removed most controls).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -3,6 +3,11 @@ reads a detail's wording, to give each ended stage of such a report its cause (a
 detail without the words the cause now says: `missing: …` becomes the cause
 `not-published` and the bare detail). A report that carries blames is read as it is.
 
+The same for the other facts once said in words only: an image found under another tag
+(`found_as` `tag 1-aarch64`: `found_tag`), a driver's install (`failed: why`, `built from
+source`: `install_kind`), a run note about a registry not asked (`registry docker.io: …`:
+`about`). A report that has the field is read as it is.
+
 The rules are those the views used to apply to the wording before the cause was data;
 they must not grow: a new cause is written by the code that sees it, never read back.
 """
@@ -11,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ecoready.domain.blame import COMPONENT_FAILURE, UNSAID, Blame, Cause, Outcome, Stage
+from ecoready.domain.blame import COMPONENT_FAILURE, UNSAID, Blame, Cause, Outcome, Shared, Stage, Trouble
 from ecoready.domain.codec import Plain, to_plain
 
 # `docker.io: unreachable (ConnectError: …)`: a registry that could not be asked
@@ -85,3 +90,41 @@ def _failed(stage: Stage, detail: str) -> tuple[Blame, str]:
     if stage is Stage.SMOKE and detail.startswith("failed: "):
         return Blame(Cause.CHECK_FAILED, detail.removeprefix("failed: ")), detail
     return Blame(COMPONENT_FAILURE[stage]), detail
+
+
+def with_found_tag(data: Plain, where: str) -> Plain:
+    """An image's fields, given the tag it was found under when an older report said it in
+    `found_as` only."""
+    found_as = data.get("found_as")
+    if "found_tag" in data or not isinstance(found_as, str):
+        return data
+    return {**data, "found_tag": found_as.removeprefix("tag ") if found_as.startswith("tag ") else ""}
+
+
+def with_install_kind(data: Plain, where: str) -> Plain:
+    """A driver's packaging, given how its install went when an older report said it in
+    `install`'s words only (`failed: why` then keeps the why)."""
+    install = data.get("install")
+    if "install_kind" in data or not isinstance(install, str):
+        return data
+    if install.startswith("failed"):
+        return {**data, "install": install.removeprefix("failed").lstrip(": "), "install_kind": "failed"}
+    kind = "source" if install.startswith("built from source") else "installed" if install else "not-yet"
+    return {**data, "install_kind": kind}
+
+
+_REGISTRY_NOTE = re.compile(r"^registry (?P<registry>\S+): ")
+
+
+def with_note_objects(data: Plain, where: str) -> Plain:
+    """A report's fields, its notes as objects when an older report wrote them as bare text
+    (one about a registry not asked then said so in its words only)."""
+    notes = data.get("notes")
+    if not isinstance(notes, list):
+        return data
+    return {**data, "notes": [_note(n) if isinstance(n, str) else n for n in notes]}
+
+
+def _note(text: str) -> Plain:
+    found = _REGISTRY_NOTE.match(text)
+    return {"text": text, "about": to_plain(Trouble(Shared.REGISTRY, found["registry"])) if found else None}

@@ -56,9 +56,11 @@ from ecoready.report.cost import (
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
+from ecoready.report.reasons import advice_by_cell
 from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.summary import column_title, host_mark
-from ecoready.report.verdict import advice_by_cell, arch_verdicts, infra_lines
+from ecoready.report.troubles import infra_lines
+from ecoready.report.verdict import arch_verdicts
 
 LOG_LINES = 10
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
@@ -307,7 +309,7 @@ def render(report: Report) -> str:
         lines.extend(platforms(report))
     if report.notes:
         lines.extend(["## Notes", ""])
-        lines.extend(f"- {md(note)}" for note in report.notes)
+        lines.extend(f"- {md(note.text)}" for note in report.notes)
         lines.append("")
     if report.migration.origins:
         lines.extend(migration(report))

@@ -20,6 +20,7 @@ from ecoready.domain.model import (
     ComponentOrigin,
     HostFacts,
     Migration,
+    Note,
     Report,
     TagSearch,
 )
@@ -29,15 +30,44 @@ def _unique(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def machine(host: HostFacts) -> tuple[object, ...]:
+    """What tells one machine from another: its arch, size, kernel and engine. What a run
+    asked of it (the arches it served, `--arch`), which emulators it had registered then and
+    whether it was lost are the run's, not the machine's: the reports of one machine that
+    ran amd64 first and arm64 later (`make demo`) name one host."""
+    return (host.native_arch, host.cpus, host.memory_bytes, host.kernel, host.docker, host.engine, host.instance)
+
+
+def _combined(a: HostFacts, b: HostFacts) -> HostFacts:
+    """One machine's facts from two of its runs: what either served and emulated."""
+    serves = tuple(dict.fromkeys((*a.arches, *b.arches))) if a.serves or b.serves else ()
+    return replace(
+        a,
+        serves=serves,
+        emulated_arches=tuple(dict.fromkeys((*a.emulated_arches, *b.emulated_arches))),
+        emulators={**b.emulators, **a.emulators},
+        error=a.error or b.error,
+    )
+
+
+def _notes(notes: Sequence[Note]) -> tuple[Note, ...]:
+    """Each note once, by its words, as first given."""
+    first: dict[str, Note] = {}
+    for note in notes:
+        first.setdefault(note.text, note)
+    return tuple(first.values())
+
+
 def _rename_hosts(parts: Sequence[tuple[str, Report]]) -> list[tuple[str, Report]]:
-    """Hosts of one name with different facts (both runners call theirs `local`) are each
-    renamed `<name>-<native arch>`, in every report, the first too: a bare `local` beside
-    `local-arm64` would leave the reader guessing which machine it is."""
+    """Hosts of one name that are different machines (both runners call theirs `local`)
+    are each renamed `<name>-<native arch>`, in every report, the first too: a bare `local`
+    beside `local-arm64` would leave the reader guessing which machine it is. Runs of one
+    machine (`machine`) keep its name."""
     facts: dict[str, list[HostFacts]] = {}
     for _label, report in parts:
         for host in report.hosts:
             known = facts.setdefault(host.name, [])
-            if host not in known:
+            if all(machine(host) != machine(k) for k in known):
                 known.append(host)
     names: dict[str, list[str]] = {}  # a clashing name -> the new name of each of its facts
     taken = {name for name, hosts in facts.items() if len(hosts) == 1}
@@ -52,7 +82,11 @@ def _rename_hosts(parts: Sequence[tuple[str, Report]]) -> list[tuple[str, Report
             names.setdefault(name, []).append(new)
     out: list[tuple[str, Report]] = []
     for label, report in parts:
-        renames = {h.name: names[h.name][facts[h.name].index(h)] for h in report.hosts if h.name in names}
+        renames = {
+            h.name: names[h.name][[machine(k) for k in facts[h.name]].index(machine(h))]
+            for h in report.hosts
+            if h.name in names
+        }
         if renames:
             report = replace(
                 report,
@@ -104,7 +138,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
     hosts: dict[str, HostFacts] = {}
     for report in reports:
         for host in report.hosts:
-            hosts.setdefault(host.name, host)
+            hosts[host.name] = _combined(hosts[host.name], host) if host.name in hosts else host
     finished = [r.finished_at for r in reports]
     run_id = hashlib.sha256(" ".join(r.run_id for r in reports).encode()).hexdigest()[:32]
     return Report(
@@ -119,7 +153,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         hosts=tuple(hosts.values()),
         arches=tuple(_unique([a for r in reports for a in r.arches])),
         cells=cells,
-        notes=tuple(_unique([n for r in reports for n in r.notes] + notes)),
+        notes=_notes([n for r in reports for n in r.notes] + [Note(n) for n in notes]),
         platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
         migration=_merge_migration(reports, cells),
         title=" + ".join(_unique([r.title for r in reports if r.title])),

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import enum
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ecoready.domain.model import CellResult, Report, Stage, Status, TagSearch, normalize_arch
+from ecoready.domain.model import CellResult, ComponentOrigin, Report, Stage, Status, TagSearch, normalize_arch
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import status_detail
 
@@ -44,6 +44,7 @@ class Step:
     action: Action
     text: str  # "ready", "use 1-aarch64", "upgrade to >= 2", "emulate the amd64 image", "blocked"
     why: str  # one sentence: what the run saw
+    tag: str = ""  # the tag to use (USE) or the version to upgrade to (UPGRADE); "" none
 
 
 @dataclass(frozen=True)
@@ -84,24 +85,25 @@ def _step(
     slowdown: float | None,
     merged: bool = False,
 ) -> Step:
-    def step(action: Action, text: str, why: str) -> Step:
-        return Step(cell.component, cell.arch, image, action, text, why)
+    def step(action: Action, text: str, why: str, tag: str = "") -> Step:
+        return Step(cell.component, cell.arch, image, action, text, why, tag)
 
     arch = cell.arch
     if cell.status is Status.READY:
-        found_as = cell.image.found_as if cell.image else ""
-        if found_as.startswith("tag "):
-            tag = found_as.removeprefix("tag ")
-            return step(Action.USE, f"use {tag}", f"{image} has no {arch} entry; its tag {tag} has, and is ready")
+        tag = cell.image.found_tag if cell.image else ""
+        if tag:
+            return step(Action.USE, f"use {tag}", f"{image} has no {arch} entry; its tag {tag} has, and is ready", tag)
         checked = " (checked under emulation)" if cell.emulated else ""
         return step(Action.READY, "ready", f"every stage passed{checked}")
     if cell.status in (Status.ERROR, Status.SKIPPED, Status.PENDING, Status.RUNNING):
         return step(Action.UNKNOWN, "unknown", f"not checked: {cell.status.value}: {cell.detail or 'no detail'}")
     if found is not None and found.use_tag:
-        return step(Action.USE, f"use {found.use_tag}", f"{found.use_tag} publishes {arch} ({looked(found)})")
+        return step(
+            Action.USE, f"use {found.use_tag}", f"{found.use_tag} publishes {arch} ({looked(found)})", found.use_tag
+        )
     if found is not None and found.upgrade_to:
         why = f"{found.upgrade_to} is the oldest newer tag that publishes {arch} ({looked(found)})"
-        return step(Action.UPGRADE, f"upgrade to >= {found.upgrade_to}", why)
+        return step(Action.UPGRADE, f"upgrade to >= {found.upgrade_to}", why, found.upgrade_to)
     other = next((c for a, c in row.items() if a != arch and c.status is Status.READY and c.emulated), None)
     if other is not None:
         cost = f"; emulated cells took {slowdown:.1f}x as long as native ones in this run" if slowdown else ""
@@ -239,6 +241,37 @@ def plan_pins(report: Report, steps: Sequence[Step]) -> list[Pin]:
 
 
 _CAN_GO = (Action.READY, Action.USE, Action.UPGRADE)
+
+
+def pins_published(
+    origins: Sequence[ComponentOrigin], published: Mapping[tuple[str, str], tuple[str, bool]], arches: Sequence[str]
+) -> list[Pin]:
+    """The pins the tag watch shows can go: the image publishes every arch of `arches` but
+    the pinned one. `published`: (image, arch) -> (since when, whether only since the
+    watch's first look), as `judge/tag_findings.published_since` gives it."""
+    pins = []
+    for origin in origins:
+        pinned = normalize_arch(origin.platform.split("/")[1]) if "/" in origin.platform else None
+        others = [a for a in arches if a != pinned]
+        found = [published.get((origin.image, a)) for a in others]
+        dates = [d for d in found if d is not None]
+        if not origin.platform or not others or len(dates) != len(others):
+            continue
+        since = max(d[0] for d in dates)
+        at_least = "at least " if any(d[1] and d[0] == since for d in dates) else ""
+        why = f"its image publishes {', '.join(others)} since {at_least}{since[:10]}"
+        pins.append(Pin(origin.component, origin.service, origin.platform, "drop", why, origin.pinned_at))
+    return pins
+
+
+def drop_pin_text(pin: Pin) -> str:
+    """`drop `platform: linux/amd64` from service db (compose.yaml:7): its image publishes
+    arm64 since 2026-12-05`; a Kubernetes pin is named by where it is written."""
+    where = f" ({'; '.join(pin.pinned_at)})" if pin.pinned_at else ""
+    if all(p.endswith(".platform") for p in pin.pinned_at):
+        name = f"service {pin.service}" if pin.service else f"component {pin.component}"
+        return f"drop `platform: {pin.platform}` from {name}{where}: {pin.why}"
+    return f"drop the {pin.platform} pin of {pin.service or pin.component}{where}: {pin.why}"
 
 
 PLAN_HEADER = ("component", "image", "arch", "plan", "why")

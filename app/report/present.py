@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from ecoready.domain.blame import Outcome
 from ecoready.domain.model import UNAME_MACHINE, CellResult, PlatformFitness, Stage, Status
-from ecoready.domain.packaging import Packaging, PackagingVerdict
+from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
 
 GLYPH: Mapping[Status, str] = {
     Status.PENDING: "·",
@@ -137,14 +137,14 @@ def packaging_text(p: Packaging) -> str:
     `source build (needs gcc)` (not installed yet), `missing (no aarch64 build, source build
     failed: ...)`."""
     needs = f"needs {', '.join(p.needs)}" if p.needs else ""
-    if p.install.startswith("failed"):
-        why = p.install.removeprefix("failed").lstrip(": ")
+    if p.install_kind is InstallKind.FAILED:
+        why = p.install
         if p.artifact:
             return f"missing (install failed: {why})"
         return f"missing (no {UNAME_MACHINE.get(p.arch, p.arch)} build, source build failed: {why})"
     if p.verdict is PackagingVerdict.MISSING:
         return f"missing ({p.detail})" if p.detail else "missing"
-    if p.install.startswith("built from source"):
+    if p.install_kind is InstallKind.SOURCE:
         return f"ready (built from source: {needs})" if needs else "ready (built from source)"
     if p.verdict is PackagingVerdict.SOURCE:
         return f"source build ({needs})" if needs else "source build"
@@ -155,7 +155,7 @@ def packaging_text(p: Packaging) -> str:
 
 def packaging_word(p: Packaging) -> str:
     """The verdict in a word or two, for grid cells: `wheel`, `pure JS`, `built from source`."""
-    if p.install.startswith("built from source"):
+    if p.install_kind is InstallKind.SOURCE:
         return "built from source"
     if p.verdict is PackagingVerdict.READY:
         return p.artifact or "ready"

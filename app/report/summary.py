@@ -4,12 +4,14 @@ Text from containers and report files is made inert: this goes to terminals."""
 
 from __future__ import annotations
 
+from ecoready.domain.blame import Shared, Trouble
 from ecoready.domain.model import Category, CellResult, Report, Status
-from ecoready.domain.text import inert
+from ecoready.domain.text import inert, plural
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text, shows_emulated
-from ecoready.report.verdict import advice_to_list, arch_verdicts, infra_lines, plural, registry_troubles, trouble
+from ecoready.report.troubles import advice_to_list, infra_lines, registry_troubles, trouble
+from ecoready.report.verdict import arch_verdicts
 from ecoready.report.width import blocks, share, terminal_width
 
 
@@ -70,7 +72,7 @@ def _grid_text(report: Report, cell: CellResult, width: int) -> str:
     """A cell in `width - 2` characters; one that a shared trouble stopped says which."""
     shared = trouble(cell)
     if shared is not None:
-        text = f"{GLYPH[cell.status]} not checked: {shared[0].split()[0]}"
+        text = f"{GLYPH[cell.status]} not checked: {shared[0].shared.value}"
         return text if len(text) <= width - 2 else text[: width - 3] + "…"
     mark = host_mark(report, cell)
     return _one_line(cell_text(cell, width - 2 - len(mark)) + mark)
@@ -134,10 +136,10 @@ def render_summary(report: Report) -> str:
             ran = sum(1 for c in cells if c.host == host.name)
             state = f": {host.error}" if host.error else ""
             lines.append(_one_line(f"host {host.name}: {plural(ran, 'cell')}{state}"))
-    collapsed = tuple(f"registry {t.registry}: " for t in registry_troubles(report))
+    collapsed = {Trouble(Shared.REGISTRY, t.registry) for t in registry_troubles(report)}
     for note in report.notes:
-        if not (collapsed and note.startswith(collapsed)):  # else said above, with the way out
-            lines.append(_one_line(f"note: {note}"))
+        if note.about not in collapsed:  # else said above, with the way out
+            lines.append(_one_line(f"note: {note.text}"))
     for status in report.registries:  # Docker Hub's pull budget: worth a glance after each run
         if status.limit is not None or status.remaining is not None:
             lines.append(_one_line(registry_line(status)))

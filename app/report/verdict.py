@@ -1,462 +1,57 @@
-"""The answer at a glance (pure), worded once for every view (TUI, headless summary,
-Markdown, HTML, JUnit): a verdict line per architecture, and for every cell that is not
-ready what failed, in words, and what a person can do about it.
+"""The answer at a glance (pure), a line per architecture, worded once for every view (TUI,
+headless summary, Markdown, HTML, JUnit): `arch_verdicts` (which components are ready, and
+the others by group, with a few words of why) and `glance` (the exit line: counts only).
+Both sort a cell into one `GROUPS` entry by its status, so every status that is not ready
+is named, once, in both.
 
-Everything here reads who is blamed as data: the stage that decided a cell's status and
-its `Blame` (`why`); the reason and the remedy are written per cause (`_REASONS`,
-`_REMEDIES`, one entry for every `Cause`), never worked out of a detail's wording. The
-remedies reuse the migration plan (`migration.py`: `use TAG`, `upgrade to`, `emulate`) and
-add what the failure itself says: register an emulator, add a native `[[hosts]]` entry, fix
-the backend, reach the registry, or the fix its blame carries. Identical registry and
-backend failures are said once each (`infra_lines`), not once per cell.
+What failed and what to do about it, per cell, is `reasons.py`; what many cells failed by
+at once (a registry, a backend, an engine), said once, is `troubles.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ecoready.domain.blame import Blame, Cause, Party, said
-from ecoready.domain.model import CONTRACT_CAVEAT, CellResult, Outcome, Report, Stage, StageResult, Status, Verification
-from ecoready.domain.state import deciding
-from ecoready.report.migration import Action, Step, plan_steps
+from ecoready.domain.model import CellResult, Report, Status
+from ecoready.domain.text import plural
 from ecoready.report.order import arches_of, grid_rows
-
-EMULATOR_REMEDY = (
-    "register an emulator for {arch} (qemu-user >= 8, e.g. `docker run --privileged --rm "
-    "tonistiigi/binfmt --install {arch}`) or add a native {arch} host under [[hosts]]"
-)
-NATIVE_REMEDY = "confirm on a native {arch} host (add it under [[hosts]]): emulation can fail where hardware runs"
-REGISTRY_REMEDY = (
-    "check that this machine reaches the registry (its name, the network, a proxy: HTTPS_PROXY), "
-    "or set a mirror for that registry (`[registry.mirrors]` in the matrix, or ECOREADY_REGISTRY_MIRRORS) "
-    "that holds the images, then re-run"
-)
-# a registry on this machine that does not answer is one that is not started
-LOCAL_REGISTRY_REMEDY = (
-    "start the registry at {registry} (for the offline lab: `ecoready lab up`), or point the matrix's "
-    "images at a registry that answers, then re-run"
-)
-LOCAL_HOSTS = ("127.", "localhost", "[::1]", "::1")
-
-
-def registry_remedy(registry: str) -> str:
-    """The way out for a registry that could not be asked, for where it is."""
-    if registry.startswith(LOCAL_HOSTS):
-        return LOCAL_REGISTRY_REMEDY.format(registry=registry)
-    return REGISTRY_REMEDY
-
-
-ENGINE_REMEDY = "start the docker engine (or check the host's address), then re-run"
-NOT_OURS = "not the component's fault: see the detail, fix the cause, then re-run the cell"
-BLOCKERS = (Status.MISSING, Status.BROKEN)
-NOT_CHECKED = (Status.ERROR, Status.SKIPPED)
-STAGE_WORDS = {
-    Stage.PACKAGING: "packaging",
-    Stage.IMAGE: "image",
-    Stage.AUDIT: "build audit",
-    Stage.START: "start",
-    Stage.SMOKE: "smoke checks",
-    Stage.BENCH: "benchmark",
-}
+from ecoready.report.reasons import Advice, advice
 
 
 @dataclass(frozen=True)
-class Advice:
-    """One cell that is not ready: what failed (`reason`), its short form for the verdict
-    line (`short`), and what a person can do (`remedy`)."""
+class Group:
+    """Cells of one arch not ready, said together: in a verdict line (`blocked by`) and in
+    the exit line (`blocked`)."""
 
-    cell_id: str
-    component: str
-    arch: str
-    status: Status
-    emulated: bool
-    reason: str
-    short: str
-    remedy: str
-    unverified: bool = False  # a contract-only probe blamed the component: the reason says so
+    verdict: str
+    glance: str
+    statuses: tuple[Status, ...]
 
 
-@dataclass(frozen=True)
-class RegistryTrouble:
-    """Cells that all failed because one registry could not be asked."""
-
-    registry: str
-    reason: str
-    cells: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Why:
-    """A finished cell that is not ready, as its stages tell it: the stage that decided its
-    status and who that blames (both None when no stage says: a report made by hand whose
-    status no stage explains)."""
-
-    cell: CellResult
-    stage: StageResult | None
-    blame: Blame | None
-
-    @property
-    def cause(self) -> Cause | None:
-        return self.blame.cause if self.blame else None
-
-    @property
-    def detail(self) -> str:
-        """The deciding stage's own detail, else the cell's."""
-        return self.stage.detail if self.stage else self.cell.detail
-
-    @property
-    def words(self) -> str:
-        """The deciding stage in words (`smoke checks`), or "" when no stage decided."""
-        return STAGE_WORDS[self.stage.stage] if self.stage else ""
+# Every status but `ready` in exactly one group (tests/unit/test_verdict.py says so).
+GROUPS = (
+    Group("blocked by", "blocked", (Status.MISSING, Status.BROKEN)),
+    Group("partial:", "partial", (Status.PARTIAL,)),
+    Group("timed out:", "timed out", (Status.TIMEOUT,)),
+    Group("not checked:", "not checked", (Status.ERROR, Status.SKIPPED)),
+    Group("to go", "to go", (Status.PENDING, Status.RUNNING)),  # a run under way (or stopped)
+)
+UNDER_WAY = GROUPS[-1]
 
 
-def why(cell: CellResult) -> Why:
-    found = deciding(cell.stages)
-    if found is None or found[1].status is not cell.status:
-        return Why(cell, None, None)
-    return Why(cell, *found)
-
-
-def trouble(cell: CellResult) -> tuple[str, str] | None:
-    """(what, why) when the cell could not run because of something many cells share: a
-    registry, a backend, the engine (`registry docker.io`, `unreachable (timed out)`), so
-    that it is said once per run, not once per cell."""
-    said_ = why(cell)
-    if said_.blame is None or said_.cause is None:
-        return None
-    if said_.cause is Cause.REGISTRY:
-        return f"registry {said_.blame.subject}", said_.detail
-    if said_.cause is Cause.BACKEND:
-        return f"backend {said_.blame.subject}", said_.detail
-    if said_.cause in (Cause.ENGINE_UNREACHABLE, Cause.HOST_LOST):
-        return f"engine of {cell.host or 'the host'}", said_.detail
-    return None
-
-
-def registry_failure(cell: CellResult) -> tuple[str, str] | None:
-    """(registry, reason) when the cell is `error` because its image's registry could not
-    be asked (not a backend's: that cell says `backend …`)."""
-    said_ = why(cell)
-    if said_.cause is not Cause.REGISTRY or said_.blame is None:
-        return None
-    return said_.blame.subject, said_.detail
-
-
-def backend_failure(cell: CellResult) -> tuple[str, str, Cause | None] | None:
-    """(backend, why, the cause behind) when the cell is `error` because its backend could
-    not be had."""
-    said_ = why(cell)
-    if said_.cause is not Cause.BACKEND or said_.blame is None:
-        return None
-    return said_.blame.subject, said_.detail, said_.blame.behind
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def cell_reason(cell: CellResult) -> tuple[str, str]:
-    """(reason, short): what failed, in words, and a few words of it for verdict lines."""
-    said_ = why(cell)
-    reason = _REASONS.get(said_.cause) if said_.cause else None
-    return reason(said_) if reason else _by_status(said_)
-
-
-def _with(short: str, detail: str) -> tuple[str, str]:
-    return (f"{short}: {detail}" if detail else short), short
-
-
-def _not_there(w: Why) -> tuple[str, str]:
-    what = "package" if w.stage is not None and w.stage.stage is Stage.PACKAGING else "image"
-    return _with(f"no {w.cell.arch} {what}", w.detail)
-
-
-def _did_not_start(w: Why) -> tuple[str, str]:
-    short = "does not start" if w.stage is None or w.stage.stage is Stage.START else f"{w.words} failed"
-    return _with(short, w.detail)
-
-
-def _checks_failed(w: Why) -> tuple[str, str]:
-    checks = [c.name for r in w.cell.stages for c in r.checks if c.outcome is Outcome.FAIL]
-    if checks:
-        short = f"{', '.join(checks)} failed"
-        return f"{w.words or 'checks'}: {short}", short  # each check's own detail follows it in every view
-    if w.blame is not None and w.blame.subject:
-        short = f"{w.blame.subject} failed"
-        return short, short
-    return w.detail or "checks failed", w.detail or "checks failed"
-
-
-def _over_budget(w: Why) -> tuple[str, str]:
-    words = w.words or "a stage"
-    return _with(f"{words} ran over its budget", w.detail)[0], f"{words} timed out"
-
-
-def _registry(w: Why) -> tuple[str, str]:
-    registry = w.blame.subject if w.blame else ""
-    return f"registry {registry}: {w.detail}", f"registry {registry} {_cut(w.detail.split(' (')[0], 32)}"
-
-
-def _mirror_gap(w: Why) -> tuple[str, str]:
-    mirror = w.blame.subject if w.blame else ""
-    return _with(f"mirror {mirror}", w.detail)[0], f"mirror {_cut(mirror, 32)} lacks it"
-
-
-def _backend(w: Why) -> tuple[str, str]:
-    backend = w.blame.subject if w.blame else ""
-    return _with(f"backend {backend}", w.detail)[0], f"backend {backend} failed"
-
-
-def _tool(w: Why) -> tuple[str, str]:
-    reason = w.detail or "the tool or its infrastructure failed"
-    return reason, _cut(reason, 48)
-
-
-def _by_status(w: Why) -> tuple[str, str]:
-    """A cell no stage explains: its status and its own detail."""
-    status = w.cell.status
-    if status is Status.MISSING:
-        return _not_there(w)
-    if status is Status.BROKEN:
-        return _did_not_start(w)
-    if status is Status.PARTIAL:
-        return _checks_failed(w)
-    if status is Status.TIMEOUT:
-        return _over_budget(w)
-    if status is Status.ERROR:
-        return _tool(w)
-    if status is Status.SKIPPED:
-        return w.cell.detail or "not run", "not run"
-    return w.cell.detail or status.value, status.value
-
-
-_REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
-    Cause.NOT_PUBLISHED: _not_there,
-    Cause.NO_SUCH_IMAGE: _not_there,
-    Cause.MISLABELLED_IMAGE: lambda w: (said(w.blame, w.detail), "mislabelled image"),
-    Cause.MISLABELLED_BINARY: lambda w: (said(w.blame, w.detail), "mislabelled binary"),
-    Cause.NOT_FOR_THIS_CPU: _did_not_start,
-    Cause.DOES_NOT_START: _did_not_start,
-    Cause.CHECK_FAILED: _checks_failed,
-    Cause.BENCH_FAILED: _checks_failed,
-    Cause.OVER_BUDGET: _over_budget,
-    Cause.ENGINE_UNREACHABLE: _tool,
-    Cause.HOST_LOST: _tool,
-    Cause.ENGINE_REFUSED: _tool,
-    Cause.ENGINE_STUCK: _tool,
-    Cause.REGISTRY: _registry,
-    Cause.MIRROR_GAP: _mirror_gap,
-    Cause.CREDENTIALS: _tool,
-    Cause.PULL_STALLED: _tool,
-    Cause.BACKEND: _backend,
-    Cause.TOOL_IMAGE: _tool,
-    Cause.EMULATOR: _tool,
-    Cause.NO_HOST: lambda w: (w.detail or f"no host for {w.cell.arch}", "no host"),
-    Cause.MATRIX: _tool,
-    Cause.INTERRUPTED: _tool,
-    Cause.TOOL: _tool,
-    Cause.INTERNAL: _tool,
-    Cause.NOT_APPLICABLE: lambda w: (w.cell.detail or "not run", "not run"),
-}
-
-
-def _remedy(w: Why, step: Step | None, searched: bool) -> str:
-    arch = w.cell.arch
-    if step is not None and step.action in (Action.USE, Action.UPGRADE, Action.EMULATE):
-        how = {
-            Action.USE: f"use the tag {step.text.removeprefix('use ')}, which publishes {arch}",
-            Action.UPGRADE: f"{step.text} (the oldest newer version that publishes {arch})",
-            Action.EMULATE: f"{step.text} on {arch} machines (it was ready emulated in this run)",
-        }
-        return how[step.action]
-    if w.blame is not None and w.blame.fix and w.blame.facts.party is Party.TOOL:
-        return w.blame.fix  # whoever saw the trouble knew the way out
-    cause = w.cause or _STATUS_CAUSE.get(w.cell.status)
-    if cause is None:
-        return ""
-    if cause is Cause.NOT_PUBLISHED:
-        if w.cell.packaging is not None or (w.stage is not None and w.stage.stage is Stage.PACKAGING):
-            return f"pick a version of the package that ships a {arch} build, or install the build tools it needs"
-        if not searched:  # the run did not look through the tags (an older report)
-            return f"look for a tag that publishes {arch} (a `TAG-aarch64` one, or a newer version), or build one"
-    remedy = _REMEDIES[cause]
-    text = remedy[1] if w.cell.emulated and len(remedy) > 1 else remedy[0]
-    subject = w.blame.subject if w.blame else ""
-    if cause is Cause.REGISTRY:
-        return registry_remedy(subject)
-    behind = registry_remedy(subject) if w.blame is not None and w.blame.behind is Cause.REGISTRY else "see its own row"
-    return text.format(arch=arch, subject=subject, behind=behind)
-
-
-# A status no stage explains is advised as its most common cause.
-_STATUS_CAUSE = {
-    Status.MISSING: Cause.NOT_PUBLISHED,
-    Status.BROKEN: Cause.DOES_NOT_START,
-    Status.PARTIAL: Cause.CHECK_FAILED,
-    Status.TIMEOUT: Cause.OVER_BUDGET,
-    Status.ERROR: Cause.TOOL,
-    Status.SKIPPED: Cause.NOT_APPLICABLE,
-}
-_ANOTHER_VERSION = "it does not run on {arch} as published: try another version, or report it to the publisher"
-_CHECKS = "look at the failed checks in the cell's detail: a setting, or a real gap on this arch"
-# cause -> (the remedy, and when it differs, the remedy for an emulated cell)
-_REMEDIES: Mapping[Cause, tuple[str, ...]] = {
-    Cause.NOT_PUBLISHED: (
-        "no tag of this image publishes {arch}: ask the publisher for an image for {arch}, build one, "
-        "or choose another image",
-    ),
-    Cause.NO_SUCH_IMAGE: ("the image does not exist under this name: check the row's `image` (repository and tag)",),
-    Cause.MISLABELLED_IMAGE: (
-        "the image is not what its index claims: use a tag published correctly for {arch}, tell the publisher",
-    ),
-    Cause.MISLABELLED_BINARY: ("its programs are not {arch} ones: use an image whose build really targets {arch}",),
-    Cause.NOT_FOR_THIS_CPU: (_ANOTHER_VERSION, EMULATOR_REMEDY),
-    Cause.DOES_NOT_START: (_ANOTHER_VERSION, NATIVE_REMEDY),
-    Cause.CHECK_FAILED: (_CHECKS, NATIVE_REMEDY),
-    Cause.BENCH_FAILED: (_CHECKS, NATIVE_REMEDY),
-    Cause.OVER_BUDGET: (
-        "give it a longer `timeout` in its row, or look at its log: it may hang",
-        "give it a longer `timeout` in its row, or run it on a native {arch} host ([[hosts]])",
-    ),
-    Cause.ENGINE_UNREACHABLE: (ENGINE_REMEDY,),
-    Cause.HOST_LOST: (ENGINE_REMEDY,),
-    Cause.ENGINE_REFUSED: ("the engine refused a call: see the detail for its answer, fix the cause, then re-run",),
-    Cause.ENGINE_STUCK: (
-        "the engine was too busy to answer (not the component's fault): let it settle, "
-        "or run fewer cells at once (`--concurrency`), then re-run the cell",
-    ),
-    Cause.REGISTRY: (REGISTRY_REMEDY,),
-    Cause.MIRROR_GAP: (
-        "the mirror {subject} lacks the image, not its publisher: copy it into the mirror (or let the mirror "
-        "proxy its upstream), or set `[registry] fallback = true` (ECOREADY_REGISTRY_FALLBACK=true) to ask "
-        "the upstream registry when the mirror lacks an image",
-    ),
-    Cause.CREDENTIALS: ("fix the registry credentials ecoready reads (the docker config or its helper), then re-run",),
-    Cause.PULL_STALLED: ("the pull made no progress: check the network to the registry, then re-run the cell",),
-    Cause.BACKEND: ("fix the backend {subject} first ({behind}), then re-run this cell",),
-    Cause.TOOL_IMAGE: (
-        "make the tool image ({subject}) available for {arch} (`[sysbench] image` in the matrix, "
-        "or a mirror of its base's registry), or run with `--profile smoke`",
-    ),
-    Cause.EMULATOR: (EMULATOR_REMEDY,),
-    Cause.NO_HOST: (EMULATOR_REMEDY,),
-    Cause.MATRIX: ("fix the row in the matrix: the detail says what it asks and the image lacks",),
-    Cause.INTERRUPTED: ("run it again",),
-    Cause.TOOL: (NOT_OURS,),
-    Cause.INTERNAL: ("a fault of ecoready's, not the component's: re-run the cell, and report it if it recurs",),
-    Cause.NOT_APPLICABLE: ("run it again",),
-}
-
-
-def advice(report: Report) -> list[Advice]:
-    """Every finished cell that is not ready, in grid order."""
-    steps = {(s.component, s.arch): s for s in plan_steps(report)}
+def per_arch(report: Report) -> list[tuple[str, list[CellResult], list[tuple[Group, list[CellResult]]]]]:
+    """(arch, its cells, each group with its cells in grid order) for every arch with cells;
+    groups without cells left out."""
+    order = {component: i for i, (_c, component, _n, _cells) in enumerate(grid_rows(report))}
     out = []
-    for _category, component, _name, cells in grid_rows(report):
-        for arch in arches_of(report):
-            cell = cells.get(arch)
-            if cell is None or not cell.status.finished or cell.status is Status.READY:
-                continue
-            out.append(_advice(report, cell, steps.get((component, arch))))
+    for arch in arches_of(report):
+        cells = sorted(
+            (c for c in report.cells.values() if c.arch == arch), key=lambda c: order.get(c.component, len(order))
+        )
+        if cells:
+            groups = [(g, [c for c in cells if c.status in g.statuses]) for g in GROUPS]
+            out.append((arch, cells, [(g, members) for g, members in groups if members]))
     return out
-
-
-def advice_for(report: Report, cell_id: str) -> Advice | None:
-    """One cell's advice (None while it runs, or when it is ready)."""
-    cell = report.cells.get(cell_id)
-    if cell is None or not cell.status.finished or cell.status is Status.READY:
-        return None
-    step = next((s for s in plan_steps(report) if (s.component, s.arch) == (cell.component, cell.arch)), None)
-    return _advice(report, cell, step)
-
-
-def _advice(report: Report, cell: CellResult, step: Step | None) -> Advice:
-    reason, short = cell_reason(cell)
-    searched = any((s.component, s.arch) == (cell.component, cell.arch) for s in report.migration.searches)
-    said_ = why(cell)
-    remedy = _remedy(said_, step, searched)
-    unverified = probe_unverified(said_)
-    if unverified:
-        reason = f"{reason}; {CONTRACT_CAVEAT}"
-    return Advice(cell.id, cell.component, cell.arch, cell.status, cell.emulated, reason, short, remedy, unverified)
-
-
-# The stages a probe runs: a verdict decided there is the probe's word on the component.
-_PROBED = (Stage.START, Stage.SMOKE, Stage.BENCH)
-
-
-def probe_unverified(w: Why) -> bool:
-    """A cell whose component was blamed (or timed out) by what its probe ran, when that
-    probe was written from the image's documented contract only: the failure may be the
-    probe's (ecoready's), and every view says so."""
-    if w.cell.verification is not Verification.CONTRACT or w.blame is None or w.stage is None:
-        return False
-    return w.stage.stage in _PROBED and w.blame.facts.party in (Party.COMPONENT, Party.CLOCK)
-
-
-def advice_by_cell(report: Report) -> dict[str, Advice]:
-    return {a.cell_id: a for a in advice(report)}
-
-
-def registry_troubles(report: Report) -> list[RegistryTrouble]:
-    """Cells whose registry could not be asked, one entry per registry and reason."""
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for cell in report.cells.values():
-        found = registry_failure(cell)
-        if found:
-            grouped.setdefault(found, []).append(cell.id)
-    return [RegistryTrouble(reg, reason, tuple(sorted(ids))) for (reg, reason), ids in sorted(grouped.items())]
-
-
-def backend_troubles(report: Report) -> dict[tuple[str, str, Cause | None], list[str]]:
-    """(backend, why, the cause behind) -> the cells that could not run because of it."""
-    grouped: dict[tuple[str, str, Cause | None], list[str]] = {}
-    for cell in report.cells.values():
-        found = backend_failure(cell)
-        if found:
-            grouped.setdefault(found, []).append(cell.id)
-    return grouped
-
-
-def engine_troubles(report: Report) -> dict[tuple[str, str], list[str]]:
-    """(engine, why) -> the cells it could not run (unreachable, or lost mid-run)."""
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for cell in report.cells.values():
-        found = trouble(cell)
-        if found is not None and found[0].startswith("engine of "):
-            grouped.setdefault(found, []).append(cell.id)
-    return grouped
-
-
-def infra_lines(report: Report) -> list[str]:
-    """`registry docker.io: unreachable (connection refused): 12 cells not checked; way out: …`,
-    and `backend mysql-8.4: …: 3 cells not checked`: each trouble once, with the way out."""
-    lines = [
-        f"registry {t.registry}: {t.reason}: {plural(len(t.cells), 'cell')} not checked; "
-        f"way out: {registry_remedy(t.registry)}"
-        for t in registry_troubles(report)
-    ]
-    for (backend, why_, behind), cells in sorted(backend_troubles(report).items(), key=lambda item: item[0][:2]):
-        out = "the registry of its image cannot be asked (above)" if behind is Cause.REGISTRY else ""
-        out = out or "fix it (its own row says why)"
-        lines.append(f"backend {backend}: {why_}: {plural(len(cells), 'cell')} not checked; way out: {out}")
-    for (engine, why_), cells in sorted(engine_troubles(report).items()):
-        lines.append(f"{engine}: {why_}: {plural(len(cells), 'cell')} not checked; way out: {ENGINE_REMEDY}")
-    return lines
-
-
-def advice_to_list(report: Report) -> list[Advice]:
-    """The advice a view lists cell by cell: registry failures are said once, by
-    `infra_lines`, when more than one cell shares them."""
-    collapsed = {cid for t in registry_troubles(report) if len(t.cells) > 1 for cid in t.cells}
-    collapsed |= {cid for cells in backend_troubles(report).values() if len(cells) > 1 for cid in cells}
-    collapsed |= {cid for cells in engine_troubles(report).values() if len(cells) > 1 for cid in cells}
-    return [a for a in advice(report) if a.cell_id not in collapsed]
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def how_run(report: Report, arch: str, short: bool = False) -> str:
@@ -483,25 +78,16 @@ def arch_verdicts(report: Report, short: bool = False) -> list[str]:
     ready; blocked by proxysql (no arm64 image); partial: percona-toolkit (pt-summary failed)`."""
     by_cell = {a.cell_id: a for a in advice(report)}
     lines = []
-    for arch in arches_of(report):
-        cells = [c for c in report.cells.values() if c.arch == arch]
-        if not cells:
-            continue
+    for arch, cells, groups in per_arch(report):
         ready = sum(1 for c in cells if c.status is Status.READY)
         text = f"{arch} ({how_run(report, arch, short)}): {ready} of {plural(len(cells), 'component')} ready"
-        pending = sum(1 for c in cells if not c.status.finished)
-        if pending:
-            text += f" so far, {pending} to go"
-        groups = (
-            ("blocked by", BLOCKERS),
-            ("partial", (Status.PARTIAL,)),
-            ("timed out", (Status.TIMEOUT,)),
-            ("not checked", NOT_CHECKED),
-        )
-        for words, statuses in groups:
-            named = [by_cell[c.id] for c in _in_grid_order(report, cells) if c.status in statuses and c.id in by_cell]
+        under_way = dict(groups).get(UNDER_WAY, [])
+        if under_way:
+            text += f" so far, {len(under_way)} to go"
+        for group, members in groups:  # the cells under way have no advice: not named
+            named = [by_cell[c.id] for c in members if c.id in by_cell]
             if named:
-                text += f"; {words}{':' if words != 'blocked by' else ''} {_named(named)}"
+                text += f"; {group.verdict} {_named(named)}"
         lines.append(text)
     return lines
 
@@ -518,22 +104,11 @@ def _named(named: list[Advice]) -> str:
     return joined + (f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else "")
 
 
-def _in_grid_order(report: Report, cells: list[CellResult]) -> list[CellResult]:
-    order = {component: i for i, (_c, component, _n, _cells) in enumerate(grid_rows(report))}
-    return sorted(cells, key=lambda c: order.get(c.component, len(order)))
-
-
 def glance(report: Report) -> str:
     """`amd64 5 of 6 ready · arm64 1 of 6 ready, 3 blocked, 1 partial`: the exit line's words."""
     parts = []
-    for arch in arches_of(report):
-        cells = [c for c in report.cells.values() if c.arch == arch]
-        if not cells:
-            continue
+    for arch, cells, groups in per_arch(report):
         ready = sum(1 for c in cells if c.status is Status.READY)
-        text = f"{arch} {ready} of {len(cells)} ready"
-        for words, statuses in (("blocked", BLOCKERS), ("partial", (Status.PARTIAL,)), ("not checked", NOT_CHECKED)):
-            count = sum(1 for c in cells if c.status in statuses)
-            text += f", {count} {words}" if count else ""
-        parts.append(text)
+        counts = "".join(f", {len(members)} {group.glance}" for group, members in groups)
+        parts.append(f"{arch} {ready} of {len(cells)} ready{counts}")
     return " · ".join(parts)

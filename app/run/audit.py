@@ -31,7 +31,9 @@ from ecoready.domain.errors import (
     Skip,
 )
 from ecoready.domain.events import AuditReported, Event
-from ecoready.domain.model import AuditResult, BinaryAudit, ImageInfo, PlatformFitness
+from ecoready.domain.flight import Flights
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import AuditResult, BinaryAudit, PlatformFitness
 from ecoready.domain.reading import read_bounded
 from ecoready.domain.specs import ImageFile
 from ecoready.plan.cells import AUDIT_BUDGET_S
@@ -107,7 +109,7 @@ class Auditor:
         self._cache = cache
         self._platforms: dict[tuple[str, str], PlatformFitness] = {}
         self._audited: dict[str, tuple[str, AuditResult]] = {}  # cell id -> (host, audit)
-        self._pending: dict[str, asyncio.Future[AuditResult]] = {}
+        self._reads: Flights[str, AuditResult] = Flights(remember=True)  # by cache key
 
     async def audit(
         self, run: RunContext, cell_id: str, host: str, image: ImageInfo, programs: Sequence[Sequence[str]]
@@ -148,19 +150,9 @@ class Auditor:
         self, run: RunContext, cell_id: str, image: ImageInfo, programs: Sequence[Sequence[str]]
     ) -> AuditResult:
         key = cache_key(image.digest or image.image_id, image.arch, programs)
-        future = self._pending.get(key)
-        if future is not None:  # read (or being read) for another cell of this run
-            return replace(await asyncio.shield(future), cached=True)
-        future = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
-        try:
-            future.set_result(await self._cached_or_read(run, cell_id, image, programs, key))
-        except BaseException as exc:
-            self._pending.pop(key, None)  # a later cell may try again
-            future.set_exception(exc)
-            future.exception()
-            raise
-        return await asyncio.shield(future)
+        shared = key in self._reads  # read (or being read) for another cell of this run
+        result = await self._reads.ask(key, lambda: self._cached_or_read(run, cell_id, image, programs, key))
+        return replace(result, cached=True) if shared else result
 
     async def _cached_or_read(
         self, run: RunContext, cell_id: str, image: ImageInfo, programs: Sequence[Sequence[str]], key: str

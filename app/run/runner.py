@@ -44,6 +44,7 @@ from ecoready.domain.events import (
     StageStarted,
     TagsSearched,
 )
+from ecoready.domain.flight import asked_to_stop
 from ecoready.domain.model import ComponentOrigin, Outcome, Stage, Status, TagSearch
 from ecoready.domain.specs import LABEL_RUN
 from ecoready.domain.text import one_line
@@ -414,6 +415,12 @@ class Runner:
                 blame = Blame(Cause.HOST_LOST, ctx.run.host.name)
             if blame.status is Status.MISSING and stage is Stage.IMAGE:
                 self._missing.add(cell.id)
+        except asyncio.CancelledError:
+            if asked_to_stop():  # the cell (or the run) was stopped: `interrupted`, said by `_cell`
+                raise
+            # another task's cancellation handed on to this cell: a bug of ours, not `interrupted`
+            log.error("stray cancellation in %s %s:\n%s", cell.id, stage.value, traceback.format_exc())
+            detail, blame = "internal error: cancelled, though neither the cell nor the run was", Blame(Cause.INTERNAL)
         except Exception as exc:
             log.error(
                 "internal error in %s %s:\n%s", cell.id, stage.value, self.run.secrets.redact(traceback.format_exc())

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ecoready.domain.blame import Cause
+from ecoready.domain.blame import Cause, Shared, Trouble
 from ecoready.domain.errors import EcoreadyError, EnvironmentProblem
 from ecoready.domain.events import Event, PlatformObserved, RegistryObserved, RunNote
 from ecoready.domain.model import Component, Profile, Status
@@ -247,8 +247,9 @@ class Session:
             for registry, (count, reason) in run.images.unchecked.items():
                 before, _ = unchecked.get(registry, (0, ""))
                 unchecked[registry] = (before + count, reason)
-        for note in registry_notes(unchecked):
-            self.emit(RunNote(note))
+        for registry, counted in sorted(unchecked.items()):  # the trouble the run's cells say too
+            (note,) = registry_notes({registry: counted})
+            self.emit(RunNote(note, Trouble(Shared.REGISTRY, registry)))
 
     async def run(self) -> None:
         if self.runner is None:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
 from ecoready.domain.reading import MAX_DIGITS, number_position, read_text_bounded
 from ecoready.stack.services import Service
-from ecoready.stack.yaml_bounded import load_one
+from ecoready.stack.yaml_bounded import key_lines, load_one
 
 MAX_COMPOSE_BYTES = 1 << 20
 # compose's interpolation: `$$` is a literal `$`; `${VAR:-default}` and `${VAR-default}`
@@ -36,9 +37,10 @@ def read_compose(path: Path) -> tuple[str, list[Service], list[str]]:
     files its `include:` names (followed as compose follows them, relative to the file
     that names them); ConfigError (file:line:col) when one cannot be read or is not a
     compose file."""
-    data = _document(read_text_bounded(path, MAX_COMPOSE_BYTES, "compose file"), str(path))
+    text = read_text_bounded(path, MAX_COMPOSE_BYTES, "compose file")
+    data = _document(text, str(path))
     project = _project(data, str(path))
-    services = _services(data, str(path), project, required=not _includes(data))
+    services = _pinned(_services(data, str(path), project, required=not _includes(data)), text, str(path))
     notes: list[str] = []
     _follow(data, path, project, services, notes, {path.resolve()})
     if not services:
@@ -50,7 +52,7 @@ def parse_compose(text: str, file: str = "docker-compose.yml") -> tuple[str, lis
     """(project name, services) of one compose document (its `include:` not followed)."""
     data = _document(text, file)
     project = _project(data, file)
-    return project, _services(data, file, project, required=True)
+    return project, _pinned(_services(data, file, project, required=True), text, file)
 
 
 def _document(text: str, file: str) -> dict[str, Any]:
@@ -76,6 +78,20 @@ def _services(data: Mapping[str, Any], file: str, project: str, *, required: boo
     if not isinstance(services, dict) or not services:
         raise ConfigError([Problem(file, 1, 1, "no `services:` mapping: not a compose file")])
     return [_service(str(key), value, project) for key, value in services.items()]
+
+
+def _pinned(services: list[Service], text: str, file: str) -> list[Service]:
+    """Each service's arch pin with where it is written (`compose.yaml:7: services.db.platform`),
+    so the plan and the tag watch can say which line to edit."""
+    if not any(s.platform for s in services):
+        return services
+    lines = key_lines(text, file, "services", "platform")
+    return [
+        replace(s, pinned_at=(f"{Path(file).name}:{lines[s.name]}: services.{s.name}.platform",))
+        if s.platform and s.name in lines
+        else s
+        for s in services
+    ]
 
 
 def _includes(data: Mapping[str, Any]) -> list[object]:
@@ -113,9 +129,11 @@ def _follow(
             notes.append(f"{path}: include {first}: more than {MAX_INCLUDED} included files: not followed")
             continue
         seen.add(target)
-        included = _document(read_text_bounded(target, MAX_COMPOSE_BYTES, "compose file"), str(target))
+        text = read_text_bounded(target, MAX_COMPOSE_BYTES, "compose file")
+        included = _document(text, str(target))
         names = {s.name for s in services}
-        for service in _services(included, str(target), project, required=not _includes(included)):
+        found = _services(included, str(target), project, required=not _includes(included))
+        for service in _pinned(found, text, str(target)):
             if service.name in names:
                 notes.append(f"{target}: service {service.name} is defined already: compose refuses this file")
             else:

@@ -48,6 +48,18 @@ KNOWN: Mapping[str, Known] = {
 }
 
 
+# The ports a known proxy takes clients on by default (a compose file may not publish or
+# expose them): an app's `DB_PORT` of one of them, beside a host rewritten to the server,
+# is the server's port too. ProxySQL: mysql-ifaces 0.0.0.0:6033; MaxScale: the listeners
+# of the image's sample config, 4006 (read-write split) and 4008 (read connection router);
+# MySQL Router: 6446-6449 (classic and X, read-write and read-only, its bootstrap's ports).
+CLIENT_PORTS: Mapping[str, tuple[int, ...]] = {
+    "proxysql": (6033,),
+    "maxscale": (4006, 4008),
+    "router": (6446, 6447, 6448, 6449),
+}
+
+
 def repository_name(reference: str) -> str:
     """The last part of an image reference's repository, lower case: `mariadb` for
     `127.0.0.1:5000/lab/mariadb:10.11@sha256:…`."""
@@ -102,3 +114,7 @@ FILE_SECRETS: Mapping[str, frozenset[str]] = {
 
 # `restart:` policies that keep a container up: the service is a daemon, not a job
 DAEMON_RESTARTS = frozenset({"always", "unless-stopped"})
+
+# `Service.role` for a service checked by the generic probe whatever its image (an init
+# container that runs a server's image with a script and exits: not a server); no KNOWN key
+GENERIC_ROLE = "command"

@@ -4,14 +4,15 @@ Reads a file or a folder of YAML (or JSON) as `kubectl get -o yaml`, `helm templ
 rendered kustomize build writes it: multi-document files, `List`s, Pods, Deployments,
 StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs (every container and init
 container), Services (the host names a workload is reached by) and the custom resources of
-the operators `operators.py` knows. Nothing else is read and no cluster is contacted.
+the operators `operator_catalog.py` knows. Nothing else is read and no cluster is contacted.
 
 Read by `yaml_bounded.py` (libyaml's parser where PyYAML has it; JSON by the json module;
 `status` and `managedFields`, never read, left out as they are parsed) under a bound of its
 own (`MAX_BYTES`: a `kubectl get -o yaml` of 10,000 pods fits), and walked only where the
 Kubernetes API puts what is read, each list so far (`MAX_*`): aliases, huge documents and
-unknown kinds cost bounded time and memory, and each thing not understood is a line. Secrets are never read: an
-environment variable taken from one is left out and said where its value lives.
+unknown kinds cost bounded time and memory, and each thing not understood is a line. A pod
+spec is read by `kube_pod.py`; an object another one among the manifests made is read once,
+through its owner.
 """
 
 from __future__ import annotations
@@ -19,28 +20,27 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
 from ecoready.domain.reading import read_bounded, read_head
-from ecoready.stack.kube_pins import ArchPins, read_pins
-from ecoready.stack.operators import read_operator
+from ecoready.stack.kube_pins import at
+from ecoready.stack.kube_pod import Pod, Seen, labels_of, read_pod
+from ecoready.stack.operators import read_operator, unread_operator
 from ecoready.stack.services import Service
 from ecoready.stack.yaml_bounded import compact, is_json, load_all
 
 MAX_BYTES = 160 << 20  # all files together: kubectl's -o json of 10,000 pods is 140 MB
 MAX_FILES = 500
 MAX_DOCUMENTS = 2000
-MAX_ITEMS = 256  # containers, env entries, ports, List items: each list read so far
+MAX_ITEMS = 256  # List items, owner references: each list read so far
 SUFFIXES = (".yaml", ".yml", ".json")
 # the keys that make a Kubernetes object, in any order: top-level YAML keys, or JSON keys
 _YAML_KEY = {k: re.compile(rf"^{k}:", re.MULTILINE) for k in ("apiVersion", "kind", "items")}
 _JSON_KEY = {k: re.compile(rf'"{k}"\s*:') for k in ("apiVersion", "kind", "items")}
 _HEAD = 1 << 20  # what tells a file too large to read whole
 SKIPPED = frozenset({"status", "managedFields"})  # what the cluster adds: never read
-_EXPANSION = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 # kind -> where its pod spec lives
 WORKLOADS: Mapping[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -57,16 +57,6 @@ QUIET = frozenset(
         *("PriorityClass", "CustomResourceDefinition", "Kustomization"),
     }
 )
-
-
-@dataclass
-class _Seen:
-    """What the first pass keeps: Services (name -> selector, namespace) and ConfigMaps."""
-
-    services: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
-    config_maps: dict[str, dict[str, str]] = field(default_factory=dict)
-    quiet: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def is_kubernetes(path: Path) -> bool:
@@ -92,10 +82,12 @@ def read_kubernetes(path: Path) -> tuple[str, list[Service], list[str]]:
     """(title, services, lines about what was not read) of a manifest file or folder;
     ConfigError (file:line:col) when a file cannot be read or holds broken YAML."""
     texts = list(_texts(path))
-    services, notes = parse_kubernetes(texts)
+    services, seen = _parse(texts)
     if not services:
         what = "no workload or operator resource with an image"
-        raise ConfigError([Problem(str(path), 1, 1, f"{what}: not Kubernetes manifests ecoready reads")])
+        unread = f"; {'; '.join(seen.unread)}" if seen.unread else ""
+        raise ConfigError([Problem(str(path), 1, 1, f"{what}: not Kubernetes manifests ecoready reads{unread}")])
+    notes = seen.notes
     return path.resolve().name if path.is_dir() else path.stem, services, notes
 
 
@@ -157,66 +149,133 @@ def _name(obj: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) and name else "(no name)"
 
 
-def _owners(obj: Mapping[str, Any]) -> list[tuple[object, object]]:
-    """(kind, name) of each of its ownerReferences (what `kubectl get -o yaml` shows)."""
-    meta = obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
-    if not isinstance(refs, list):
-        return []
-    return [(r.get("kind"), r.get("name")) for r in refs[:MAX_ITEMS] if isinstance(r, dict)]
-
-
 def _namespace(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata")
     ns = meta.get("namespace") if isinstance(meta, dict) else None
     return ns if isinstance(ns, str) else ""
 
 
-def _labels(node: object) -> dict[str, str]:
-    if not isinstance(node, dict):
-        return {}
-    return {k: v for k, v in list(node.items())[:MAX_ITEMS] if isinstance(k, str) and isinstance(v, str)}
+_Key = tuple[object, str, str]  # (kind, namespace, name)
+
+
+def _key(obj: Mapping[str, Any]) -> _Key:
+    return obj.get("kind"), _namespace(obj), _name(obj)
+
+
+def _owners(obj: Mapping[str, Any]) -> list[_Key]:
+    """(kind, namespace, name) of each of its ownerReferences (what `kubectl get -o yaml`
+    shows); an owner is in the object's own namespace (or cluster-wide: namespace '')."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+    if not isinstance(refs, list):
+        return []
+    ns = _namespace(obj)
+    return [(r.get("kind"), ns, str(r.get("name"))) for r in refs[:MAX_ITEMS] if isinstance(r, dict)]
+
+
+def owned_objects(objects: list[tuple[str, dict[str, Any]]]) -> set[int]:
+    """The indexes of the objects read through another one among them (`kubectl get all`:
+    a Deployment's ReplicaSet and Pods). Owners are matched with their namespace (or
+    cluster-wide); owners that lead back to an object (a self-owner, an owner cycle) do not
+    drop it: the first object of a cycle stands for the cycle and is read."""
+    index: dict[_Key, int] = {}
+    for i, (_file, obj) in enumerate(objects):
+        index.setdefault(_key(obj), i)
+    parent: dict[int, int] = {}
+    for i, (_file, obj) in enumerate(objects):
+        for kind, ns, name in _owners(obj):
+            j = index.get((kind, ns, name), index.get((kind, "", name)))
+            if j is not None and j != i:
+                parent[i] = j
+                break
+    root: dict[int, int] = {}
+    for i in parent:
+        path: list[int] = []
+        on_path: dict[int, int] = {}
+        j = i
+        while j in parent and j not in root and j not in on_path:
+            on_path[j] = len(path)
+            path.append(j)
+            j = parent[j]
+        top = root[j] if j in root else min(path[on_path[j] :]) if j in on_path else j
+        root.update(dict.fromkeys(path, top))
+    return {i for i in parent if root[i] != i}
 
 
 def parse_kubernetes(texts: list[tuple[str, str | bytes]]) -> tuple[list[Service], list[str]]:
     """(services, lines about what was not read) of (file name, text) pairs."""
-    objects = list(_objects(_documents(texts)))
-    seen = _Seen()
-    for file, obj in objects:
-        _first_pass(file, obj, seen)
-    present = {(obj.get("kind"), _name(obj)) for _file, obj in objects}
-    owned: dict[str, int] = {}
-    services: list[Service] = []
-    for file, obj in objects:
-        kind = obj.get("kind")
-        if not isinstance(kind, str) or kind in QUIET or kind in ("Service", "Secret"):
-            continue
-        if any(owner in present for owner in _owners(obj)):  # `kubectl get all`: a Deployment's ReplicaSet, Pods
-            owned[kind] = owned.get(kind, 0) + 1
-            continue
-        where = f"{Path(file).name} {kind}/{_name(obj)}"
-        if kind in WORKLOADS:
-            services.extend(_workload(obj, WORKLOADS[kind], where, seen))
-            continue
-        operator = read_operator(obj, where)
-        if operator is not None:
-            services.extend(operator[0])
-            seen.notes.extend(operator[1])
-        else:
-            api = obj.get("apiVersion")
-            seen.notes.append(
-                f"{where} ({api if isinstance(api, str) else 'no apiVersion'}): a kind ecoready does not read: left out"
-            )
-    if owned:
-        made = ", ".join(f"{n} {kind}" for kind, n in sorted(owned.items()))
-        seen.notes.append(f"made by another object among the manifests, read once through it: {made}")
-    if seen.quiet:
-        counted = ", ".join(f"{n} {kind}" for kind, n in sorted(seen.quiet.items()))
-        seen.notes.append(f"nothing runs from these, not checked: {counted}")
+    services, seen = _parse(texts)
     return services, seen.notes
 
 
-def _first_pass(file: str, obj: Mapping[str, Any], seen: _Seen) -> None:
+def _parse(texts: list[tuple[str, str | bytes]]) -> tuple[list[Service], Seen]:
+    objects = list(_objects(_documents(texts)))
+    seen = Seen()
+    for file, obj in objects:
+        _first_pass(file, obj, seen)
+    owned_by = owned_objects(objects)
+    siblings = replicas(objects, owned_by)
+    owned: dict[str, int] = {}
+    copies: dict[str, int] = {}
+    services: list[Service] = []
+    for i, (file, obj) in enumerate(objects):
+        kind = obj.get("kind")
+        if not isinstance(kind, str) or kind in QUIET or kind in ("Service", "Secret"):
+            continue
+        if i in owned_by:
+            owned[kind] = owned.get(kind, 0) + 1
+        elif i in siblings:
+            copies[siblings[i]] = copies.get(siblings[i], 0) + 1
+        else:
+            services.extend(_read_object(file, obj, kind, seen))
+    if owned:
+        made = ", ".join(f"{n} {kind}" for kind, n in sorted(owned.items()))
+        seen.notes.append(f"made by another object among the manifests, read once through it: {made}")
+    for made_by, n in copies.items():
+        seen.notes.append(f"{made_by}: {n} more alike, made by one owner not among the manifests: read once")
+    if seen.quiet:
+        counted = ", ".join(f"{n} {kind}" for kind, n in sorted(seen.quiet.items()))
+        seen.notes.append(f"nothing runs from these, not checked: {counted}")
+    return services, seen
+
+
+def _read_object(file: str, obj: Mapping[str, Any], kind: str, seen: Seen) -> list[Service]:
+    where = f"{Path(file).name} {kind}/{_name(obj)}"
+    if kind in WORKLOADS:
+        return _workload(obj, kind, where, seen)
+    operator = read_operator(obj, where)
+    if operator is not None:
+        seen.notes.extend(operator[1])
+        return operator[0]
+    api = obj.get("apiVersion")
+    line = (
+        f"{where} ({api if isinstance(api, str) else 'no apiVersion'}): a kind ecoready does not read: left out"
+        f"{unread_operator(obj)}"
+    )
+    seen.notes.append(line)
+    seen.unread.append(line)
+    return []
+
+
+def replicas(objects: list[tuple[str, dict[str, Any]]], owned: set[int]) -> dict[int, str]:
+    """The objects that are replicas of one read before them (`kubectl get pods`: the Pods of
+    a StatefulSet, whose owner is not among the manifests): index -> what they are, e.g.
+    `Pod of StatefulSet/mysql`. The first of each owner is read."""
+    first: set[tuple[object, str, str, object]] = set()
+    found: dict[int, str] = {}
+    for i, (_file, obj) in enumerate(objects):
+        owners = _owners(obj)
+        if i in owned or not owners:
+            continue
+        kind, ns, name = owners[0]
+        key = (obj.get("kind"), ns, name, kind)
+        if key in first:
+            found[i] = f"{obj.get('kind')!s} of {kind!s}/{name}"
+        first.add(key)
+    return found
+
+
+def _first_pass(file: str, obj: Mapping[str, Any], seen: Seen) -> None:
     kind = obj.get("kind")
     name = _name(obj)
     if not isinstance(kind, str):
@@ -225,176 +284,23 @@ def _first_pass(file: str, obj: Mapping[str, Any], seen: _Seen) -> None:
         )
     elif kind == "Service":
         spec = obj.get("spec")
-        selector = _labels(spec.get("selector") if isinstance(spec, dict) else None)
+        selector = labels_of(spec.get("selector") if isinstance(spec, dict) else None)
         seen.services.append((name, _namespace(obj), selector))
     elif kind == "Secret":
         seen.notes.append(f"{Path(file).name} Secret/{name}: not read (its values stay there; the check uses its own)")
     elif kind == "ConfigMap":
-        data = obj.get("data")
-        seen.config_maps[name] = _labels(data)
+        seen.config_maps[name] = labels_of(obj.get("data"))
         seen.quiet[kind] = seen.quiet.get(kind, 0) + 1
     elif kind in QUIET:
         seen.quiet[kind] = seen.quiet.get(kind, 0) + 1
 
 
-def _at(node: object, path: tuple[str, ...]) -> object:
-    for key in path:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _workload(obj: Mapping[str, Any], pod_path: tuple[str, ...], where: str, seen: _Seen) -> list[Service]:
-    pod = _at(obj, pod_path)
+def _workload(obj: Mapping[str, Any], kind: str, where: str, seen: Seen) -> list[Service]:
+    pod_path = WORKLOADS[kind]
+    pod = at(obj, pod_path)
     if not isinstance(pod, dict):
         seen.notes.append(f"{where}: no pod spec at `{'.'.join(pod_path)}`: not read")
         return []
-    name, prefix = _name(obj), ".".join(pod_path)
-    labels = (
-        _labels(_at(obj, (*pod_path[:-1], "metadata", "labels")))
-        if len(pod_path) > 1
-        else _labels(_at(obj, ("metadata", "labels")))
-    )
-    pins = read_pins(pod, prefix)
-    aliases = _aliases(labels, _namespace(obj), seen)
-    services: list[Service] = []
-    for key in ("initContainers", "containers"):
-        containers = pod.get(key)
-        if containers is None:
-            continue
-        if not isinstance(containers, list):
-            seen.notes.append(f"{where}: `{prefix}.{key}` is not a list: not read")
-            continue
-        for i, container in enumerate(containers[:MAX_ITEMS]):
-            main = key == "containers" and i == 0
-            single = main and len(containers) == 1
-            service = _container(container, f"{prefix}.{key}[{i}]", name, single, where, seen)
-            if service is None:
-                continue
-            services.append(_with(service, pins, where, aliases if main else ()))
-    return services
-
-
-def _with(fields: dict[str, Any], pins: ArchPins, where: str, aliases: tuple[str, ...]) -> Service:
-    notes = (*fields.pop("notes"), *(f"{where}: {n}" for n in pins.notes))
-    return Service(
-        **fields,
-        platform=pins.platform,
-        pinned_by=f"{' and '.join(pins.by)} ({where})",
-        pinned_at=tuple(f"{where}: {p}" for p in pins.places) if pins.platform else (),
-        aliases=aliases,
-        notes=notes,
-    )
-
-
-def _aliases(labels: Mapping[str, str], namespace: str, seen: _Seen) -> tuple[str, ...]:
-    """The host names of the Services that select these pod labels (with the cluster's
-    longer forms when the namespace is known)."""
-    names: list[str] = []
-    for name, ns, selector in seen.services:
-        if selector and all(labels.get(k) == v for k, v in selector.items()):
-            names.append(name)
-            ns = ns or namespace
-            if ns:
-                names.extend((f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"))
-    return tuple(dict.fromkeys(names))
-
-
-def _container(raw: object, path: str, workload: str, single: bool, where: str, seen: _Seen) -> dict[str, Any] | None:
-    if not isinstance(raw, dict):
-        seen.notes.append(f"{where}: `{path}` is not a container: not read")
-        return None
-    cname = raw.get("name") if isinstance(raw.get("name"), str) else path.rsplit(".", 1)[-1]
-    name = workload if single else f"{workload}-{cname}"
-    notes: list[str] = []
-    image = raw.get("image")
-    if not isinstance(image, str) or not image:
-        notes.append(f"`{path}.image` is not set")
-        image = ""
-    env = _env(raw.get("env"), raw.get("envFrom"), seen, notes)
-    ports = []
-    for port in (raw.get("ports") or [])[:MAX_ITEMS] if isinstance(raw.get("ports"), list) else []:
-        number = port.get("containerPort") if isinstance(port, dict) else None
-        if (
-            isinstance(number, int)
-            and not isinstance(number, bool)
-            and 0 < number < 65536
-            and port.get("protocol", "TCP") == "TCP"
-        ):
-            ports.append(number)
-    health: tuple[str, ...] = ()
-    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-        command = _at(raw, (probe, "exec", "command"))
-        if isinstance(command, list) and command and all(isinstance(w, str) for w in command[:MAX_ITEMS]):
-            health = ("CMD", *command[:MAX_ITEMS])
-            break
-    return {
-        "name": name,
-        "image": image,
-        "environment": env,
-        "entrypoint": _words(raw.get("command"), f"{path}.command", notes),
-        "command": _words(raw.get("args"), f"{path}.args", notes),
-        "healthcheck": health,
-        "ports": tuple(dict.fromkeys(ports)),
-        "notes": tuple(f"{where}: {n}" for n in dict.fromkeys(notes)),
-    }
-
-
-def _words(value: object, path: str, notes: list[str]) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(w, (str, int, float)) for w in value[:MAX_ITEMS]):
-        notes.append(f"`{path}` is not a list of words: not taken over")
-        return ()
-    words = tuple(str(w) for w in value[:MAX_ITEMS])
-    if any(_EXPANSION.search(w) for w in words):
-        notes.append(f"`{path}` uses $(VAR) expansion, which Kubernetes does at run time: not taken over")
-        return ()
-    return words
-
-
-def _env(value: object, env_from: object, seen: _Seen, notes: list[str]) -> dict[str, str]:
-    env: dict[str, str] = {}
-    if env_from is not None:
-        notes.append("`envFrom` (whole Secrets or ConfigMaps) is not read")
-    if value is None:
-        return env
-    if not isinstance(value, list):
-        notes.append("`env` is not a list: not read")
-        return env
-    for item in value[:MAX_ITEMS]:
-        key = item.get("name") if isinstance(item, dict) else None
-        if not isinstance(key, str):
-            notes.append("an `env` entry without a name: not read")
-            continue
-        raw, source = item.get("value"), item.get("valueFrom")
-        if isinstance(source, dict):
-            text = _value_from(key, source, seen, notes)
-            if text is not None:
-                env[key] = text
-        elif isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
-            if _EXPANSION.search(str(raw)):
-                notes.append(f"`{key}` uses $(VAR) expansion, which Kubernetes does at run time: left out")
-            else:
-                env[key] = str(raw)
-        elif raw is not None:
-            notes.append(f"`{key}` is not a single value: left out")
-    return env
-
-
-def _value_from(key: str, source: Mapping[str, Any], seen: _Seen, notes: list[str]) -> str | None:
-    secret = source.get("secretKeyRef")
-    if isinstance(secret, dict):
-        where = f"Secret {secret.get('name')!s}, key {secret.get('key')!s}"
-        notes.append(f"`{key}` comes from {where}: not read (the check gives its own password, as a file)")
-        return None
-    ref = source.get("configMapKeyRef")
-    if isinstance(ref, dict):
-        data = seen.config_maps.get(str(ref.get("name")))
-        if data is not None and ref.get("key") in data:
-            return data[str(ref.get("key"))]
-        notes.append(f"`{key}` comes from ConfigMap {ref.get('name')!s}, which is not among the manifests: left out")
-        return None
-    notes.append(f"`{key}` is set by Kubernetes at run time (fieldRef/resourceFieldRef): left out")
-    return None
+    labels = labels_of(at(obj, (*pod_path[:-1], "metadata", "labels") if len(pod_path) > 1 else ("metadata", "labels")))
+    place = Pod(kind, _name(obj), ".".join(pod_path), where, labels, _namespace(obj))
+    return read_pod(pod, place, seen)

@@ -89,50 +89,10 @@ def read_pins(
     places: list[str] = []
     notes: list[str] = []
     by: list[str] = []
-    allowed = set(ARCHES)
-    selector = pod.get("nodeSelector")
-    if isinstance(selector, dict):
-        for label in ARCH_LABELS:
-            value = selector.get(label)
-            if value is None:
-                continue
-            arch = normalize_arch(value) if isinstance(value, str) else None
-            place = f'{prefix}.nodeSelector["{label}"]'
-            places.append(place)
-            if arch is None:
-                notes.append(f"`{place}` is {value!r}, not an arch: not read")
-                continue
-            allowed &= {arch}
-            by.append("nodeSelector")
-    elif selector is not None:
-        notes.append(f"`{prefix}.nodeSelector` is not a mapping: not read")
-    node = _at(pod, affinity)
-    at = ".".join((prefix, *affinity))
+    allowed = _selector(pod.get("nodeSelector"), prefix, places, notes, by)
+    node = at(pod, affinity)
     if isinstance(node, dict):
-        required = _at(node, ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))
-        if isinstance(required, list) and required:
-            before = len(places)
-            union: set[str] = set()
-            for i, term in enumerate(required[:MAX_ITEMS]):
-                union |= _term(
-                    term, f"{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", places, notes
-                )
-            if len(places) > before:
-                allowed &= union
-                by.append("node affinity")
-        preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
-        if isinstance(preferred, list):
-            for i, item in enumerate(preferred[:MAX_ITEMS]):
-                weight = item.get("weight") if isinstance(item, dict) else None
-                term = item.get("preference") if isinstance(item, dict) else None
-                before = len(places)
-                prefers = _term(
-                    term, f"{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference", places, notes
-                )
-                if len(places) > before and isinstance(weight, int) and weight > 0 and len(prefers) == 1:
-                    if "nodeSelector" not in by and "node affinity" not in by:
-                        allowed &= prefers
-                    by.append("preferred node affinity")
+        allowed &= _affinity(node, ".".join((prefix, *affinity)), places, notes, by)
     tolerated = _tolerations(pod.get("tolerations"), f"{prefix}.tolerations", notes)
     if tolerated and by:
         places.extend(place for place, _arch in tolerated)
@@ -144,6 +104,56 @@ def read_pins(
     if by and not allowed:
         notes.append(f"the arch pins under `{prefix}` leave no arch it may run on")
     return ArchPins(tuple(a for a in ARCHES if a in allowed), tuple(places), tuple(dict.fromkeys(by)), tuple(notes))
+
+
+def _selector(selector: object, prefix: str, places: list[str], notes: list[str], by: list[str]) -> set[str]:
+    """The arches a `nodeSelector` allows."""
+    allowed = set(ARCHES)
+    if selector is not None and not isinstance(selector, dict):
+        notes.append(f"`{prefix}.nodeSelector` is not a mapping: not read")
+    if not isinstance(selector, dict):
+        return allowed
+    for label in ARCH_LABELS:
+        value = selector.get(label)
+        if value is None:
+            continue
+        arch = normalize_arch(value) if isinstance(value, str) else None
+        place = f'{prefix}.nodeSelector["{label}"]'
+        places.append(place)
+        if arch is None:
+            notes.append(f"`{place}` is {value!r}, not an arch: not read")
+            continue
+        allowed &= {arch}
+        by.append("nodeSelector")
+    return allowed
+
+
+def _affinity(node: Mapping[str, object], base: str, places: list[str], notes: list[str], by: list[str]) -> set[str]:
+    """The arches a node affinity allows: required terms ORed; a preferred term that leaves
+    one arch is a pin too, unless a selector or required term pins already."""
+    allowed = set(ARCHES)
+    required = at(node, ("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"))
+    if isinstance(required, list) and required:
+        before = len(places)
+        union: set[str] = set()
+        for i, term in enumerate(required[:MAX_ITEMS]):
+            union |= _term(
+                term, f"{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", places, notes
+            )
+        if len(places) > before:
+            allowed &= union
+            by.append("node affinity")
+    preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
+    for i, item in enumerate(preferred[:MAX_ITEMS] if isinstance(preferred, list) else []):
+        weight = item.get("weight") if isinstance(item, dict) else None
+        term = item.get("preference") if isinstance(item, dict) else None
+        before = len(places)
+        prefers = _term(term, f"{base}.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference", places, notes)
+        if len(places) > before and isinstance(weight, int) and weight > 0 and len(prefers) == 1:
+            if "nodeSelector" not in by and "node affinity" not in by:
+                allowed &= prefers
+            by.append("preferred node affinity")
+    return allowed
 
 
 def _tolerations(value: object, where: str, notes: list[str]) -> list[tuple[str, str]]:
@@ -163,7 +173,8 @@ def _tolerations(value: object, where: str, notes: list[str]) -> list[tuple[str,
     return found
 
 
-def _at(node: object, path: Sequence[str]) -> object:
+def at(node: object, path: Sequence[str]) -> object:
+    """The value at a path of mapping keys; None where one is missing or not a mapping."""
     for key in path:
         if not isinstance(node, dict):
             return None

@@ -4,8 +4,10 @@ what could not be decided.
 Known images (`known.py`) get their probe; a service that needs a MySQL server (a proxy,
 a backup tool, the user's app) gets as backend the server it depends on or names in its
 environment (through a proxy: the proxy's backend). Every other service becomes a row of
-the generic `command` probe: `service` mode when it publishes a port or has a
-healthcheck, else `run` mode (its command must exit 0). Its environment is taken over
+the generic `command` probe: `service` mode when it stays up, `run` mode (its command must
+exit 0) when it runs to completion; where it runs says which when the source knows it
+(Kubernetes: `Service.daemon`), else a port, a healthcheck or a `restart:` that keeps it
+up make it a service. Its environment is taken over
 with the backend's details as placeholders; secrets are never written: a password is
 given only as a file (`{password_file}`).
 """
@@ -22,7 +24,16 @@ from ecoready.domain.text import acting_character, inert, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.document import floating_tag
 from ecoready.matrix.kinds import KINDS
-from ecoready.stack.known import DAEMON_RESTARTS, FILE_SECRETS, KNOWN, Known, known, repository_name
+from ecoready.stack.known import (
+    CLIENT_PORTS,
+    DAEMON_RESTARTS,
+    FILE_SECRETS,
+    GENERIC_ROLE,
+    KNOWN,
+    Known,
+    known,
+    repository_name,
+)
 from ecoready.stack.references import reference_problem
 from ecoready.stack.services import Service
 
@@ -248,13 +259,14 @@ def _generic_row(
     reason: str,
     undecided: list[str],
 ) -> Row:
-    daemon = service.restart in DAEMON_RESTARTS
-    mode = "service" if service.ports or service.healthcheck or daemon else "run"
+    mode, lifetime = generic_mode(service)
     what = "passes when it is up and healthy" if mode == "service" else "passes when its command exits 0"
-    why = [f"{service.name}: {service.image} is not an image ecoready knows: generic probe, mode {mode} ({what})"]
-    if daemon and not (service.ports or service.healthcheck):
-        why.append(f"`restart: {service.restart}`: a daemon that stays up, not a command that exits")
-    if mode == "run":
+    kind = known(service.image) if service.role == GENERIC_ROLE else None
+    is_what = f"is {kind.what}, run here with its own command" if kind else "is not an image ecoready knows"
+    why = [f"{service.name}: {service.image} {is_what}: generic probe, mode {mode} ({what})"]
+    if lifetime:
+        why.append(lifetime)
+    if mode == "run" and service.daemon is None:
         undecided.append(
             f"{service.name}: no ports, expose or healthcheck: checked as a command that must exit 0 "
             '(set mode = "service" if it should stay up)'
@@ -275,8 +287,10 @@ def _generic_row(
         options["healthcheck"] = list(service.healthcheck)
     server = by_name[backend] if backend is not None else None
     hosts = (backend, *(proxy for proxy, target in fronts.items() if target == backend)) if backend else ()
+    ports = _ports_of(hosts, by_name)
     hosts = (*hosts, *(alias for host in hosts for alias in by_name[host].aliases))
-    env, database = _environment(service, server, hosts, undecided, FILE_SECRETS.get(repository_name(service.image)))
+    target = _Target(backend or "", hosts, ports)
+    env, database = _environment(service, server, target, undecided, FILE_SECRETS.get(repository_name(service.image)))
     if env:
         options["env"] = env
     if database:
@@ -287,6 +301,22 @@ def _generic_row(
     if proxies:
         why.append(f"it talks to {', '.join(proxies)} in front of {backend}: checked against {backend} directly")
     return _row(service, ids, Category.APP, "command", backend, options, why)
+
+
+def generic_mode(service: Service) -> tuple[str, str]:
+    """(the generic probe's mode, why when it is not the ports' doing): where a container
+    runs decides (Kubernetes: a Job's runs to completion, a Deployment's stays up, ports or
+    not); else a port, a healthcheck or a `restart:` that keeps it up make it a service."""
+    if service.daemon is not None:
+        mode = "service" if service.daemon else "run"
+        how = "Kubernetes keeps it running: a daemon" if service.daemon else "it runs to completion"
+        return mode, f"{service.runs_as or 'where it runs'}: {how}"
+    daemon = service.restart in DAEMON_RESTARTS
+    if service.ports or service.healthcheck:
+        return "service", ""
+    if daemon:
+        return "service", f"`restart: {service.restart}`: a daemon that stays up, not a command that exits"
+    return "run", ""
 
 
 def _row(
@@ -326,10 +356,32 @@ def _placeholder_free(words: Sequence[str]) -> bool:
     return not any(placeholders_in(word) for word in words)
 
 
+@dataclass(frozen=True)
+class _Target:
+    """What an app's environment may name of its backend: the server's name, the host names
+    of the server and of the proxies in front of it, and the ports they take clients on."""
+
+    backend: str
+    hosts: Sequence[str]
+    ports: frozenset[str]
+
+
+def _ports_of(hosts: Sequence[str], by_name: Mapping[str, Service]) -> frozenset[str]:
+    """The ports of the server and of the proxies in front of it: MySQL's, what each
+    publishes or exposes, and a known proxy's default client ports."""
+    ports = {MYSQL_PORT}
+    for name in hosts:
+        service = by_name[name]
+        ports.update(str(p) for p in service.ports)
+        kind = known(service.image)
+        ports.update(str(p) for p in (CLIENT_PORTS.get(kind.probe, ()) if kind else ()))
+    return frozenset(ports)
+
+
 def _environment(
     service: Service,
     server: Service | None,
-    hosts: Sequence[str],
+    target: _Target,
     undecided: list[str],
     file_secrets: frozenset[str] | None = None,
 ) -> tuple[dict[str, str], str]:
@@ -361,26 +413,51 @@ def _environment(
                 more = f"; ecoready gives the password only as a file: make the app read {key}_FILE"
             undecided.append(f"{where} holds a secret: not written{more}")
         elif server is not None:
-            env[key], named = _backend_value(upper, value, hosts, db_user, db_name)
+            env[key], named = _backend_value(upper, value, target, db_user, db_name)
             database = database or named
+            if "PORT" in upper and env[key] == value and value.isdigit():
+                undecided.append(
+                    f"{where} = {value} is not a port ecoready knows of {target.backend} or a proxy in front of it: "
+                    f"kept as written, while the app is checked against {target.backend} directly on its own port"
+                )
         else:
             env[key] = value
+    if server is not None:
+        env.update(_secret_files(service, file_secrets, undecided))
     if database and not _DATABASE_NAME.match(database):
         undecided.append(f"{service.name}: database {database!r} is not a name ecoready creates: it uses its own")
         database = ""
     return env, database
 
 
-def _backend_value(key: str, value: str, hosts: Sequence[str], user: str, database: str) -> tuple[str, str]:
+def _secret_files(service: Service, file_secrets: frozenset[str] | None, undecided: list[str]) -> dict[str, str]:
+    """The variables a Kubernetes Secret sets (`secret_env`, never read) as a compose
+    file's passwords are: `<NAME>_FILE = "{password_file}"` for an image that reads it so,
+    else the password is said."""
+    env: dict[str, str] = {}
+    for key in service.secret_env:
+        if file_secrets and key in file_secrets:
+            env[f"{key}_FILE"] = "{password_file}"
+        elif "PASS" in key.upper() and _ENV_NAME.match(key):
+            undecided.append(
+                f"{service.name}: `{shown(key)}` comes from a Secret; ecoready gives the password only "
+                f"as a file: make the app read {key}_FILE"
+            )
+    return env
+
+
+def _backend_value(key: str, value: str, target: _Target, user: str, database: str) -> tuple[str, str]:
     """(the value with the backend's details as placeholders, the database it names): a
-    host of the backend (or of a proxy in front of it), its port, user and database, alone
-    or inside a URL (`mysql://shop@db:3306/shop`)."""
+    host of the backend (or of a proxy in front of it), its port (or the proxy's: the host
+    becomes the server's, so its port must too), user and database, alone or inside a URL
+    (`mysql://shop@db:3306/shop`)."""
+    hosts, ports = target.hosts, target.ports
     if value in hosts:
         return "{host}", ""
     host, _, port = value.rpartition(":")
-    if host in hosts and port == MYSQL_PORT:  # `db:3306` (WORDPRESS_DB_HOST's form)
+    if host in hosts and port in ports:  # `db:3306` (WORDPRESS_DB_HOST's form), `proxysql:6033`
         return "{host}:{port}", ""
-    if "PORT" in key and value == MYSQL_PORT:
+    if "PORT" in key and value in ports:
         return "{port}", ""
     if key.endswith(("USER", "USERNAME")) and value == user:
         return "{user}", ""
@@ -391,7 +468,8 @@ def _backend_value(key: str, value: str, hosts: Sequence[str], user: str, databa
         return value, ""
     named = database if database and url.group("path") == f"/{database}" else ""
     login = "{user}@" if url.group("user") else ""
-    port = ":{port}" if url.group("port") in (None, f":{MYSQL_PORT}") else url.group("port")
+    given = url.group("port")
+    port = ":{port}" if given is None or given[1:] in ports else given
     path = "/{database}" if named else (url.group("path") or "")
     return f"{url.group('scheme')}://{login}{{host}}{port}{path}{url.group('rest') or ''}", named
 

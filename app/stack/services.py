@@ -33,6 +33,13 @@ class Service:
     ports: tuple[int, ...] = ()  # TCP ports inside the container (ports:, expose:)
     restart: str = ""  # compose `restart:` (always, unless-stopped, on-failure, no): a daemon's mark
     built: bool = False  # the compose file builds it (`build:`)
+    # where it runs says whether it stays up (Kubernetes: a Deployment's container, a sidecar)
+    # or runs to completion (an init container, a Job): None = by its ports and `restart:`
+    daemon: bool | None = None
+    runs_as: str = ""  # where it runs, for the row's comment ("an init container of StatefulSet/mysql")
+    # variables whose value comes from a Secret (never read): wired as `<NAME>_FILE` when the
+    # image reads it so, else said (as a compose file's password is)
+    secret_env: tuple[str, ...] = ()
     role: str = ""  # a `known.py` name when the source says what it is (an operator's part)
     aliases: tuple[str, ...] = ()  # other host names it is reached by (Kubernetes Services)
     pinned_at: tuple[str, ...] = ()  # where its arch pin is written (Kubernetes: YAML paths)

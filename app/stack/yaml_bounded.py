@@ -356,3 +356,34 @@ def load_one(data: str | bytes, file: str) -> object:
     for _extra in docs:
         raise ConfigError([Problem(file, 1, 1, "YAML: more than one document: a single one is read")])
     return first
+
+
+def key_lines(text: str, file: str, parent: str, key: str) -> dict[str, int]:
+    """For each entry of the top-level mapping `parent` (a compose file's `services:`): the
+    line (1-based) where its `key` is written, for entries that have one. Read from the
+    parser's events (the loaded data has no positions), in one pass without building
+    anything; ConfigError at file:line:col."""
+    out: dict[str, int] = {}
+    frames: list[list[Any]] = []  # per open collection: [is a mapping, a key comes next, last key]
+    parser = _parser(text)
+    try:
+        while (event := parser.get_event()) is not None:
+            if isinstance(event, ev.CollectionEndEvent):
+                frames.pop()
+                continue
+            if not isinstance(event, ev.NodeEvent):
+                continue
+            is_key = bool(frames) and frames[-1][0] and frames[-1][1]
+            if frames and frames[-1][0]:
+                frames[-1][1] = not frames[-1][1]
+            if is_key:
+                frames[-1][2] = event.value if isinstance(event, ev.ScalarEvent) else None
+                if len(frames) == 3 and frames[2][2] == key and frames[0][2] == parent and frames[1][2] is not None:
+                    out.setdefault(str(frames[1][2]), event.start_mark.line + 1 if event.start_mark else 1)
+            if isinstance(event, ev.CollectionStartEvent):
+                frames.append([isinstance(event, ev.MappingStartEvent), True, None])
+    except yaml.YAMLError as exc:
+        raise _problem(file, exc) from None
+    finally:
+        parser.dispose()
+    return out

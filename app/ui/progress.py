@@ -6,12 +6,13 @@ from __future__ import annotations
 import time
 from typing import IO, Protocol
 
+from ecoready.domain.blame import Trouble
 from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
 from ecoready.domain.model import Report, Status
-from ecoready.domain.text import inert
+from ecoready.domain.text import inert, plural
 from ecoready.report.present import EMULATED_MARK, GLYPH, shows_emulated, status_detail, took_text
 from ecoready.report.summary import render_summary
-from ecoready.report.verdict import plural, trouble
+from ecoready.report.troubles import trouble
 
 
 class Progress(Protocol):
@@ -30,7 +31,7 @@ class PlainProgress:
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self.started = time.monotonic()
-        self.said: set[str] = set()  # the shared troubles said already (registry, backend, engine)
+        self.said: set[Trouble] = set()  # the shared troubles said already (registry, backend, engine)
 
     def _print(self, text: str) -> None:
         self.stream.write(inert(text, 0) + "\n")
@@ -57,7 +58,7 @@ class PlainProgress:
             count = f"[{_done(report):>3}/{len(report.cells)}] {GLYPH[cell.status]} {cell.id}"
             shared = trouble(cell)
             if shared is not None and shared[0] in self.said:  # said once, with its reason
-                self._print(f"{count} not checked: {shared[0]} (see above)")
+                self._print(f"{count} not checked: {shared[0].words} (see above)")
                 return
             if shared is not None:
                 self.said.add(shared[0])
@@ -67,7 +68,7 @@ class PlainProgress:
             took = f" {took_text(cell)}" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
             self._print(f"{count}{mark} {cell.status.value}{took}{detail}")
         elif isinstance(event, RunNote):
-            if any(event.text.startswith(f"{what}: ") for what in self.said):
+            if event.about in self.said:
                 return  # the summary says it once more, with the cells it cost and the way out
             self._print(f"ecoready: note: {event.text}")
 

@@ -23,6 +23,7 @@ from ecoready.probes import smoke
 MISMATCH = 64  # the install script's exit code when the image is not the runtime the row needs
 MISMATCH_LINE = "ecoready-mismatch: "
 ABSENT_LINE = "ecoready-absent: "
+BUILT_FROM_SOURCE = "built from source"  # the `how` label of a driver pip built from its sdist
 ROOT = "/opt/ecoready"
 SMOKE_DIR = f"{ROOT}/smoke"  # where the smoke program is put: in the installer, or at run time
 
@@ -102,7 +103,7 @@ def _python(p: Packaging) -> Recipe:
         '    name = re.sub(r"[-_.]+", "-", item["metadata"]["name"]).lower()\n'
         f'    if name == "{wanted}":\n'
         '        url = item.get("download_info", {}).get("url", "")\n'
-        '        print("ecoready-label: how=" + ("wheel" if url.endswith(".whl") else "built from source"))\n'
+        '        print("ecoready-label: how=" + ("wheel" if url.endswith(".whl") else "' + BUILT_FROM_SOURCE + '"))\n'
         '        print("ecoready-label: file=" + url.rsplit("/", 1)[-1])\n'
     )
     steps = [

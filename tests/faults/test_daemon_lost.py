@@ -60,7 +60,7 @@ def test_dockerd_stopped_mid_run(lab: Path, second_engine: SecondEngine, tmp_pat
         assert "docker daemon unavailable" in cell["detail"], cell
     assert report["hosts"][0]["error"].startswith("lost mid-run")
     assert report["finished_at"] and not report["interrupted"]
-    assert any("host engine was lost mid-run" in note for note in report["notes"])
+    assert any("host engine was lost mid-run" in note["text"] for note in report["notes"])
     # what the engine kept of the run goes once it is back, as the note says
     cleanup = ecoready("cleanup", "--matrix", str(matrix))
     assert cleanup.returncode == 0, cleanup.stderr

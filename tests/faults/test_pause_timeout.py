@@ -67,7 +67,8 @@ def test_paused_container_times_out_and_the_run_goes_on(lab: Path, tmp_path: Pat
     assert code == 1  # not ready, but no infrastructure error
     left = docker_labelled(run.owner)
     if left["containers"]:  # the engine wedged: the tool must have said so
-        assert any("could not be removed" in note or "could not remove" in note for note in report["notes"]), report
+        notes = [n["text"] for n in report["notes"]]
+        assert any("could not be removed" in n or "could not remove" in n for n in notes), report
         thaw(container)
         assert ecoready("cleanup").returncode == 0
     assert docker_labelled(run.owner) == {"containers": [], "networks": [], "volumes": []}

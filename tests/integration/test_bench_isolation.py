@@ -99,7 +99,7 @@ def test_benches_of_several_rows_never_overlap(lab: Path, tmp_path: Path, no_lea
     # the publishing row ran (image, start, smoke) but was not benchmarked
     gap = cells["gap-amd64-only/amd64"]
     assert gap["bench"] is None and "bench" not in [s["stage"] for s in gap["stages"]]
-    assert any("one at a time" in note for note in report["notes"])
+    assert any("one at a time" in note["text"] for note in report["notes"])
 
 
 def test_the_overlap_reader_sees_an_overlap() -> None:

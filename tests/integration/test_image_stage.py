@@ -40,12 +40,13 @@ def test_gap_cells_end_as_their_image_says(lab_gaps: Path, no_leaks: None) -> No
     suffixed = cells["gap-suffix-only"]
     assert suffixed["status"] == "ready", suffixed
     assert suffixed["image"]["found_as"] == "tag 1-aarch64"
+    assert suffixed["image"]["found_tag"] == "1-aarch64"  # the fact the plan and the TUI read
     assert suffixed["stages"][0]["detail"].startswith("tag 1-aarch64 sha256:")
     checks = {c["name"]: c for c in next(s for s in suffixed["stages"] if s["stage"] == "smoke")["checks"]}
     assert checks["arch"]["detail"] == "aarch64"  # the suffixed tag's image really is arm64
     (lab,) = report["registries"]
     assert lab["registry"] == "127.0.0.1:5000" and lab["requests"] > 0 and lab["error"] == ""
-    assert not [n for n in report["notes"] if n.startswith("registry ")]
+    assert not [n for n in report["notes"] if n["about"] is not None]
 
 
 def test_an_unreachable_registry_gets_one_note_for_all_its_cells(tmp_path: Path, no_leaks: None) -> None:
@@ -61,7 +62,7 @@ def test_an_unreachable_registry_gets_one_note_for_all_its_cells(tmp_path: Path,
     assert result.returncode == 3, result.stderr
     report = json.loads(result.stdout)
     assert {c["status"] for c in report["cells"]} == {"error"}
-    notes = [n for n in report["notes"] if n.startswith("registry ")]
+    notes = [n["text"] for n in report["notes"] if n["about"] == {"shared": "registry", "subject": "127.0.0.1:9"}]
     assert len(notes) == 1
     assert notes[0].startswith("registry 127.0.0.1:9: unreachable (connection refused)")
     assert notes[0].endswith(": 6 cells not checked")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,11 +17,14 @@ import httpx
 import pytest
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import Verdict
+from ecoready.domain.images import Verdict
+from ecoready.engine.docker_host import DockerHost
 from ecoready.lab.gaps import GAPS, publish_gaps
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.client import RegistryClient
+from ecoready.registry.image_store import ImageStore
 from tests.support.cli import ecoready, one_image_matrix
+from tests.support.registry_proxy import registry_proxy
 from tests.support.registry_servers import RateLimitedFront, Registry, push_tiny_image, start_registry
 
 pytestmark = pytest.mark.docker
@@ -248,3 +253,47 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         ("gap-binary-mislabelled", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-binary-mislabelled", "arm64"): (Verdict.AVAILABLE, "index"),
     }
+
+
+async def test_a_cell_stopped_mid_pull_leaves_the_pull_to_the_cell_still_waiting(scratch_registry: Registry) -> None:
+    """The one single-flight with a real engine (tests/unit/test_flight_users.py has it
+    without): two cells wait on one pull, whose layer the engine cannot get yet (a proxy
+    stalls the engine's downloads); the first cell is cancelled mid-pull (as its budget
+    would), the second still gets its image once the layer comes."""
+    writer = RegistryWriter(scratch_registry.url)
+    try:
+        push_tiny_image(writer, "test/flight", "1", "amd64", text=f"flight {uuid.uuid4()}\n")
+    finally:
+        writer.close()
+    host = await DockerHost.connect()
+    client = RegistryClient(cache=False)
+    image_id = ""
+    try:
+        with registry_proxy(scratch_registry.host) as proxy:
+            proxy.stall_agent = "docker/"  # the engine's downloads stall; ecoready's own requests pass
+            proxy.stall_blobs.set()
+            store = ImageStore(host, client)
+            reference = f"{proxy.address}/test/flight:1"
+            first = asyncio.create_task(store.ensure(reference, "amd64"))
+            second = asyncio.create_task(store.ensure(reference, "amd64"))
+            async with asyncio.timeout(60):
+                while not proxy.stalled:
+                    await asyncio.sleep(0.05)
+            first.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await first
+            await asyncio.sleep(0.5)
+            assert not second.done(), "the second cell was let go with the first"
+            proxy.stall_blobs.clear()
+            proxy.release.set()  # the stalled download is dropped: the engine asks again
+            async with asyncio.timeout(120):
+                info = await second
+            image_id = info.image_id
+            assert info.arch == "amd64" and image_id
+    finally:
+        await client.aclose()
+        if image_id:
+            await asyncio.to_thread(
+                subprocess.run, ["docker", "rmi", "-f", image_id], capture_output=True, timeout=60, check=False
+            )
+        await host.close()

@@ -18,7 +18,7 @@ import pytest
 
 from ecoready.domain.blame import Cause
 from ecoready.domain.errors import MirrorGap, RegistryError
-from ecoready.domain.model import Verdict
+from ecoready.domain.images import Verdict
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.matrix.document import Mirror
 from ecoready.registry.client import RegistryClient

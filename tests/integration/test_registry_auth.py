@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import Verdict
+from ecoready.domain.images import Verdict
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient

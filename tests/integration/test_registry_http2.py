@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import Availability, Verdict
+from ecoready.domain.images import Availability, Verdict
 from ecoready.domain.networds import TRUST_FIX
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache

@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from ecoready.domain.errors import RegistryError
-from ecoready.domain.model import Availability
+from ecoready.domain.images import Availability
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient

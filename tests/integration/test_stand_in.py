@@ -11,11 +11,9 @@ serve (mysql:8.4, Percona's servers, ProxySQL, MaxScale, PMM, ...) are the mirro
 
 The rows haproxy, replication-mariadb and the 9.7 pins of replication-mysql,
 group-replication, mysql-router and percona-toolkit are the default matrix's as of the
-late-2026 refresh (issue 41). The haproxy row's backend must be a MariaDB server: HAProxy
-3.2's `option mysql-check` cannot log in to MySQL 8.0 and later (caching_sha2_password:
-"Client does not support authentication protocol", code 1251, seen 2026-11-27 against
-mysql:9.7; haproxy/haproxy#2934, MySQL >= 8.0 support added to HAProxy in 2026-02, after
-3.2), so with mysql-9.7 behind it the cell times out waiting for its backend to be UP.
+late-2026 refresh (issue 41). The haproxy row's backend is a MariaDB server (HAProxy's
+`option mysql-check`); before MySQL the probe checks with a login of its own that names
+caching_sha2_password (probes/haproxy.py; the lab row `haproxy-mysql`).
 
 The backup and dump tools served: mariadb-backup, and the logical dumps of the `dump` rows
 (mysqldump in mysql:9.7, mariadb-dump in mariadb:11.8, each into a second server). The

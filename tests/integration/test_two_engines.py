@@ -198,7 +198,7 @@ def test_killing_the_second_engine_mid_run_fails_only_its_cells(
     assert started["cell_id"] in cells
     second = {h["name"]: h for h in report["hosts"]}["second"]
     assert second["error"].startswith("lost mid-run")
-    assert any("host second was lost mid-run" in note for note in report["notes"])
+    assert any("host second was lost mid-run" in note["text"] for note in report["notes"])
 
 
 def test_a_host_that_cannot_be_reached_fails_only_its_cells(lab: Path, tmp_path: Path, no_leaks: None) -> None:
@@ -215,7 +215,7 @@ def test_a_host_that_cannot_be_reached_fails_only_its_cells(lab: Path, tmp_path:
     arm = cells["mariadb-10.11/arm64"]
     assert arm["status"] == "error" and arm["host"] == "gone"
     assert "host gone: unreachable" in arm["detail"] and "No such file or directory" in arm["detail"]
-    assert any(n.startswith("host gone could not be reached") for n in report["notes"])
+    assert any(n["text"].startswith("host gone could not be reached") for n in report["notes"])
 
 
 @pytest.fixture

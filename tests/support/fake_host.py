@@ -24,7 +24,8 @@ import httpx
 
 from ecoready.domain.errors import ImageUnavailable
 from ecoready.domain.events import Event
-from ecoready.domain.model import Category, Component, ImageInfo, Profile
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import Category, Component, Profile
 from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, ImageFile, SweepResult
 from ecoready.engine.discovery import EngineAddress
 from ecoready.engine.identity import EngineIdentity

@@ -289,12 +289,30 @@ def tiny_layer(text: str) -> bytes:
     return gzip.compress(raw.getvalue(), mtime=0)
 
 
-def push_tiny_image(writer: RegistryWriter, repo: str, tag: str, arch: str) -> Manifest:
-    """A real (if useless) single-arch image: config with its architecture, one layer."""
-    layer = tiny_layer(f"tiny image for {arch}\n")
+def push_tiny_image(
+    writer: RegistryWriter,
+    repo: str,
+    tag: str,
+    arch: str,
+    text: str = "",
+    *,
+    build: str = "",
+    created: str = "",
+) -> Manifest:
+    """A real (if useless) single-arch image: config with its architecture, one layer (of
+    `text`: one nobody has, for a pull that must download it). Another `build` makes
+    another image (digest); `created` dates its config."""
+    layer = tiny_layer(text or f"tiny image for {arch}\n{build}")
     diff_id = "sha256:" + hashlib.sha256(gzip.decompress(layer)).hexdigest()
+    dated = {"created": created} if created else {}
     config = json.dumps(
-        {"architecture": arch, "os": "linux", "config": {}, "rootfs": {"type": "layers", "diff_ids": [diff_id]}},
+        {
+            "architecture": arch,
+            "os": "linux",
+            "config": {},
+            "rootfs": {"type": "layers", "diff_ids": [diff_id]},
+            **dated,
+        },
         sort_keys=True,
     ).encode()
     config_digest = writer.put_blob(repo, config)
@@ -322,10 +340,30 @@ def push_tiny_image(writer: RegistryWriter, repo: str, tag: str, arch: str) -> M
     return Manifest(DOCKER_V2, digest, body)
 
 
-def push_tiny_index(writer: RegistryWriter, repo: str, tag: str, arches: tuple[str, ...] = ("amd64", "arm64")) -> str:
+def push_tiny_index(
+    writer: RegistryWriter,
+    repo: str,
+    tag: str,
+    arches: tuple[str, ...] = ("amd64", "arm64"),
+    *,
+    build: dict[str, str] | None = None,
+    created: dict[str, str] | None = None,
+) -> str:
+    """An index of tiny images, one per arch (each also tagged `TAG-only-ARCH`); `build`
+    and `created` per arch, as push_tiny_image takes them."""
     entries = [
         IndexEntry(
-            push_tiny_image(writer, repo, f"{tag}-only-{arch}", arch), "linux", arch, "v8" if arch == "arm64" else None
+            push_tiny_image(
+                writer,
+                repo,
+                f"{tag}-only-{arch}",
+                arch,
+                build=(build or {}).get(arch, ""),
+                created=(created or {}).get(arch, ""),
+            ),
+            "linux",
+            arch,
+            "v8" if arch == "arm64" else None,
         )
         for arch in arches
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import (
     BenchResult,
     BenchRun,
@@ -18,7 +19,7 @@ from ecoready.domain.model import (
     CellResult,
     Check,
     HostFacts,
-    ImageInfo,
+    Note,
     Outcome,
     Profile,
     Report,
@@ -137,5 +138,5 @@ def bench_report() -> Report:
         ),
         arches=("amd64", "arm64"),
         cells={c.id: c for c in cells},
-        notes=("constructed for the renderer tests: the numbers are illustrative, not a measurement",),
+        notes=(Note("constructed for the renderer tests: the numbers are illustrative, not a measurement"),),
     )

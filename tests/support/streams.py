@@ -29,17 +29,8 @@ from ecoready.domain.events import (
     StageFinished,
     StageStarted,
 )
-from ecoready.domain.model import (
-    BenchResult,
-    BenchRun,
-    BenchSeries,
-    Check,
-    HostFacts,
-    ImageInfo,
-    Outcome,
-    Profile,
-    Stage,
-)
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import BenchResult, BenchRun, BenchSeries, Check, HostFacts, Outcome, Profile, Stage
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.load import parse
 from ecoready.run.session import RunOptions

@@ -46,13 +46,15 @@ async def test_verdict_lines_and_the_reason_of_a_broken_and_a_missing_cell() -> 
 def test_a_cell_ready_only_under_a_suffix_tag_says_which_tag_to_pin() -> None:
     from dataclasses import replace
 
-    from ecoready.domain.model import ImageInfo, Status
+    from ecoready.domain.images import ImageInfo
+    from ecoready.domain.model import Status
     from ecoready.domain.state import fold
     from ecoready.ui.tui.answer import reason_text
 
     report = fold(streams.lab_like())
     cell = report.cells["mariadb-10.11/arm64"]
-    tagged = replace(cell, image=ImageInfo("lab/gap-suffix-only:1", "arm64", found_as="tag 1-aarch64"))
+    image = ImageInfo("lab/gap-suffix-only:1", "arm64", found_as="tag 1-aarch64", found_tag="1-aarch64")
+    tagged = replace(cell, image=image)
     assert tagged.status is Status.READY
     text = reason_text(report, tagged).plain
     assert text == "✔ mariadb-10.11/arm64 ᵉemulated: ready under the tag 1-aarch64 only: pin that tag for arm64"

@@ -23,11 +23,11 @@ from ecoready.domain.events import (
     StageFinished,
     StageStarted,
 )
+from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import (
     AuditResult,
     BinaryAudit,
     HostFacts,
-    ImageInfo,
     Outcome,
     PlatformFitness,
     Profile,

@@ -43,8 +43,10 @@ from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
 from ecoready.report.migration import Action, plan_pins, plan_steps
+from ecoready.report.reasons import REASONS, REMEDIES, advice
 from ecoready.report.summary import render_summary
-from ecoready.report.verdict import _REASONS, _REMEDIES, advice, arch_verdicts, glance, infra_lines
+from ecoready.report.troubles import infra_lines
+from ecoready.report.verdict import arch_verdicts, glance
 from ecoready.run import runner as runner_module
 from ecoready.run.runner import Runner
 from ecoready.ui.cli import main
@@ -99,7 +101,7 @@ FIXES = {Cause.NO_HOST: "register qemu-aarch64 or add a native arm64 host", Caus
 # -- the table itself ---------------------------------------------------------------------
 def test_every_cause_leads_to_a_status_a_reason_and_a_remedy() -> None:
     assert set(CAUSES) == set(Cause) == set(MET)
-    assert set(_REASONS) == set(Cause) and set(_REMEDIES) == set(Cause)
+    assert set(REASONS) == set(Cause) and set(REMEDIES) == set(Cause)
     assert set(COMPONENT_FAILURE) == set(Stage)
     for cause, facts in CAUSES.items():
         assert (facts.status is None) == (facts.party is Party.NOBODY), cause
@@ -152,7 +154,7 @@ def test_an_exception_carries_its_blame_and_says_its_cause_words() -> None:
 
 
 # -- no wording read back -------------------------------------------------------------------
-# Our own details' words, tested to decide anything: what the cause now says.
+# Our own details' words, tested to decide anything: what the cause (or a field) now says.
 _OUR_WORDS = (
     "missing",
     "mislabelled",
@@ -160,7 +162,11 @@ _OUR_WORDS = (
     "no host for",
     "; fix: ",
     "backend ",
-    "failed:",
+    "failed",  # a smoke check's `failed: …`, an install's `failed: why` (Packaging.install_kind)
+    "built from source",  # an install's words (Packaging.install_kind)
+    "tag ",  # an image found under another tag (ImageInfo.found_tag)
+    "engine of ",  # a host's engine many cells failed by (Trouble, CauseFacts.shared)
+    "registry ",  # a registry many cells failed by, said in a run note (Note.about)
     "docker daemon unavailable",
     "docker engine",
     "image:",
@@ -172,17 +178,27 @@ _OUR_WORDS = (
     "exec format error",
 )
 _WORDS = "|".join(re.escape(w) for w in _OUR_WORDS)
+# a literal of those words that a text is tested against (`x.startswith("tag ")`, `"failed" in x`)
 _TESTED = re.compile(
     rf"""(startswith|removeprefix|endswith|partition|split)\(\s*f?["']({_WORDS})|["']({_WORDS})[^"']*["']\s+(not\s+)?in\s"""
+)
+# our own fields of words tested by how they start or end, whatever with: an install's words,
+# how an image was found, a run note's text (`note.startswith(collapsed)`, `event.text.startswith(f"{x}: ")`)
+_WORDS_FIELD = re.compile(
+    r"""(\b(found_as|install|note)|\.text)\s*\.\s*(startswith|removeprefix|removesuffix|endswith|partition)\("""
 )
 # Where the outside world's words are read (a kernel's, runc's, a container's log): the
 # producers that turn them into causes. Anything else testing such words reads our own.
 _OUTSIDE = {
     "app/probe_api/exits.py": "the kernel's `exec format error` in a stopped container's state or log",
     "app/probe_api/refusals.py": "runc's refusal to start a container",
-    "app/run/hosts.py": "the platform survey's failure (issue 40 moves emulator discovery to the engine)",
     "probes/command.py": "the user's own container's log",
 }
+
+
+def reads_our_words(line: str) -> bool:
+    """Whether a line of source decides something from our own words (a comment does not)."""
+    return not line.lstrip().startswith("#") and bool(_TESTED.search(line) or _WORDS_FIELD.search(line))
 
 
 def test_no_cause_or_status_is_read_from_a_details_wording() -> None:
@@ -192,21 +208,68 @@ def test_no_cause_or_status_is_read_from_a_details_wording() -> None:
         if name == "app/report/legacy.py" or name in _OUTSIDE:
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            if _TESTED.search(line) and not line.lstrip().startswith("#"):
+            if reads_our_words(line):
                 found.append(f"{name}:{number}: {line.strip()}")
     assert found == []
 
 
-def test_the_grep_finds_what_it_looks_for() -> None:
-    for line in (
+def test_each_exemption_is_still_needed() -> None:
+    for name in _OUTSIDE:
+        assert any(reads_our_words(line) for line in (ROOT / name).read_text().splitlines()), name
+
+
+# Each wording once read back in report/ and ui/ (before their fields), as it was written:
+# the guard flags every one of them if it is put back.
+PUT_BACK = {
+    "engine troubles grouped by their words (report/verdict.py)": [
+        'if found is not None and found[0].startswith("engine of "):',
+    ],
+    "an install's words (report/present.py)": [
+        'if p.install.startswith("failed"):',
+        'why = p.install.removeprefix("failed").lstrip(": ")',
+        'if p.install.startswith("built from source"):',
+    ],
+    "how an image was found (report/migration.py, ui/tui/answer.py)": [
+        'if found_as.startswith("tag "):',
+        'tag = found_as.removeprefix("tag ")',
+        'tag = inert(found_as.removeprefix("tag "), 0)',
+    ],
+    "run notes de-duplicated by their start (report/summary.py, ui/progress.py)": [
+        "if not (collapsed and note.startswith(collapsed)):  # else said above, with the way out",
+        'if any(event.text.startswith(f"{what}: ") for what in self.said):',
+    ],
+    "a plan step's words (report/verdict.py: `use TAG`, now Step.tag)": [
+        "Action.USE: f\"use the tag {step.text.removeprefix('use ')}, which publishes {arch}\",",
+    ],
+    "the general pattern: a literal of our words tested against a detail": [
         'if detail.startswith("missing"):',
         'if "no host for" in text:',
         'rest = text.split("; fix: ")[1]',
         'name, _, why = rest.removeprefix("backend ").partition(" ")',
         'if "exec format error" in state.error:',
+        'if "failed" in cell.detail:',
+        'if reason.endswith("built from source"):',
+    ],
+}
+
+
+@pytest.mark.parametrize("what", sorted(PUT_BACK))
+def test_the_guard_flags_each_wording_put_back(what: str) -> None:
+    for line in PUT_BACK[what]:
+        assert reads_our_words(line), line
+
+
+def test_the_guard_lets_the_fields_and_words_said_pass() -> None:
+    for line in (
+        'text = f"missing: {detail}"',
+        "if p.install_kind is InstallKind.FAILED:",
+        'tag = cell.image.found_tag if cell.image else ""',
+        "if note.about not in collapsed:  # else said above, with the way out",
+        "if event.about in self.said:",
+        "if found is not None and found[0].shared is Shared.ENGINE:",
+        '# if p.install.startswith("failed"): a comment',
     ):
-        assert _TESTED.search(line), line
-    assert not _TESTED.search('text = f"missing: {detail}"')
+        assert not reads_our_words(line), line
 
 
 # -- every cause, every status, every view ---------------------------------------------------

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from ecoready.domain.events import StageFinished, StageStarted
+from ecoready.domain.blame import Cause
+from ecoready.domain.events import RunFinished, StageFinished, StageStarted
+from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import Outcome, Stage
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.sdk import Sdk
 from ecoready.engine.threads import DaemonThreadPool
 from ecoready.run.runner import Runner
-from tests.support.fake_host import cell, component, plan, rig
+from tests.support.fake_host import FakeImages, cell, component, plan, rig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,6 +91,34 @@ async def test_a_cell_cancelled_as_its_start_returns_goes_no_further(monkeypatch
     assert Stage.SMOKE not in started, started
     last = [e for e in r.events if isinstance(e, StageFinished)][-1]
     assert (last.stage, last.outcome, last.detail) == (Stage.START, Outcome.ERROR, "interrupted")
+
+
+class HandsOnACancellation(FakeImages):
+    """An image store that hands its asker another task's CancelledError for one image (as
+    one cell's cancelled pull once reached every cell waiting on the same image)."""
+
+    async def ensure(self, reference: str, arch: str, *, for_cell: bool = True) -> ImageInfo:
+        if reference == "lost:1":
+            someone_elses: asyncio.Future[ImageInfo] = asyncio.get_running_loop().create_future()
+            someone_elses.cancel()
+            return await someone_elses
+        return await super().ensure(reference, arch, for_cell=for_cell)
+
+
+async def test_a_cell_handed_another_tasks_cancellation_is_no_interruption() -> None:
+    """Only a cell (or run) asked to stop ends `interrupted`; a CancelledError that is not
+    its own is our bug, said as such, and the other cells and the run go on."""
+    r = rig(missing=["gone:1"])
+    r.run.images = HandsOnACancellation(["gone:1"])
+    lost = cell(component("lost", "server", "lost:1"), arch="amd64")
+    other = cell(component("gone", "server", "gone:1"), arch="amd64")
+    finished = await Runner(plan([lost, other]), r.run).run_all()
+    assert finished
+    ends = {e.cell_id: e for e in r.events if isinstance(e, StageFinished)}
+    assert ends[lost.id].detail == "internal error: cancelled, though neither the cell nor the run was"
+    causes = {cid: end.blame.cause if end.blame else None for cid, end in ends.items()}
+    assert causes == {lost.id: Cause.INTERNAL, other.id: Cause.NOT_PUBLISHED}
+    assert [e.interrupted for e in r.events if isinstance(e, RunFinished)] == [False]
 
 
 @pytest.mark.parametrize("folder", ["app", "probes"])

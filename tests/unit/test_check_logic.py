@@ -176,3 +176,22 @@ def test_cli_check_report_needs_no_matrix_toml(tmp_path: Path) -> None:
     second = check("--report", str(bad), "--matrix", "whatever.toml")  # --matrix is not read with --report
     assert second.returncode == 1, second.stderr
     assert "REGRESSED mariadb-10.11/amd64: ready -> broken" in second.stdout
+
+
+def test_an_older_report_is_checked_against_the_one_before_it_in_time(tmp_path: Path) -> None:
+    """`check --report` of a run older than the newest stored one: the history stays in
+    time order and the check compares the report with its predecessor in time, as `diff
+    --history` over those two would."""
+    said: list[str] = []
+    base = lab_report("lab-run")
+    check_report(run(base, 1), tmp_path, None, said.append)
+    check_report(run(base, 3), tmp_path, None, said.append)
+    late = check_report(run(base, 2, Status.PARTIAL), tmp_path, None, said.append)
+    assert late.code == 1 and late.diff is not None and late.diff.regressed  # against run 1, ready
+    assert [p.name[:8] for p in sorted(tmp_path.glob("2026*.json"))] == ["20260101", "20260102", "20260103"]
+    assert said == [
+        "ecoready: history: this report started before the newest stored one (20260103T000000Z-000000000000.json): "
+        "compared with 20260101T000000Z-000000000000.json, the one before it"
+    ]
+    first = check_report(run(base, 0), tmp_path, None, said.append)  # older than everything
+    assert first.diff is None and said[-1].endswith("nothing stored before it")

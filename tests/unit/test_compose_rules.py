@@ -140,3 +140,58 @@ def test_a_component_is_known_under_its_vendors_other_names(image: str, probe: s
 
 def test_an_operator_image_without_a_component_tag_is_not_guessed() -> None:
     assert known("percona/percona-xtradb-cluster-operator:1.15.0") is None
+
+
+PROXIED_APP = """\
+services:
+  db:
+    image: mysql:9.7
+    environment: {{ MYSQL_DATABASE: shop, MYSQL_USER: shop }}
+  proxy:
+    image: {proxy}
+    depends_on: [db]{ports}
+  app:
+    image: example/shop:1
+    depends_on: [proxy]
+    environment:
+      DB_HOST: proxy
+      DB_PORT: "{port}"
+      DB_URL: mysql://shop@proxy:{port}/shop
+      DB_ADDR: proxy:{port}
+"""
+
+
+@pytest.mark.parametrize(
+    ("proxy", "port", "ports"),
+    [
+        ("proxysql/proxysql:3.0.1", 6033, ""),  # ProxySQL's default client port, not published
+        ("mariadb/maxscale:24.02", 4006, ""),
+        ("container-registry.oracle.com/mysql/community-router:9.7", 6446, ""),
+        ("haproxy:3.2", 13306, "\n    expose: ['13306']"),  # HAProxy's own listener, from the file
+    ],
+)
+def test_an_apps_port_of_the_proxy_is_rewritten_with_its_host(proxy: str, port: int, ports: str) -> None:
+    """The app is checked against the server directly ({host} is the server): the proxy's
+    port beside it would make it connect to `server:6033`, so it becomes {port} too."""
+    _, services = parse_compose(PROXIED_APP.format(proxy=proxy, port=port, ports=ports), "c.yml")
+    mapped = map_services(services)
+    app = next(r for r in mapped.rows if r.id == "app")
+    assert app.options["env"] == {
+        "DB_HOST": "{host}",
+        "DB_PORT": "{port}",
+        "DB_URL": "mysql://{user}@{host}:{port}/{database}",
+        "DB_ADDR": "{host}:{port}",
+    }
+    assert not any("DB_PORT" in line for line in mapped.undecided), mapped.undecided
+
+
+def test_an_apps_port_ecoready_cannot_place_is_kept_and_said() -> None:
+    text = (
+        "services:\n  db:\n    image: mysql:9.7\n  app:\n    image: example/shop:1\n    depends_on: [db]\n"
+        "    environment: { DB_HOST: db, DB_PORT: '7000' }\n"
+    )
+    _, services = parse_compose(text, "c.yml")
+    mapped = map_services(services)
+    app = next(r for r in mapped.rows if r.id == "app")
+    assert app.options["env"] == {"DB_HOST": "{host}", "DB_PORT": "7000"}
+    assert any("app: `DB_PORT` = 7000 is not a port ecoready knows of db" in line for line in mapped.undecided)

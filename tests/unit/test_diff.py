@@ -111,6 +111,33 @@ def test_bench_changes_count_only_beyond_twice_the_noise() -> None:
     assert not noisy.bench
 
 
+def once(report: Report) -> Report:
+    """`report` as a profile that measures each point once (quick) would have it."""
+    cells = {}
+    for key, cell in report.cells.items():
+        if cell.bench is not None:
+            series = tuple(replace(s, runs=s.runs[:1], cv=0.0) for s in cell.bench.series)
+            cell = replace(cell, bench=replace(cell.bench, series=series))
+        cells[key] = cell
+    return replace(report, cells=cells)
+
+
+def test_one_run_per_point_is_not_enough_to_call_a_change() -> None:
+    """Two quick runs of the same rows on one machine differed by +12% to +50%: a series
+    measured once has no measured noise, so no change is called and nothing regresses."""
+    old = once(bench_report())
+    halved = diff(old, scaled(old, "mariadb-10.11/amd64", 0.5))
+    assert not halved.bench and not halved.regressed
+    assert (
+        "mariadb-10.11/amd64: 1 run per point in the old report: not enough runs to call a change "
+        "(its noise is not measured; a profile with repeats >= 2 measures it): bench not compared"
+    ) in halved.not_compared
+    # repeats on one side only: still not enough
+    assert not diff(bench_report(), scaled(old, "mariadb-10.11/amd64", 0.5)).regressed
+    # with repeats on both sides the same drop is found
+    assert diff(bench_report(), scaled(bench_report(), "mariadb-10.11/amd64", 0.5)).regressed
+
+
 def test_emulated_bench_numbers_are_never_compared() -> None:
     old = bench_report()
     change = diff(old, scaled(old, "mariadb-11.8/arm64", 0.5))

@@ -15,7 +15,7 @@ from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import ConfigError
 from ecoready.domain.events import CellFinished, CellStarted, Event, PackagingReported, StageFinished
 from ecoready.domain.model import HostFacts, Outcome, Report, Stage, Status
-from ecoready.domain.packaging import Packaging, PackagingVerdict
+from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
 from ecoready.domain.state import fold, reduce
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import INSTALL_BUDGET, PACKAGING_BUDGET, make_plan
@@ -108,8 +108,10 @@ SOURCE = Packaging(
 def test_the_verdict_reads_the_same_in_every_view() -> None:
     assert packaging_text(SOURCE) == "source build (needs gcc, python3-dev, pkg-config, libmariadb-dev)"
     built = replace(SOURCE, verdict=PackagingVerdict.READY, install="built from source")
+    built = replace(built, install_kind=InstallKind.SOURCE)
     assert packaging_text(built) == "ready (built from source: needs gcc, python3-dev, pkg-config, libmariadb-dev)"
-    failed = replace(SOURCE, verdict=PackagingVerdict.MISSING, install="failed: the image has no gcc")
+    failed = replace(SOURCE, verdict=PackagingVerdict.MISSING, install="the image has no gcc")
+    failed = replace(failed, install_kind=InstallKind.FAILED)
     assert packaging_text(failed) == "missing (no aarch64 build, source build failed: the image has no gcc)"
     wheel = replace(SOURCE, verdict=PackagingVerdict.READY, artifact="wheel", needs=())
     assert packaging_text(wheel) == "ready (wheel)"
@@ -128,7 +130,8 @@ def driver_report(packaging: Packaging, stages: list[tuple[Stage, Outcome, str]]
 
 
 def test_a_failed_source_build_is_broken_with_its_verdict_next_to_it_in_every_view() -> None:
-    failed = replace(SOURCE, verdict=PackagingVerdict.MISSING, install="failed: the image has no gcc, pkg-config")
+    failed = replace(SOURCE, verdict=PackagingVerdict.MISSING, install="the image has no gcc, pkg-config")
+    failed = replace(failed, install_kind=InstallKind.FAILED)
     report = driver_report(
         failed,
         [
@@ -155,6 +158,7 @@ def test_a_failed_source_build_is_broken_with_its_verdict_next_to_it_in_every_vi
 
 def test_a_ready_driver_shows_its_artifact_in_the_grid_and_a_new_run_forgets_the_old_verdict() -> None:
     wheel = replace(SOURCE, verdict=PackagingVerdict.READY, artifact="wheel", needs=(), install="wheel", cached=True)
+    wheel = replace(wheel, install_kind=InstallKind.INSTALLED)
     stages = [(s, Outcome.PASS, "") for s in (Stage.PACKAGING, Stage.IMAGE, Stage.START, Stage.SMOKE)]
     report = driver_report(wheel, stages)
     assert "✔ ready 41.0s · wheel" in render_summary(report)

@@ -15,7 +15,7 @@ import pytest
 from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import ConfigError, InfraError, MatrixMismatch, RegistryError, StageFailed
 from ecoready.domain.model import Category, HostFacts
-from ecoready.domain.packaging import Packaging, PackagingVerdict
+from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
 from ecoready.matrix.load import load
 from ecoready.packages.client import PackageClient
 from ecoready.probes.ghost import (
@@ -237,6 +237,7 @@ async def test_gh_ost_is_built_then_migrates_a_table_and_the_verdict_says_how_it
     assert check.outcome.value == "pass", check.detail
     assert check.detail.startswith(f"t: {ROWS} rows migrated online (ADD COLUMN added_online)")
     assert ctx.packaging is not None and ctx.packaging.verdict is PackagingVerdict.READY
+    assert ctx.packaging.install_kind is InstallKind.BUILT
     assert ctx.packaging.install.startswith(
         "built on amd64 with go build (go1.27.3), as gh-ost's release binaries are, in "
     ), ctx.packaging.install
@@ -374,7 +375,7 @@ async def test_a_download_that_fails_is_the_proxy_s_trouble_a_build_that_fails_i
     ctx.packaging = replace(RESOLVED, arch="arm64")
     with pytest.raises(StageFailed, match=r"gh-ost v1\.1\.8 does not build for arm64: .*undefined: syscall\.Foo"):
         await GhostProbe(ctx).start()
-    assert ctx.packaging.verdict is PackagingVerdict.MISSING and ctx.packaging.install.startswith("failed: ")
+    assert ctx.packaging.verdict is PackagingVerdict.MISSING and ctx.packaging.install_kind is InstallKind.FAILED
 
     r = rig()  # an image whose Go is older than gh-ost's go.mod asks: the row's mistake
     old_go = "go: github.com/github/gh-ost@v1.1.8 requires go >= 1.23.0 (running go 1.21.0; GOTOOLCHAIN=local)\n"

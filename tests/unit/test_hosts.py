@@ -303,3 +303,20 @@ def test_markdown_and_html_have_a_platform_section_with_inert_container_text() -
     assert "<h2>Platform fitness</h2>" in page and "&lt;script&gt;" in page and "<script>" not in page
     # [[hosts]] order: x86 before graviton, whatever order the surveys ended in
     assert md.index("| x86 | amd64") < md.index("| graviton | arm64")
+
+
+def test_reports_of_one_machine_merge_under_its_own_name() -> None:
+    """`make demo` runs amd64 first, then arm64 (emulated) on the same machine: its reports
+    name one host, not `local-amd64` and `local-amd64-2` (an arm64 column "@ local-amd64-2")."""
+    from ecoready.report.merge import merge
+
+    def run_of(arch: str, run_id: str, emulated: tuple[str, ...]) -> Report:
+        planned = (CellPlanned(f"db/{arch}", "db", "db", "server", arch, "local", arch != "amd64"),)
+        host = HostFacts("local", "amd64", emulated_arches=emulated, cpus=2, kernel="6.1", serves=(arch,))
+        return fold([RunStarted(run_id, "2026-01-01T00:00:00Z", "m.toml", Profile.SMOKE, (arch,), planned, (host,))])
+
+    merged = merge([("amd.json", run_of("amd64", "1" * 32, ())), ("arm.json", run_of("arm64", "2" * 32, ("arm64",)))])
+    assert [h.name for h in merged.hosts] == ["local"]
+    assert merged.hosts[0].arches == ("amd64", "arm64") and merged.hosts[0].emulated_arches == ("arm64",)
+    assert {c.host for c in merged.cells.values()} == {"local"}
+    assert column_title(merged, "arm64") == "arm64"

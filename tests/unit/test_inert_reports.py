@@ -17,6 +17,7 @@ from ecoready.domain.model import (
     BinaryAudit,
     Check,
     Finding,
+    Note,
     Outcome,
     Report,
     Severity,
@@ -64,7 +65,7 @@ def poisoned() -> Report:
     )
     cells = {k: v for k, v in report.cells.items() if k != cell.id}
     cells[bad.id] = bad
-    return replace(report, cells=cells, notes=(PAYLOAD,), matrix=f"m{PAYLOAD}.toml")
+    return replace(report, cells=cells, notes=(Note(PAYLOAD),), matrix=f"m{PAYLOAD}.toml")
 
 
 class Tags(HTMLParser):

@@ -11,17 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ecoready.domain.events import RunStarted, TagsSearched
-from ecoready.domain.model import (
-    Category,
-    CellResult,
-    ComponentOrigin,
-    ImageInfo,
-    Migration,
-    Profile,
-    Report,
-    Status,
-    TagSearch,
-)
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import Category, CellResult, ComponentOrigin, Migration, Profile, Report, Status, TagSearch
 from ecoready.domain.state import empty_report, reduce
 from ecoready.report import html, markdown
 from ecoready.report import json as json_report
@@ -41,10 +32,11 @@ def cell(
     emulated: bool = False,
     seconds: float = 5.0,
     found_as: str = "index",
+    found_tag: str = "",
     detail: str = "",
 ) -> CellResult:
     image = (
-        ImageInfo(f"{REF}{component}:1", arch, "sha256:" + "1" * 64, found_as=found_as)
+        ImageInfo(f"{REF}{component}:1", arch, "sha256:" + "1" * 64, found_as=found_as, found_tag=found_tag)
         if status is Status.READY
         else None
     )
@@ -92,7 +84,15 @@ def stack() -> Report:
         cell("app", "amd64", Status.READY, seconds=2.0),
         cell("app", "arm64", Status.READY, emulated=True, seconds=10.0),
         cell("suffix", "amd64", Status.READY),
-        cell("suffix", "arm64", Status.READY, emulated=True, seconds=20.0, found_as="tag 1-aarch64"),
+        cell(
+            "suffix",
+            "arm64",
+            Status.READY,
+            emulated=True,
+            seconds=20.0,
+            found_tag="1-aarch64",
+            found_as="tag 1-aarch64",
+        ),
         cell("upgrade", "amd64", Status.READY),
         cell("upgrade", "arm64", Status.MISSING, emulated=True, detail=missing),
         cell("legacy", "amd64", Status.READY),

@@ -1,6 +1,7 @@
 """A package registry as a stranger could run it, served over real HTTP by a fake PyPI in
 this process (ECOREADY_PYPI_URL points at it): releases yanked (PEP 592), files at URLs of
-other schemes, 429s with `Retry-After`. Every error names the registry and the URL."""
+other schemes, 429s with `Retry-After`, answers held while a cell runs out of its budget
+(the one single-flight, app/domain/flight.py). Every error names the registry and the URL."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import MatrixMismatch, RegistryError
 from ecoready.domain.packaging import Packaging
 from ecoready.packages.client import PackageClient
+from ecoready.packages.http import PackageHttp
+from tests.support.flights import first_cancelled, serving
 
 
 def wheel(name: str, version: str, *, yanked: str | None = None) -> dict[str, object]:
@@ -37,6 +40,8 @@ class FakePypi:
     busy: dict[str, list[str]] = field(default_factory=dict)  # path -> Retry-After values, one per 429
     asked: list[str] = field(default_factory=list)
     url: str = ""
+    held: set[str] = field(default_factory=set)  # paths answered only once `gate` is set
+    gate: threading.Event = field(default_factory=threading.Event)
 
 
 @pytest.fixture
@@ -46,6 +51,8 @@ def pypi(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePypi]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             fake.asked.append(self.path)
+            if self.path in fake.held:
+                fake.gate.wait(10)
             waits = fake.busy.get(self.path)
             if waits:
                 self.send_response(429)
@@ -63,16 +70,10 @@ def pypi(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePypi]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("ECOREADY_PYPI_URL", fake.url)
-    try:
+    with serving(Handler, fake.gate) as host:
+        fake.url = f"http://{host}"
+        monkeypatch.setenv("ECOREADY_PYPI_URL", fake.url)
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def publish(fake: FakePypi, name: str, releases: dict[str, list[dict[str, object]]]) -> None:
@@ -145,6 +146,37 @@ def test_every_failure_names_the_registry_and_the_url(pypi: FakePypi) -> None:
     pypi.busy["/pypi/w/json"] = [""]  # a 429 without Retry-After
     with pytest.raises(RegistryError, match=r"HTTP 429, no Retry-After\) for http://127\.0\.0\.1:\d+/pypi/w/json"):
         assess("pypi:w")
+
+
+def test_a_verdict_asked_by_two_cells_outlives_the_first_cell_out_of_budget(pypi: FakePypi) -> None:
+    """The packaging verdict's flight (packages/client.py) and the URL's (packages/http.py):
+    a cell out of its budget leaves, the other cell gets the verdict, the URL asked once."""
+    publish(pypi, "v", {"1.0": [wheel("v", "1.0")]})
+    pypi.held.add("/pypi/v/json")
+
+    async def go() -> Packaging:
+        async with PackageClient() as client:
+            return await first_cancelled(lambda: client.assess(parse_driver("pypi:v"), "arm64"), pypi.gate.set)
+
+    assert asyncio.run(go()).version == "1.0"
+    assert pypi.asked == ["/pypi/v/json"]
+
+
+def test_a_url_asked_twice_outlives_the_first_asker_out_of_budget(pypi: FakePypi) -> None:
+    """packages/http.py alone: two verdicts of other arches reading the same document."""
+    publish(pypi, "u", {"1.0": [wheel("u", "1.0")]})
+    pypi.held.add("/pypi/u/json")
+    url = f"{pypi.url}/pypi/u/json"
+
+    async def go() -> bytes | None:
+        http = PackageHttp()
+        try:
+            return await first_cancelled(lambda: http.get(url), pypi.gate.set)
+        finally:
+            await http.aclose()
+
+    assert asyncio.run(go()) == pypi.documents["/pypi/u/json"]
+    assert pypi.asked == ["/pypi/u/json"]
 
 
 def test_a_webhook_that_answers_without_end_is_not_read() -> None:

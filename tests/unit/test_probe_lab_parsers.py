@@ -5,7 +5,7 @@ describe; the probes themselves run end to end in tests/integration/test_lab_mat
 from __future__ import annotations
 
 from ecoready.probes.galera import node_args, sst_config
-from ecoready.probes.haproxy import haproxy_config, server_states
+from ecoready.probes.haproxy import haproxy_config, server_states, sha2_login_packet
 from ecoready.probes.mariabackup import TOOL
 from ecoready.probes.mydumper import dump_command, load_command, tool_option_file
 from ecoready.probes.replication import DIALECTS, replica_state
@@ -106,6 +106,7 @@ def test_pt_query_digest_profile_classes() -> None:
 def test_haproxy_config_and_server_state_table() -> None:
     cfg = haproxy_config("backend-server")
     assert "option mysql-check user haproxy_check post-41" in cfg and "server db1 backend-server:3306 check" in cfg
+    assert "tcp-check" not in cfg
     # `show servers state` of HAProxy 2.6.12 as printed in the lab (format version 1)
     out = (
         "1\n# be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state srv_uweight srv_iweight "
@@ -120,3 +121,23 @@ def test_haproxy_config_and_server_state_table() -> None:
 def test_numbers_table_is_portable_sql() -> None:
     sql = numbers(2000)
     assert "seq_" not in sql and "RECURSIVE" not in sql and sql.endswith("AS numbers") and "<= 2000" in sql
+
+
+def test_haproxy_checks_mysql_with_a_plugin_aware_login() -> None:
+    """MySQL 8.4 and 9.x: HAProxy's mysql-check login (no CLIENT_PLUGIN_AUTH) is refused with
+    1251 by a caching_sha2_password account, so the check is a tcp-check sequence whose
+    login names the plugin, with an empty auth response."""
+    packet = sha2_login_packet("haproxy_check")
+    length, sequence, payload = int.from_bytes(packet[:3], "little"), packet[3], packet[4:]
+    assert length == len(payload) and sequence == 1
+    flags = int.from_bytes(payload[:4], "little")
+    assert flags & 0x80000 and flags & 0x8000 and flags & 0x200  # plugin auth, secure connection, 4.1
+    rest = payload[32:]  # after flags, max packet, charset and 23 filler bytes
+    assert payload[9:32] == bytes(23)
+    user, rest = rest.split(b"\x00", 1)
+    assert user == b"haproxy_check" and rest == b"\x00caching_sha2_password\x00"
+    for flavor in ("mysql", "percona"):
+        cfg = haproxy_config("backend-server", flavor=flavor)
+        assert "mysql-check" not in cfg and "option tcp-check" in cfg
+        assert f"tcp-check send-binary {packet.hex().upper()}" in cfg
+        assert "tcp-check expect rbinary ^[0-9A-F]{6}0200" in cfg and "send-binary 0100000001" in cfg

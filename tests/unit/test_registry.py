@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.errors import CredentialError
-from ecoready.domain.model import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
+from ecoready.domain.images import Availability, ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.domain.retry_after import retry_after
 from ecoready.matrix.mirrors import parse_mirror
 from ecoready.registry.cache import DiskCache, digest_of

@@ -65,7 +65,7 @@ def test_merging_two_native_runners(tmp_path: Path) -> None:
     assert {c.host for c in merged.cells.values() if c.arch == "arm64"} == {"local-arm64"}
     assert {c.host for c in merged.cells.values() if c.arch == "amd64"} == {"local-amd64"}
     assert not any(c.emulated for c in merged.cells.values())
-    assert merged.notes[-1] == "merged from amd.json (run 11111111); arm.json (run 22222222)"
+    assert merged.notes[-1].text == "merged from amd.json (run 11111111); arm.json (run 22222222)"
     assert len(merged.run_id) == 32 and merged.run_id != amd.run_id
 
 
@@ -79,7 +79,7 @@ def test_a_native_cell_wins_over_an_emulated_one() -> None:
     )
     merged = merge([("emulated.json", emulated_arm), ("native.json", native_arm)])
     assert merged.cells["mariadb-10.11/arm64"].emulated is False
-    assert any("kept the one from native.json, not emulated.json" in n for n in merged.notes)
+    assert any("kept the one from native.json, not emulated.json" in n.text for n in merged.notes)
 
 
 def test_cli_merge(tmp_path: Path) -> None:

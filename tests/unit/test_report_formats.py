@@ -47,7 +47,7 @@ def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
     """These were recorded before stages carried their blame (images their mirror, cells
     their probe's verification): written again, each is its file with every stage's blame
     (an empty mirror, a null verification) added
-    (report/legacy.py reads it from the wording) and
+    (report/legacy.py reads it from the wording), an empty `found_tag`, and
     its detail without the words its cause now says; read again, it is the same report."""
     original = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
     text = json_report.render(lab_report(name))
@@ -56,6 +56,8 @@ def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
     for old_cell, cell in zip(original["cells"], written["cells"], strict=True):
         if cell["image"] is not None:  # recorded before the image said which mirror answered
             assert "mirror" not in old_cell["image"] and cell["image"].pop("mirror") == ""
+            # and the tag it was found under apart from its words (found under its own: "")
+            assert "found_tag" not in old_cell["image"] and cell["image"].pop("found_tag") == ""
         assert "verification" not in old_cell and cell.pop("verification") is None  # nor the probe's
         for old, new in zip(old_cell["stages"], cell["stages"], strict=True):
             blame = new.pop("blame")

@@ -48,8 +48,8 @@ def test_every_key_is_always_written_and_no_other_key_is() -> None:
 
 @pytest.mark.parametrize("name", ["lab-run", "lab-mixed"])
 def test_recorded_lab_reports_validate(name: str) -> None:
-    """Recorded before stages carried their blame (and images their mirror, cells their
-    probe's verification: both added here):
+    """Recorded before stages carried their blame (and images their mirror and the tag they
+    were found under, cells their probe's verification: those added here):
     that is all the schema misses in them,
     and once read (report/legacy.py gives them their blames) they are written whole."""
     recorded = json.loads((DATA / f"{name}.json").read_text())
@@ -57,8 +57,8 @@ def test_recorded_lab_reports_validate(name: str) -> None:
         assert "verification" not in cell  # nor cells how far their probe was verified
         cell["verification"] = None
         if cell["image"] is not None:
-            assert "mirror" not in cell["image"]
-            cell["image"]["mirror"] = ""
+            assert "mirror" not in cell["image"] and "found_tag" not in cell["image"]
+            cell["image"]["mirror"] = cell["image"]["found_tag"] = ""
     old = errors(recorded)
     assert old and set(old) == {"'blame' is a required property"}
     assert errors(json.loads(json_report.render(lab_report(name)))) == []

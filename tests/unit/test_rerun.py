@@ -15,7 +15,8 @@ import pytest
 
 from ecoready.domain.errors import ImageUnavailable
 from ecoready.domain.events import CellFinished, CellStarted, Event, RunFinished, RunStarted
-from ecoready.domain.model import HostFacts, ImageInfo, Status
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import HostFacts, Status
 from ecoready.domain.specs import SweepResult
 from ecoready.domain.state import fold
 from ecoready.engine.owners import OwnerInfo

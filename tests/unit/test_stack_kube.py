@@ -35,17 +35,19 @@ EXPECTED: dict[str, dict[str, tuple[str, str | None]]] = {
         "ps-cluster1-haproxy": ("haproxy", "ps-cluster1-mysql"),
         "ps-cluster1-backup": ("xtrabackup", "ps-cluster1-mysql"),
         "ps-cluster1-toolkit": ("toolkit", "ps-cluster1-mysql"),
+        "ps-cluster1-init": ("command", None),  # the operator's init container, its image by crVersion
     },
     "percona-xtradb-cluster-operator-cr.yaml": {
         "cluster1-pxc": ("pxc", None),
         "cluster1-haproxy": ("haproxy", "cluster1-pxc"),
         "cluster1-logcollector": ("command", None),
         "cluster1-backup": ("xtrabackup", "cluster1-pxc"),
+        "cluster1-init": ("command", None),
     },
     "mysql-operator-sample-cluster.yaml": {
         "mycluster": ("server", None),
         "mycluster-router": ("router", "mycluster"),
-        "mycluster-sidecar": ("command", None),
+        "mycluster-sidecar": ("command", "mycluster"),  # the operator's sidecar in the server's pod
     },
     "mariadb-operator-mariadb-init-and-sidecar.yaml": {
         "mariadb": ("server", None),
@@ -54,7 +56,7 @@ EXPECTED: dict[str, dict[str, tuple[str, str | None]]] = {
     },
     "vitess-operator-101-initial-cluster.yaml": {
         f"example-{part}": ("command", None)
-        for part in ("vtctld", "vtgate", "vttablet", "vtorc", "vtbackup", "mysqld", "mysqld-exporter")
+        for part in ("vtctld", "vtgate", "vttablet", "vtorc", "vtbackup", "mysqld", "mysqld-exporter", "etcd")
     },
     "helm-bitnami-mysql": {"db01-mysql": ("server", None)},
 }
@@ -88,7 +90,8 @@ def test_operator_defaults_are_said_as_such_with_their_source(tmp_path: Path) ->
     assert "mysqloperator/controller/config.py" in stderr
     # a field the resource sets is taken as it is; disabled parts are said to be left out
     _, percona = init(tmp_path, DATA / "percona-server-mysql-operator-cr.yaml")
-    assert "`spec.proxy.router.enabled` is off: router left out" in percona
+    off = "`spec.proxy.router.enabled` is off: router (perconalab/percona-server-mysql-operator:main-router8.4)"
+    assert f"{off} left out" in percona
 
 
 def test_a_folder_of_operator_resources_wires_maxscale_to_its_mariadb(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from ecoready.domain.events import (
     StageFinished,
     StageStarted,
 )
-from ecoready.domain.model import Check, Outcome, Profile, Stage, Status
+from ecoready.domain.model import Check, Note, Outcome, Profile, Stage, Status
 from ecoready.domain.state import derive_status, fold
 
 
@@ -121,7 +121,7 @@ def test_interrupted_run_marks_unstarted_cells_skipped() -> None:
 
 def test_events_for_unknown_cells_and_duplicate_notes_are_harmless() -> None:
     report = fold([started("a/amd64"), CellStarted("ghost/amd64", "t"), RunNote("x"), RunNote("x")])
-    assert set(report.cells) == {"a/amd64"} and report.notes == ("x",)
+    assert set(report.cells) == {"a/amd64"} and report.notes == (Note("x"),)
 
 
 def test_derive_status_with_nothing_run_is_skipped() -> None:
@@ -138,7 +138,7 @@ def test_reduce_is_pure() -> None:
 
 def test_registry_observations_keep_the_latest_per_registry_in_first_seen_order() -> None:
     from ecoready.domain.events import RegistryObserved
-    from ecoready.domain.model import RegistryStatus
+    from ecoready.domain.images import RegistryStatus
     from ecoready.report.json import report_dict
 
     report = fold(

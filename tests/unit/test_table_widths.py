@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from ecoready.domain.drivers import DriverCheck, DriversReport
-from ecoready.domain.model import Availability, ImageCheck, ImagesReport, Report, Verdict
+from ecoready.domain.images import Availability, ImageCheck, ImagesReport, Verdict
+from ecoready.domain.model import Report
 from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.report import drivers_table, images_table
 from ecoready.report.present import EMULATED_MARK, GLYPH, shows_emulated

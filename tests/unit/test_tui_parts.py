@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from ecoready.domain.model import Category, CellResult, RegistryStatus, Stage, Status
+from ecoready.domain.images import RegistryStatus
+from ecoready.domain.model import Category, CellResult, Stage, Status
 from ecoready.domain.state import fold
 from ecoready.report import available
 from ecoready.report.cost import compare

@@ -20,12 +20,14 @@ from ecoready.domain.events import (
     StageStarted,
     TagsSearched,
 )
-from ecoready.domain.model import ComponentOrigin, HostFacts, Profile, Report, Stage, TagSearch
+from ecoready.domain.model import ComponentOrigin, HostFacts, Profile, Report, Stage, Status, TagSearch
 from ecoready.domain.state import fold
 from ecoready.report import html, junit, markdown
 from ecoready.report.load import load_report
+from ecoready.report.reasons import advice
 from ecoready.report.summary import render_summary
-from ecoready.report.verdict import advice, advice_to_list, arch_verdicts, infra_lines
+from ecoready.report.troubles import advice_to_list, infra_lines
+from ecoready.report.verdict import arch_verdicts
 
 REPORTS = Path(__file__).parents[1] / "data" / "reports"
 NOT_PUBLISHED = Cause.NOT_PUBLISHED
@@ -133,7 +135,8 @@ async def test_a_backend_whose_registry_does_not_answer_is_blamed_not_the_image(
     """The component's own image is local; its backend's registry is down: the cell says
     `backend mysql-8.4: docker.io: unreachable`, not `image: docker.io: unreachable`."""
     from ecoready.domain.errors import RegistryError
-    from ecoready.domain.model import Category, ImageInfo, Status
+    from ecoready.domain.images import ImageInfo
+    from ecoready.domain.model import Category, Status
     from ecoready.run.runner import Runner
     from tests.support.fake_host import FakeImages, cell, component, plan, rig
 
@@ -228,3 +231,82 @@ def test_an_engine_that_went_away_is_said_once_for_all_its_cells() -> None:
     assert advice_to_list(report) == []  # no cell repeats it
     summary = render_summary(report)
     assert summary.count("way out: start the docker engine") == 1 and "what to do" not in summary
+
+
+# -- one per-arch grouping: every status but ready named once, in the verdict and the exit line --
+def test_every_status_but_ready_is_in_exactly_one_group() -> None:
+    from ecoready.report.verdict import GROUPS
+
+    for status in Status:
+        groups = [g for g in GROUPS if status in g.statuses]
+        assert len(groups) == (0 if status is Status.READY else 1), (status, groups)
+
+
+def one_arch(*statuses: Status) -> Report:
+    """The recorded lab run's ready amd64 cell, once per status given, as components c0,
+    c1, ...: each one not ready without its stages (a report no stage explains, advised by
+    its status)."""
+    from dataclasses import replace
+
+    base = load_report(REPORTS / "lab-run.json")
+    (ready,) = [c for c in base.cells.values() if c.arch == "amd64"]
+    cells = [
+        replace(ready, id=f"c{i}/amd64", component=f"c{i}", name=f"c{i}")
+        if s is Status.READY
+        else replace(ready, id=f"c{i}/amd64", component=f"c{i}", name=f"c{i}", status=s, stages=(), detail="")
+        for i, s in enumerate(statuses)
+    ]
+    return replace(base, arches=("amd64",), cells={c.id: c for c in cells})
+
+
+def test_a_timed_out_cell_is_named_in_the_verdict_and_the_exit_line() -> None:
+    from ecoready.report.verdict import glance
+
+    report = one_arch(Status.TIMEOUT)
+    (cell,) = report.cells.values()
+    assert glance(report) == "amd64 0 of 1 ready, 1 timed out"
+    (line,) = arch_verdicts(report)
+    assert line.endswith(f": 0 of 1 component ready; timed out: {cell.component} (a stage timed out)")
+
+
+@pytest.mark.parametrize("status", ["timeout", "error", "partial", "broken", "missing", "skipped", "pending"])
+def test_each_status_that_is_not_ready_is_counted_in_one_named_group_in_both(status: str) -> None:
+    from ecoready.report.verdict import GROUPS, glance
+
+    report = one_arch(Status.READY, Status(status))
+    (group,) = [g for g in GROUPS if Status(status) in g.statuses]
+    assert glance(report) == f"amd64 1 of 2 ready, 1 {group.glance}"
+    (line,) = arch_verdicts(report)
+    odd = next(c for c in report.cells.values() if c.status is Status(status))
+    if Status(status).finished:
+        assert f"; {group.verdict} {odd.component} (" in line, line
+    else:
+        assert ": 1 of 2 components ready so far, 1 to go" in line, line
+
+
+# -- a run note about a shared trouble carries it as data: said once --------------------------
+def test_a_registry_note_is_left_out_where_the_trouble_is_said_already_and_kept_elsewhere() -> None:
+    import io
+    from dataclasses import replace
+
+    from ecoready.domain.blame import Shared, Trouble
+    from ecoready.domain.events import CellFinished, RunNote
+    from ecoready.domain.model import Note
+    from ecoready.ui.progress import PlainProgress
+
+    report = load_report(REPORTS / "offline-upstream.json")
+    docker_io = Trouble(Shared.REGISTRY, "docker.io")
+    note = Note("registry docker.io: unreachable (ConnectError): 4 cells not checked", docker_io)
+    other = Note("registry docker.io: the same words, about nothing shared")
+    noted = replace(report, notes=(note, other))
+    summary = render_summary(noted)
+    assert f"note: {note.text}" not in summary and f"note: {other.text}" in summary
+    assert note.text in markdown.render(noted)  # the report's notes list every note
+    out = io.StringIO()
+    progress = PlainProgress(out)
+    (first,) = [c for c in report.cells.values() if c.status.value == "error" and "docker.io" in c.detail][:1]
+    progress.update(CellFinished(first.id, "t", 0.0), report)
+    progress.update(RunNote(note.text, docker_io), report)
+    progress.update(RunNote(other.text), report)
+    said = out.getvalue()
+    assert f"note: {note.text}" not in said and f"note: {other.text}" in said

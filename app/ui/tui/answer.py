@@ -1,6 +1,6 @@
 """The answer at a glance: a verdict line per arch above the grid, and under it the
 selected cell's reason and what to do about it. The words come from `report/verdict.py`,
-shared with the headless summary and the reports."""
+`reasons.py` and `troubles.py`, shared with the headless summary and the reports."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from ecoready.domain.text import inert
 from ecoready.report.files import keep_in_state
 from ecoready.report.json import render as render_json
 from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD, shows_emulated, took_text
-from ecoready.report.verdict import advice_for, arch_verdicts, glance, infra_lines
+from ecoready.report.reasons import advice_for
+from ecoready.report.troubles import infra_lines
+from ecoready.report.verdict import arch_verdicts, glance
 
 
 def exit_line(report: Report, saved: Sequence[str], keep: Callable[[str, str], Path], saved_json: bool = False) -> str:
@@ -66,9 +68,8 @@ def reason_text(report: Report, cell: CellResult | None) -> Text:
     if cell.status is Status.PENDING:
         return Text(f"{GLYPH[Status.PENDING]} {where}not started", style=Style(dim=True))
     if cell.status is Status.READY:
-        found_as = cell.image.found_as if cell.image else ""
-        if found_as.startswith("tag "):  # ready, but not under the tag the matrix names
-            tag = inert(found_as.removeprefix("tag "), 0)
+        if cell.image is not None and cell.image.found_tag:  # ready, but not under the tag the matrix names
+            tag = inert(cell.image.found_tag, 0)
             return Text(f"{GLYPH[Status.READY]} {where}ready under the tag {tag} only: pin that tag for {cell.arch}")
         return Text(f"{GLYPH[Status.READY]} {where}ready in {took_text(cell)}: every stage passed")
     advised = advice_for(report, cell.id)

@@ -22,13 +22,14 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ecoready.domain.model import BenchResult, CellResult, ImageInfo, Outcome, Report, Stage, Status
+from ecoready.domain.images import ImageInfo
+from ecoready.domain.model import BenchResult, CellResult, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
 from ecoready.report.common import bench_conditions, cv_text
 from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text, size_text, took_text
-from ecoready.report.verdict import Advice, advice_for
+from ecoready.report.reasons import Advice, advice_for
 from ecoready.ui.tui.bars import bar_chart
 
 OUTCOME_GLYPH: Mapping[Outcome | None, str] = {
@@ -102,7 +103,7 @@ def packaging_section(p: Packaging) -> RenderableType:
         ("verdict", packaging_text(p)),
         ("driver", f"{p.spec} -> {p.package} {p.version}"),
         ("registry says", p.detail),
-        ("install", p.install + (" (by an earlier run: nothing installed now)" if p.cached else "")),
+        ("install", p.install_said + (" (by an earlier run: nothing installed now)" if p.cached else "")),
     ]
     return key_values(rows)
 

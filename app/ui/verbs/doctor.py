@@ -4,7 +4,6 @@ and disk, and whether each registry of the matrix answers (results on stdout).""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ecoready.domain.errors import EcoreadyError
@@ -27,7 +26,11 @@ def add(verbs: options.Verbs) -> None:
         "unreachable, the emulator of a wanted arch broken, a registry of the matrix that does not answer), "
         "else 0.",
     )
-    options.matrix(parser, help=f"the matrix whose registries to ask (default: {DEFAULT_MATRIX} if present)")
+    options.matrix(
+        parser,
+        help=f"the matrix whose registries to ask (default: as `run`: {DEFAULT_MATRIX} if present, "
+        "else the default matrix shipped with ecoready)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -41,8 +44,10 @@ def run(args: argparse.Namespace) -> int:
 
     from ecoready import __version__
 
-    matrix = None if args.matrix is None and not Path(DEFAULT_MATRIX).is_file() else load_matrix(args)
-    wanted = matrix.arches if matrix is not None else DEFAULT_ARCHES
+    # the matrix `run` would use here: --matrix, ./matrix.toml, else the shipped default
+    # (so `doctor` never says "ready" where `run` fails on the default matrix's registries)
+    matrix = load_matrix(args)
+    wanted = matrix.arches
     blockers: list[str] = []
     warnings: list[str] = []
 
@@ -55,11 +60,10 @@ def run(args: argparse.Namespace) -> int:
             f"client (where ecoready runs): {host_arch()} ({cpu_model() or 'unknown CPU'}), "
             f"{os.cpu_count()} CPUs, page size {page_size()}"
         )
-        if matrix is not None:
-            for line, registry in await registry_check(matrix):
-                say(line)
-                if registry:
-                    blockers.append(f"registry {registry} does not answer")
+        for line, registry in await registry_check(matrix):
+            say(line)
+            if registry:
+                blockers.append(f"registry {registry} does not answer")
         try:
             host = await DockerHost.connect()
         except EcoreadyError as exc:
@@ -86,12 +90,10 @@ def run(args: argparse.Namespace) -> int:
                 warnings.append(f"{arch} under emulation is not known yet")
 
     asyncio.run(work())
-    say(summary(blockers, warnings, matrix.path if matrix is not None else None))
+    say(summary(blockers, warnings, matrix.path))
     return 3 if blockers else 0
 
 
-# The arches asked for when there is no matrix (those of `ecoready init`'s matrices)
-DEFAULT_ARCHES = ("amd64", "arm64")
 OK, PROBLEM, UNKNOWN = "ok", "problem", "unknown"
 
 
@@ -163,7 +165,7 @@ async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
     """(line, the registry when it does not answer, else "") per registry of the matrix."""
     import asyncio
 
-    from ecoready.domain.model import Verdict
+    from ecoready.domain.images import Verdict
     from ecoready.engine.platform import host_arch
     from ecoready.registry.client import RegistryClient
     from ecoready.registry.manifests import parse_reference
@@ -185,7 +187,7 @@ async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
         if isinstance(answer, BaseException):
             if not isinstance(answer, EcoreadyError):
                 raise answer
-            why = str(answer).removeprefix(registry + ": ")
+            why = answer.detail if answer.subject == registry else str(answer)  # its name said once
             lines.append((f"registry {registry}{mirror}: does not answer: {why}", registry))
         elif answer.verdict is Verdict.ERROR:
             lines.append((f"registry {registry}{mirror}: does not answer: {answer.detail}", registry))

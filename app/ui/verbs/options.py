@@ -83,14 +83,18 @@ def selection(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_options(parser: argparse.ArgumentParser) -> None:
-    """What `check` and `watch` share: the run, where reports are stored, the webhook."""
-    matrix(parser)
+def history(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--history",
         metavar="DIR",
-        help="where reports are stored (default: $XDG_DATA_HOME/ecoready/history or ~/.local/share/ecoready/history)",
+        help=f"{what} (default: $XDG_DATA_HOME/ecoready/history or ~/.local/share/ecoready/history)",
     )
+
+
+def check_options(parser: argparse.ArgumentParser) -> None:
+    """What `check` and `watch` share: the run, where reports are stored, the webhook."""
+    matrix(parser)
+    history(parser, "where reports are stored")
     parser.add_argument(
         "--webhook",
         metavar="URL",
@@ -98,3 +102,27 @@ def check_options(parser: argparse.ArgumentParser) -> None:
     )
     selection(parser)
     outputs(parser)
+
+
+def tag_watch(parser: argparse.ArgumentParser) -> None:
+    """`check --tags` and `watch --tags`: the tag watch instead of the full check."""
+    parser.add_argument(
+        "--tags",
+        action="store_true",
+        help="the tag watch only: ask the registries what each image's tag publishes (no container, seconds); "
+        "say gained, lost and behind arches and the pins that can go",
+    )
+    parser.add_argument(
+        "--behind-after",
+        metavar="DURATION",
+        default="3d",
+        help="with --tags: say an arch is behind when another arch's image was rebuilt this long ago and it was "
+        "not (default: 3d)",
+    )
+    parser.add_argument(
+        "--search-every",
+        metavar="DURATION",
+        default="1d",
+        help="with --tags: search other tags for an arch a tag lacks at most this often (a tag list and up to 12 "
+        "manifests each; default: 1d; 0: every check)",
+    )
