@@ -105,8 +105,9 @@ def _resource(entry: object, file: Path, path: tuple[Path, ...], out: Build, lim
 
 
 def roots(folder: Path) -> list[Path]:
-    """The kustomization files under `folder` that are no other one's base (overlays, or a
-    base alone), hidden folders and symlinked ones not followed; [] when there is none."""
+    """The kustomization files under `folder` that are no other one's base (its overlays),
+    hidden folders and symlinked ones not followed; [] when no kustomization there is
+    another's base (a folder of manifests is then read as it is)."""
     found: list[Path] = []
     for place, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -120,7 +121,8 @@ def roots(folder: Path) -> list[Path]:
         for entry in _list(spec.get("resources")) + _list(spec.get("bases")):
             if isinstance(entry, str) and "://" not in entry:
                 bases.add((file.parent / entry).resolve())
-    return sorted(f for f in found if f.parent.resolve() not in bases)
+    top = sorted(f for f in found if f.parent.resolve() not in bases)
+    return top if len(top) < len(found) else []
 
 
 def apply_images(image: str, overrides: list[tuple[str, dict[str, str]]]) -> str:

@@ -275,3 +275,20 @@ def test_pxc_server_options_are_said_not_dropped(tmp_path: Path) -> None:
     result = ecoready("init", "--from", str(compose), "-o", "-")
     assert result.returncode == 0
     assert "its server options (--innodb_buffer_pool_size=512M) are not checked" in result.stderr
+
+
+def test_a_folder_with_a_base_and_its_overlays_is_built_from_its_one_overlay(tmp_path: Path) -> None:
+    env = bin_dir(tmp_path)
+    one = ecoready("init", "--from", str(DATA / "kustomize"), "-o", "-", env=env)
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.count("[[components]]") == 1 and 'image = "mysql:8.4.3"' in one.stdout
+    two = tmp_path / "two"
+    for part in ("base", "overlays/prod"):
+        (two / part).mkdir(parents=True)
+        for file in (DATA / "kustomize" / part).iterdir():
+            (two / part / file.name).write_text(file.read_text())
+    (two / "overlays" / "dev").mkdir()
+    (two / "overlays" / "dev" / "kustomization.yaml").write_text("resources: [../../base]\n")
+    asked = ecoready("init", "--from", str(two), "-o", "-", env=env)
+    assert asked.returncode == 2
+    assert "2 kustomizations that are no one's base (overlays/dev, overlays/prod): give one to --from" in asked.stderr
