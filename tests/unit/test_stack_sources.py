@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.errors import ConfigError
-from ecoready.stack.kube import MAX_BYTES, is_kubernetes, parse_kubernetes
-from ecoready.stack.yaml_bounded import MAX_DEPTH, MAX_VALUES, load_all, load_one
+from ecoready.stack.kube import MAX_BYTES, SKIPPED, is_kubernetes, parse_kubernetes, read_kubernetes
+from ecoready.stack.yaml_bounded import COMPACT_FROM, MAX_DEPTH, MAX_VALUES, compact, load_all, load_one
 from tests.support.cli import ecoready
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -292,3 +292,19 @@ def test_a_folder_with_a_base_and_its_overlays_is_built_from_its_one_overlay(tmp
     asked = ecoready("init", "--from", str(two), "-o", "-", env=env)
     assert asked.returncode == 2
     assert "2 kustomizations that are no one's base (overlays/dev, overlays/prod): give one to --from" in asked.stderr
+
+
+def test_a_large_indented_json_list_is_read_without_its_indentation_as_it_is(tmp_path: Path) -> None:
+    (doc,) = load_all(pod_list(100), "pods.yaml")
+    assert isinstance(doc, dict)
+    doc["items"] = doc["items"] * 120  # 12,000 pods
+    listed = tmp_path / "pods.json"
+    listed.write_text(json.dumps(doc, indent=4))  # as kubectl -o json indents it
+    assert listed.stat().st_size > COMPACT_FROM
+    compacted = compact(listed.read_bytes())
+    assert isinstance(compacted, str) and len(compacted) < listed.stat().st_size / 2
+    assert list(load_all(compacted, "pods.json", SKIPPED)) == list(load_all(listed.read_text(), "pods.json", SKIPPED))
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(doc, indent=4).replace('"items": [', '"items": [}', 1))
+    with pytest.raises(ConfigError, match=r"broken\.json:\d+:\d+: YAML"):
+        read_kubernetes(broken)
