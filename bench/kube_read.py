@@ -29,9 +29,10 @@ OLD_COMMIT = "95971da"  # main before issue 54's reader
 
 READ = """
 import sys
-from ecoready.stack.kube import SKIPPED
-from ecoready.stack.yaml_bounded import load_all
-data = open(sys.argv[1], "rb").read()
+from ecoready.domain.reading import read_bounded
+from ecoready.stack.kube import MAX_BYTES, SKIPPED
+from ecoready.stack.yaml_bounded import compact, load_all
+data = compact(read_bounded(sys.argv[1], MAX_BYTES))  # as kube.py reads a file
 (doc,) = load_all(data, sys.argv[1], SKIPPED)
 assert len(doc["items"]) == int(sys.argv[2])
 """
@@ -53,7 +54,7 @@ def write_pods(count: int, yaml_file: Path, json_file: Path) -> None:
     """The YAML kubectl prints for `count` pods, and its JSON form as kubectl indents it;
     run in a process of its own (`--write`), so that the processes measured are not forked
     from a large one (Linux keeps a forked child's peak RSS across exec)."""
-    import yaml  # the bench's own generator: not init's reader
+    from ecoready.stack.yaml_bounded import load_one
 
     template = POD.read_text()
     items = []
@@ -62,7 +63,7 @@ def write_pods(count: int, yaml_file: Path, json_file: Path) -> None:
         items.append(text.replace("10.244.17.41", f"10.244.{n // 250}.{n % 250}"))
     text = f'apiVersion: v1\nitems:\n{"".join(items)}kind: List\nmetadata:\n  resourceVersion: ""\n'
     yaml_file.write_text(text)
-    json_file.write_text(json.dumps(yaml.load(text, Loader=yaml.CSafeLoader), indent=4))  # as kubectl indents
+    json_file.write_text(json.dumps(load_one(text, str(yaml_file)), indent=4))  # as kubectl indents
 
 
 def measured(argv: list[str]) -> tuple[float, float, float, str]:

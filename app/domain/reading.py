@@ -88,7 +88,9 @@ def read_if_there(path: str | Path, limit: int, what: str = "file", *, head: boo
         chunks: list[bytes] = []
         size = 0
         while size <= limit:  # a file that grows while read is still bounded
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            # the size fstat gave in one read (one buffer, not chunks joined: a large file is
+            # held once), then 1 MiB at a time for a file that grows
+            chunk = os.read(fd, min(max(info.st_size + 1 - size, 1 << 20), limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)

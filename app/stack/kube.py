@@ -39,7 +39,7 @@ SUFFIXES = (".yaml", ".yml", ".json")
 # the keys that make a Kubernetes object, in any order: top-level YAML keys, or JSON keys
 _YAML_KEY = {k: re.compile(rf"^{k}:", re.MULTILINE) for k in ("apiVersion", "kind", "items")}
 _JSON_KEY = {k: re.compile(rf'"{k}"\s*:') for k in ("apiVersion", "kind", "items")}
-_HEAD = 1 << 20  # what tells a file too large to read whole
+_HEAD = 1 << 20  # what a file is told by
 SKIPPED = frozenset({"status", "managedFields"})  # what the cluster adds: never read
 # kind -> where its pod spec lives
 WORKLOADS: Mapping[str, tuple[str, ...]] = {
@@ -60,22 +60,19 @@ QUIET = frozenset(
 
 
 def is_kubernetes(path: Path) -> bool:
-    """A folder, or a file holding a Kubernetes object: `apiVersion` and `kind`, or a
-    `kind` and `items` (a List), in any order, as YAML's top-level keys or JSON keys
-    (compose files have none). A file larger than `MAX_BYTES` is told by its head, so that
-    it is refused under the manifests' bound."""
+    """A folder, or a file holding Kubernetes objects: two of `apiVersion`, `kind` and
+    `items` (a List), in any order, as YAML's top-level keys or as JSON keys, in its first
+    MiB (kubectl writes a List's `kind` after its items; compose files have none of them).
+    A file of any size is told so: one over `MAX_BYTES` is then refused as a manifest."""
     if path.is_dir():
         return True
     try:  # not a regular file: the compose reader says why
-        data = read_head(path, MAX_BYTES + 1, "manifest file")
+        data = read_head(path, _HEAD, "manifest file")
     except ConfigError:
         return False
-    too_large = len(data) > MAX_BYTES
-    data = data[:_HEAD] if too_large else data
     keys = _JSON_KEY if is_json(data) else _YAML_KEY
     text = data.decode("utf-8", "replace")
-    found = {k for k, pattern in keys.items() if pattern.search(text)}
-    return ("kind" in found and ("apiVersion" in found or "items" in found)) or (too_large and bool(found))
+    return sum(1 for pattern in keys.values() if pattern.search(text)) >= 2
 
 
 def read_kubernetes(path: Path) -> tuple[str, list[Service], list[str]]:

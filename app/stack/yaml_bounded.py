@@ -299,8 +299,16 @@ def compact(data: bytes) -> str | bytes:
     returned as it is."""
     if len(data) < COMPACT_FROM or not is_json(data):
         return data
+    out = bytearray()
+    start = 0
+    while start < len(data):  # by the MiB: re.sub over all of it would hold a piece per line
+        end = start + (1 << 20)
+        while end < len(data) and data[end] in b" \t\r\n":  # a run of blanks stays whole
+            end += 1
+        out += _INDENT.sub(b"", data[start:end])
+        start = end
     try:
-        return _INDENT.sub(b"", data).decode("utf-8")
+        return out.decode("utf-8")
     except UnicodeDecodeError:  # said at its place by the parser
         return data
 
