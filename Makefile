@@ -39,36 +39,42 @@ demo: setup
 	@# a cold lab answers early: the native arch builds and runs while the emulated one builds
 	@./scripts/demo.sh
 
-lint: venv
-	$(BIN)/ruff check app probes tests bench scripts
-	$(BIN)/ruff format --check app probes tests bench scripts
+LINT := $(BIN)/ruff check app probes tests bench scripts && \
+	$(BIN)/ruff format --check app probes tests bench scripts && \
 	$(BIN)/python scripts/typecheck.py
+
+lint: venv
+	$(LINT)
 
 unit: venv
 	$(BIN)/pytest -q tests/unit
 
-# The suite in two phases. First the engine tests on TEST_WORKERS pytest-xdist workers:
-# most wait on containers, so a second worker keeps both cores busy; a third oversubscribes
-# them (docs/performance.md). tests/conftest.py groups what must share a worker. Then the
-# tests marked `alone`, which must have the engine to themselves, one at a time, and beside
-# them the in-process tests (on TEST_WORKERS workers too: the alone tests mostly wait),
-# which use no engine: their DOCKER_HOST leads nowhere, so one that reaches for the engine
-# fails rather than disturb the others. Their output follows.
+# The suite in three phases. First the lab build, and beside it lint, types and the
+# in-process tests (on TEST_WORKERS workers), which use no engine: their DOCKER_HOST leads
+# nowhere, so one that reaches for the engine fails rather than disturb the others; on a
+# fresh machine the build takes minutes of which they fill the gaps, on a warm one they
+# go on beside the engine tests. Then the engine tests on TEST_WORKERS pytest-xdist
+# workers: most wait on containers, so a second worker keeps both cores busy; a third
+# oversubscribes them (docs/performance.md). tests/conftest.py groups what must share a
+# worker. Then the tests marked `alone`, which must have the engine to themselves, one at
+# a time. The in-process tests' output (and lint's) follows.
 TEST_WORKERS ?= 2
 IN_PROCESS_LOG := build/tests-in-process.log
 NO_ENGINE := unix:///run/ecoready-tests-use-no-engine.sock
 
-test: lab lint test-host
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m 'docker and not alone'
+test: setup test-host
 	@mkdir -p build
-	@DOCKER_HOST=$(NO_ENGINE) $(BIN)/pytest -n $(TEST_WORKERS) -p no:cacheprovider -m 'not docker and not alone' \
-		>$(IN_PROCESS_LOG) 2>&1 & in_process=$$!; \
-	echo "pytest -m alone (the in-process tests run beside it: $(IN_PROCESS_LOG))"; \
+	@( $(LINT) && \
+		DOCKER_HOST=$(NO_ENGINE) $(BIN)/pytest -n $(TEST_WORKERS) -p no:cacheprovider -m 'not docker and not alone' \
+	) >$(IN_PROCESS_LOG) 2>&1 & in_process=$$!; \
+	echo "lint, types and the in-process tests run beside the lab build and the engine tests: $(IN_PROCESS_LOG)"; \
+	$(ECOREADY) lab build || { code=$$?; wait $$in_process; cat $(IN_PROCESS_LOG); exit $$code; }; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m 'docker and not alone'; engine=$$?; \
 	$(BIN)/pytest -m alone; alone=$$?; \
 	wait $$in_process; in_process=$$?; \
-	echo "pytest -m 'not docker and not alone' (in-process, beside the alone tests):"; \
+	echo "lint, types and pytest -m 'not docker and not alone' (in-process, beside the lab build):"; \
 	cat $(IN_PROCESS_LOG); \
-	[ $$alone -eq 0 ] && [ $$in_process -eq 0 ]
+	[ $$engine -eq 0 ] && [ $$alone -eq 0 ] && [ $$in_process -eq 0 ]
 
 clean:
 	-$(ECOREADY) cleanup

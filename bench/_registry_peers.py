@@ -9,10 +9,14 @@ and config is fetched once per run (by digest, shared by every reference that na
 as ecoready does. One tool process per request, at most `jobs` at once: neither tool
 answers several references in one process.
 
-Install the tools with the Go toolchain (`go install` through the Go module proxy):
+The bench installs a tool it does not find (`install_peers`): regctl and crane with the Go
+toolchain (`go install` through the Go module proxy, into `build/gobin`), skopeo from
+Debian (`apt-get install -y skopeo`, as root); when it cannot, it stops with one line
+saying the command, never printing a table without the peers it exists to compare against:
 
     GOBIN=$PWD/build/gobin go install github.com/regclient/regclient/cmd/regctl@latest
     GOBIN=$PWD/build/gobin go install github.com/google/go-containerregistry/cmd/crane@latest
+    apt-get install -y skopeo
 
 The bench looks in `build/gobin`, `$GOBIN`, `~/go/bin` and `PATH`.
 """
@@ -70,6 +74,47 @@ def find_tool(name: str) -> str | None:
         if (place / name).is_file() and os.access(place / name, os.X_OK):
             return str(place / name)
     return shutil.which(name)
+
+
+GO_MODULES = {
+    "regctl": "github.com/regclient/regclient/cmd/regctl@latest",
+    "crane": "github.com/google/go-containerregistry/cmd/crane@latest",
+}
+DEBIAN_PACKAGES = {"skopeo": "skopeo"}
+
+
+def install_command(name: str) -> list[str]:
+    """The command that installs the peer `name` (its environment: `install_env`)."""
+    if name in GO_MODULES:
+        go = shutil.which("go") or "/usr/local/go/bin/go"
+        return [go, "install", GO_MODULES[name]]
+    return ["apt-get", "install", "-y", DEBIAN_PACKAGES[name]]
+
+
+def install_env() -> dict[str, str]:
+    return {**os.environ, "GOBIN": str(ROOT / "build" / "gobin"), "DEBIAN_FRONTEND": "noninteractive"}
+
+
+def install_peers(names: list[str], say: Callable[[str], None]) -> dict[str, str] | str:
+    """Each peer's binary, installed when not found; or, when one cannot be, the one line
+    that says which command installs it (the caller stops with it)."""
+    found: dict[str, str] = {}
+    for name in names:
+        binary = find_tool(name)
+        if binary is None:
+            command = install_command(name)
+            shown = ("GOBIN=$PWD/build/gobin " if name in GO_MODULES else "") + " ".join(command)
+            say(f"bench: {name} is not installed: {shown}")
+            try:
+                done = subprocess.run(command, env=install_env(), capture_output=True, text=True, timeout=900)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return f"bench: {name} is needed and could not be installed ({exc}): run `{shown}`"
+            binary = find_tool(name)
+            if done.returncode != 0 or binary is None:
+                why = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]
+                return f"bench: {name} is needed and could not be installed ({why}): run `{shown}`"
+        found[name] = binary
+    return found
 
 
 class Missing(Exception):

@@ -33,7 +33,7 @@ from ecoready.probe_api.run_context import RunContext
 from ecoready.probe_api.secrets import Secrets
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.image_store import ImageStore
-from ecoready.run.audit import AuditCache, Auditor
+from ecoready.run.audit_stage import AuditCache, Auditor
 
 
 async def timed_audit(run: RunContext, auditor: Auditor, info: ImageInfo, programs) -> tuple[float, str]:

@@ -9,10 +9,11 @@ every contestant's answers checked equal to ecoready's.
 The peers (`bench/_registry_peers.py`, where their install line is) each run a parallel
 script doing ecoready's work with ecoready's rules: the tag's manifest, each arch's entry
 of an index, that manifest and its config (a mislabel shows only there), the suffix tags
-when an arch is missing. A peer that is not installed is skipped with a line saying how
-to install it. A sequential loop of Debian's `skopeo inspect --raw`, one per image (which
+when an arch is missing. A peer that is not installed is installed first (`go install`,
+`apt-get`); when it cannot be, the bench stops with one line saying the command, before
+any measurement. A sequential loop of Debian's `skopeo inspect --raw`, one per image (which
 reads the tag's manifest only and cannot see a mislabel), is kept as a labelled baseline
-(skipped when skopeo is absent: `apt-get install -y skopeo`). `--baseline PATH` adds
+(`--no-skopeo` leaves it out). `--baseline PATH` adds
 another `ecoready` executable (an older checkout's venv, say) as a contestant.
 
 The registry is a bench-owned docker-registry serving the lab registry's storage read-only
@@ -46,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: bench/ imports as a package
 
-from bench._registry_peers import Answer, Crane, Regctl, Tool, answers, find_tool, from_ecoready
+from bench._registry_peers import Answer, Crane, Regctl, Tool, answers, from_ecoready, install_peers
 from ecoready.lab.recipes import LAB_DIR
 from ecoready.matrix.load import load
 from ecoready.registry.availability import pairs
@@ -306,16 +307,14 @@ def main() -> int:
     exes = [("ecoready", str(ECOREADY))]
     if args.baseline:
         exes.append(("baseline ecoready", args.baseline))
-    peers: list[tuple[type[Tool], str]] = []
-    for kind in (Regctl, Crane):
-        binary = find_tool(kind.name)
-        if binary is None:
-            say(f"bench: {kind.name} is not installed: skipped (see bench/_registry_peers.py to install it)")
-        else:
-            peers.append((kind, binary))
-    skopeo = None if args.no_skopeo else shutil.which("skopeo")
-    if not skopeo and not args.no_skopeo:
-        say("bench: skopeo is not installed: its baseline is skipped (`apt-get install -y skopeo`)")
+    # the peers it exists to compare against, installed when missing: else it stops here
+    wanted = [Regctl.name, Crane.name, *([] if args.no_skopeo else ["skopeo"])]
+    installed = install_peers(wanted, say)
+    if isinstance(installed, str):
+        print(installed, file=sys.stderr)
+        return 2
+    peers: list[tuple[type[Tool], str]] = [(kind, installed[kind.name]) for kind in (Regctl, Crane)]
+    skopeo = installed.get("skopeo")
     load_before = os.getloadavg()
     lab = load(LAB_MATRIX)
     references = len(pairs(lab))

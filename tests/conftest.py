@@ -22,6 +22,7 @@ pytest_plugins = ["tests.support.second_engine", "tests.support.podman_engine", 
 # `make test` runs the suite on pytest-xdist workers with `--dist loadgroup`: a group runs
 # whole on one worker, in the order collected (`--no-loadscope-reorder`).
 LAB_RUN = "lab-run"  # the tests that read the session's whole-lab run (`lab_report`)
+STAND_IN_RUN = "stand-in-run"  # those that read its run of the default matrix through the stand-ins
 
 
 def _shares_module_fixtures(item: pytest.Item) -> bool:
@@ -33,14 +34,15 @@ def _shares_module_fixtures(item: pytest.Item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before xdist names the groups from the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The whole-lab run's readers share one worker, so the run happens once, and go first:
-    it is the longest group. The engine tests of a file with module fixtures (a registry,
+    it is the longest group; the readers of the stand-ins' run likewise, on another. The
+    engine tests of a file with module fixtures (a registry,
     a run several tests read) stay on one worker, so those start once; every other test
     goes alone, so the workers end together. Then the order: the `slow` engine tests, the
     other engine tests, and the quick in-process tests last (`make test` runs those beside
     the `alone` tests instead)."""
 
     def rank(item: pytest.Item) -> int:
-        if "lab_report" in getattr(item, "fixturenames", ()):
+        if {"lab_report", "stand_in_report"} & set(getattr(item, "fixturenames", ())):
             return 0
         if item.get_closest_marker("docker"):
             return 1 if item.get_closest_marker("slow") else 2
@@ -53,7 +55,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.alone)
         if item.get_closest_marker("xdist_group"):
             continue
-        if rank(item) == 0:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "stand_in_report" in fixtures and "lab_report" not in fixtures:
+            item.add_marker(pytest.mark.xdist_group(STAND_IN_RUN))  # beside the lab run, on another worker
+        elif rank(item) == 0:
             item.add_marker(pytest.mark.xdist_group(LAB_RUN))
         elif item.get_closest_marker("docker") and _shares_module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(item.path.stem))
@@ -169,3 +174,14 @@ def lab_report(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     report["_exit"] = result.returncode
     assert docker_labelled(f"ecoready.run={report['run_id']}") == {"containers": [], "networks": [], "volumes": []}
     return report
+
+
+@pytest.fixture(scope="session")
+def stand_in_report(lab: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The default matrix through the lab's stand-ins (tests/support/stand_in.py: the rows
+    they serve, the connector rows and gh-ost, both arches), run once per test session;
+    test_stand_in*.py read their cells from it."""
+    from tests.support.stand_in import require_stand_in, run_stand_in
+
+    require_stand_in()
+    return run_stand_in(tmp_path_factory.mktemp("stand-in"))

@@ -12,7 +12,7 @@ started before anyone asks (`start`), to overlap other work.
 The one copy of this in ecoready: images pulled per host (`registry/image_store.py`),
 registry lookups, bodies, tag lists and tokens (`registry/client.py`, `transport.py`),
 package registry URLs and verdicts (`packages/http.py`, `client.py`), build audits
-(`run/audit.py`), the lab's images, build contexts and native tools (`lab/build.py`).
+(`run/audit_stage.py`), the lab's images, build contexts and native tools (`lab/build.py`).
 """
 
 from __future__ import annotations

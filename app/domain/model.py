@@ -337,7 +337,7 @@ class HostFacts:
     # Why it ran no cell ("unreachable: ...") or stopped running them ("lost mid-run: ...").
     error: str = ""
     # Which engine answered and how it was found ("Docker Engine 26.1.5 at unix://... (the
-    # default socket)"), and its kind (engine/kinds.py: the remedies said for it).
+    # default socket)"), and its kind (engine/engine_kinds.py: the remedies said for it).
     engine: str = ""
     engine_kind: str = ""
 

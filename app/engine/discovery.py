@@ -6,7 +6,7 @@
    TLS material from `contexts/meta/<sha256 of name>/meta.json` and `contexts/tls/...`;
 3. the default socket (`/var/run/docker.sock`, on Windows Docker Desktop's named pipe),
    and when it is not there, the first well-known socket of another engine that exists
-   (engine/kinds.py: rootless Docker, Docker Desktop, OrbStack, Colima, Rancher Desktop,
+   (engine/engine_kinds.py: rootless Docker, Docker Desktop, OrbStack, Colima, Rancher Desktop,
    Podman).
 
 Only files are read here (small ones, bounded); nothing is connected to. `Sdk.connect`
@@ -27,7 +27,7 @@ from pathlib import Path
 from ecoready.domain.errors import ConfigError, EnvironmentProblem
 from ecoready.domain.model import TlsFiles
 from ecoready.domain.reading import read_if_there
-from ecoready.engine.kinds import BY_KEY, DOCKER_ENGINE, KINDS, REMOTE, WINDOWS_PIPE, EngineKind, expand_path
+from ecoready.engine.engine_kinds import BY_KEY, DOCKER_ENGINE, KINDS, REMOTE, WINDOWS_PIPE, EngineKind, expand_path
 
 MAX_CONFIG_BYTES = 1 << 20  # a docker config or context file larger than this is not one
 

@@ -33,10 +33,10 @@ from ecoready.domain.text import inert
 from ecoready.engine import filedrop, podman
 from ecoready.engine.aio import remove_when_made, to_the_end
 from ecoready.engine.discovery import EngineAddress
+from ecoready.engine.engine_kinds import PODMAN, kind_of_engine
 from ecoready.engine.filedrop import FileDrop
 from ecoready.engine.identity import EngineIdentity, identify
 from ecoready.engine.images import EngineImages
-from ecoready.engine.kinds import PODMAN, kind_of_engine
 from ecoready.engine.owners import OwnerInfo, owner_alive, this_owner
 from ecoready.engine.running import running_containers
 from ecoready.engine.sdk import CONNECT_TIMEOUT, CONTROL_TIMEOUT, Sdk

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecoready.engine.discovery import EngineAddress
-from ecoready.engine.kinds import DOCKER_ENGINE, PODMAN, EngineKind, kind_of_engine
+from ecoready.engine.engine_kinds import DOCKER_ENGINE, PODMAN, EngineKind, kind_of_engine
 
 
 @dataclass(frozen=True)

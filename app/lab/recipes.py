@@ -158,30 +158,15 @@ IMAGES: tuple[LabImage, ...] = (
         builder="connectors-builder",
         files=tuple((f"{SMOKE}/{name}", f"bin/{name}") for name in _SCRIPTS),
     ),
-    # Language runtimes for the lab's own driver rows (`driver = "pypi:..."`): the probe
-    # installs the driver from its registry into them and puts its smoke program in at run
-    # time, as on the official images. python:3.11-slim has no compiler, like upstream's;
-    # python:3.11 has a C compiler, Python's and the MySQL client's headers.
-    LabImage("python", "3.11-slim", "python", "bookworm", _PYTHON),
-    LabImage(
-        "python",
-        "3.11",
-        "python",
-        "bookworm",
-        ("gcc", "libc6-dev", "python3-dev", "pkg-config", "libmariadb-dev"),
-        on="python:3.11-slim",  # its python3 (py3compile, emulated) installed once
-    ),
-    LabImage("node", "18", "node", "bookworm", ("ca-certificates", "nodejs", "npm")),
-    # a JDK (javac compiles the smoke program) and curl, as eclipse-temurin images have
-    LabImage("openjdk", "17", "openjdk", "bookworm", ("ca-certificates", "openjdk-17-jdk-headless", "curl")),
-    # bookworm's own Go 1.19 is older than go-sql-driver/mysql 1.9 needs
-    LabImage(
-        "golang", "1.23", "golang", "bookworm", ("ca-certificates", "golang-1.23-go"), extra_suite="bookworm-backports"
-    ),
-    # The official language runtime images the default matrix's connector rows name, stood
-    # in for by Debian's builds of the same lines (docs/lab.md): python:3.13-slim and 3.13
-    # (trixie's Python 3.13), node:24 (sid's Node.js 24), golang:1.27 (sid's Go 1.27), and
-    # eclipse-temurin:21, which is Debian's OpenJDK 21 build standing in for Adoptium's.
+    # The language runtimes: the official images the default matrix's connector rows name,
+    # stood in for by Debian's builds of the same lines (docs/lab.md): python:3.13-slim and
+    # 3.13 (trixie's Python 3.13), node:24 (sid's Node.js 24), golang:1.27 (sid's Go 1.27),
+    # and eclipse-temurin:21, which is Debian's OpenJDK 21 build standing in for Adoptium's.
+    # The lab matrix's driver rows run on the same images (one build, and one driver install
+    # per image, arch and version for both matrices): the probe installs the driver from its
+    # registry and puts its smoke program in at run time, as on the official images.
+    # python:3.13-slim has no compiler, like upstream's; python:3.13 is built on it (its
+    # python3, py3compile emulated, installed once) with a C compiler and the headers.
     LabImage(
         "python",
         "3.13-slim",

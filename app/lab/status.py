@@ -8,12 +8,14 @@ from ecoready.engine.platform import emulators, host_arch
 from ecoready.lab.build import Lab
 from ecoready.lab.gaps import gap_status
 from ecoready.lab.local_registry import registry_running
+from ecoready.lab.needs import Needs
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.lab.recipes import ARCHES, IMAGES, RECIPE_LABEL, REGISTRY, image_tag
 
 
-async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
-    """What `ecoready lab status` prints, and whether the lab is complete."""
+async def status_lines(host: DockerHost, needs: Needs | None = None) -> tuple[list[str], bool]:
+    """What `ecoready lab status` prints, and whether the lab is complete (with `needs`:
+    whether what those rows run on is: lab/needs.py)."""
     lines = []
     ok = True
     up = registry_running()
@@ -33,7 +35,7 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
     writer = RegistryWriter(f"http://{REGISTRY}", timeout=3) if up else None
     lab = Lab(host, lambda _: None)
     try:
-        for image in IMAGES:
+        for image in IMAGES if needs is None else needs.images:
             for arch in image.arches:
                 labels = await host.images.image_labels(image_tag(image, arch))
                 recipe = lab.recipe(image, arch)
@@ -47,7 +49,7 @@ async def status_lines(host: DockerHost) -> tuple[list[str], bool]:
                     pushed = ", published" if writer.manifest(f"{arch}/{image.name}", image.tag) else ", not published"
                 ok &= built == "built" and pushed == ", published"
                 lines.append(f"  lab/{image.key} {arch}: {built}{pushed}")
-        if writer is not None:
+        if writer is not None and (needs is None or needs.gaps):
             for name, current in gap_status(writer):
                 ok &= current
                 state = "published" if current else "not published (ecoready lab build --only gaps)"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ecoready.domain.blame import Blame, Cause
 from ecoready.domain.errors import EnvironmentProblem
 from ecoready.domain.model import Component, HostFacts, Profile, Stage
-from ecoready.engine.kinds import BY_KEY, DOCKER_ENGINE, emulation_fix
+from ecoready.engine.engine_kinds import BY_KEY, DOCKER_ENGINE, emulation_fix
 from ecoready.matrix.bench_settings import DERIVE_S, BenchSettings, estimate_seconds, settings_for
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS

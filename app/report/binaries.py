@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ecoready.domain.model import BinaryAudit, CellResult, Report, Severity
-from ecoready.report.common import cells_in_grid_order
+from ecoready.report.exporter_text import cells_in_grid_order
 
 BINARY_HEADER = ("cell", "program", "path", "arch", "atomics", "CRC32 / PMULL", "segments", "x86-64 level", "build")
 SEVERITY_GLYPH: Mapping[Severity, str] = {

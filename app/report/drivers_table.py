@@ -11,7 +11,7 @@ from ecoready.domain.drivers import DriverCheck, DriversReport
 from ecoready.domain.text import one_line
 from ecoready.report.images_table import registry_line, verdict_counts
 from ecoready.report.json import registry_dict
-from ecoready.report.present import packaging_text
+from ecoready.report.status_words import packaging_text
 from ecoready.report.width import fit_table, terminal_width
 
 DRIVERS_SCHEMA_VERSION = 1

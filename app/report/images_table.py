@@ -15,7 +15,7 @@ from ecoready import __version__
 from ecoready.domain.images import ImageCheck, ImagesReport, RegistryStatus, Verdict
 from ecoready.domain.text import one_line
 from ecoready.report.json import registry_dict
-from ecoready.report.present import size_text
+from ecoready.report.status_words import size_text
 from ecoready.report.width import fit_table, terminal_width
 
 IMAGES_SCHEMA_VERSION = 1

@@ -14,9 +14,9 @@ import xml.etree.ElementTree as ET
 from ecoready.domain.blame import Party
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
-from ecoready.report.common import cells_in_grid_order, failures, run_seconds
-from ecoready.report.present import EMULATED_MEANING, packaging_line, status_detail
+from ecoready.report.exporter_text import cells_in_grid_order, failures, run_seconds
 from ecoready.report.reasons import Advice, advice_by_cell, why
+from ecoready.report.status_words import EMULATED_MEANING, packaging_line, status_detail
 from ecoready.report.troubles import infra_lines
 from ecoready.report.verdict import arch_verdicts
 

@@ -23,7 +23,15 @@ from ecoready.report.binaries import (
     binary_rows,
     finding_lines,
 )
-from ecoready.report.common import (
+from ecoready.report.cost import (
+    Comparison,
+    columns_for,
+    compare,
+    compare_heading,
+    compare_hosts,
+    price_notes,
+)
+from ecoready.report.exporter_text import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
     bench_cells,
@@ -45,20 +53,12 @@ from ecoready.report.common import (
     runs_text,
     target_words,
 )
-from ecoready.report.cost import (
-    Comparison,
-    columns_for,
-    compare,
-    compare_heading,
-    compare_hosts,
-    price_notes,
-)
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
-from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
 from ecoready.report.reasons import advice_by_cell
 from ecoready.report.samecost import headline, line_text, same_cost
-from ecoready.report.summary import column_title, host_mark
+from ecoready.report.status_words import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
+from ecoready.report.text_grid import column_title, host_mark
 from ecoready.report.troubles import infra_lines
 from ecoready.report.verdict import arch_verdicts
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ecoready.domain.model import CellResult, ComponentOrigin, Report, Stage, Status, TagSearch, normalize_arch
 from ecoready.report.order import arches_of, grid_rows
-from ecoready.report.present import status_detail
+from ecoready.report.status_words import status_detail
 
 
 class Action(str, enum.Enum):

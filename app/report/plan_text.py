@@ -8,7 +8,7 @@ import textwrap
 
 from ecoready.domain.model import Report
 from ecoready.domain.text import inert
-from ecoready.report.common import run_line
+from ecoready.report.exporter_text import run_line
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.width import fit_table
 

@@ -30,7 +30,7 @@ from ecoready.domain.blame import Cause
 from ecoready.domain.errors import ConfigError
 from ecoready.domain.model import PlatformFitness
 from ecoready.domain.reading import read_bounded
-from ecoready.engine.kinds import EngineKind
+from ecoready.engine.engine_kinds import EngineKind
 from ecoready.engine.platform import Emulator
 from ecoready.probe_api.run_context import RunContext
 from ecoready.run.survey import ask

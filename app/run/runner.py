@@ -59,8 +59,8 @@ from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
 from ecoready.registry.tag_search import search_tags
-from ecoready.run.audit import AuditCache, Auditor, default_dir
-from ecoready.run.packaging import packaging_stage
+from ecoready.run.audit_stage import AuditCache, Auditor, default_dir
+from ecoready.run.packaging_stage import packaging_stage
 
 log = logging.getLogger("ecoready.runner")
 TAG_SEARCH_BUDGET = 60.0  # seconds a missing cell's tag search may take (its manifests are bounded too)

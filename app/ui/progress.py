@@ -10,8 +10,8 @@ from ecoready.domain.blame import Trouble
 from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
 from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert, plural
-from ecoready.report.present import EMULATED_MARK, GLYPH, shows_emulated, status_detail, took_text
-from ecoready.report.summary import render_summary
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, shows_emulated, status_detail, took_text
+from ecoready.report.text_grid import render_summary
 from ecoready.report.troubles import trouble
 
 

@@ -17,7 +17,7 @@ from tests.support.matrices import LAB_SERVER
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-BASE = "127.0.0.1:5000/lab/python:3.11-slim"  # Debian 12 (bookworm) slim, apt-get and all
+BASE = "127.0.0.1:5000/hub/library/debian:bookworm-slim"  # the lab's Debian 12 (bookworm) base, apt-get and all
 SHORT = (
     f'[sysbench]\nbase = "{BASE}"\nworkloads = ["oltp_point_select"]\nthreads = [1]\n'
     "time = 1\nwarmup = 0\ntables = 1\ntable_size = 100\n"

@@ -123,7 +123,7 @@ async def test_a_symlink_loop_or_a_directory_at_a_programs_path_is_said_as_such(
 
     from ecoready.engine.docker_host import DockerHost
     from ecoready.lab.recipes import IMAGES, image_tag
-    from ecoready.run.audit import _audit_file
+    from ecoready.run.audit_stage import _audit_file
 
     base = image_tag(next(i for i in IMAGES if i.name == "mariadb" and i.tag == "10.11"), "amd64")
     context = tmp_path / "context"

@@ -16,10 +16,13 @@ from typing import Any
 import pytest
 
 from ecoready.domain.codec import from_plain
+from ecoready.domain.drivers import parse_driver
 from ecoready.domain.packaging import Packaging
+from ecoready.lab.needs import lab_image_of
 from ecoready.matrix.load import load
-from ecoready.report.present import packaging_text
+from ecoready.report.status_words import packaging_text
 from tests.support.cli import LAB_MATRIX, ecoready
+from tests.support.stand_in import CONNECTOR_ROWS
 
 pytestmark = pytest.mark.docker
 
@@ -34,6 +37,18 @@ EXPECTED = {
     "driver-java-mysql-connector-j": "ready (pure-Java jar)",
     "driver-java-mariadb-java-client": "ready (pure-Java jar)",
     "driver-go-mysql": "ready (pure Go)",
+}
+# The driver rows whose driver (registry and package) the default matrix has on the same
+# runtime image against MySQL 9.7: the stand-ins' run checks those against MySQL
+_MYSQL_DRIVERS = {
+    (parse_driver(c.options["driver"]).package, lab_image_of(c.image))
+    for c in CONNECTOR_ROWS
+    if c.backend == "mysql-9.7" and "driver" in c.options
+}
+AGAINST_MYSQL_ELSEWHERE = {
+    c.id
+    for c in load(LAB_MATRIX).components
+    if c.id in ROWS and (parse_driver(c.options["driver"]).package, lab_image_of(c.image)) in _MYSQL_DRIVERS
 }
 SERVER = (
     '[[components]]\nid = "mariadb-10.11"\ncategory = "server"\nprobe = "server"\n'
@@ -121,9 +136,9 @@ def _cache_images() -> list[str]:
 
 
 def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tmp_path: Path, no_leaks: None) -> None:
-    # mysqlclient ships no aarch64 wheel; python:3.11-slim has no compiler (like upstream's)
+    # mysqlclient ships no aarch64 wheel; python:3.13-slim has no compiler (like upstream's)
     options = 'language = "python", driver = "pypi:mysqlclient==2.2.*"'
-    matrix = row(tmp_path, "slim-mysqlclient", "python:3.11-slim", options)
+    matrix = row(tmp_path, "slim-mysqlclient", "python:3.13-slim", options)
     report, result = run(matrix, tmp_path, "--only", "slim-mysqlclient", "--arch", "arm64", timeout=1800)
     assert result.returncode == 1, result.stderr[-3000:]
     (cell,) = report["cells"]
@@ -138,7 +153,7 @@ def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tm
 
 
 def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path: Path, no_leaks: None) -> None:
-    matrix = row(tmp_path, "pin-nowhere", "python:3.11-slim", 'language = "python", driver = "pypi:PyMySQL==0.0.1"')
+    matrix = row(tmp_path, "pin-nowhere", "python:3.13-slim", 'language = "python", driver = "pypi:PyMySQL==0.0.1"')
     report, result = run(matrix, tmp_path, "--only", "pin-nowhere", "--arch", "amd64", timeout=600)
     assert result.returncode == 3, result.stderr[-3000:]
     (cell,) = report["cells"]
@@ -153,7 +168,7 @@ def test_a_pin_that_names_no_published_version_is_a_configuration_error(tmp_path
         ("c-on-mariadb", "mariadb:10.11", 'language = "c"', "row c-on-mariadb: the image has no smoke-c on its PATH"),
         (
             "python-on-node",
-            "node:18",
+            "node:24",
             'language = "python", driver = "pypi:PyMySQL"',
             # node's image has python3 (node-gyp), not its venv: it is no Python runtime image
             "row python-on-node: python3 cannot make a virtual environment (python3-venv)",
@@ -174,10 +189,13 @@ def test_an_image_not_of_the_row_s_runtime_is_a_configuration_error(
 def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password_with_the_lab_run_s_installs(
     lab_report: dict[str, Any], tmp_path: Path, no_leaks: None
 ) -> None:
-    """The lab's driver rows run against MariaDB; here the same rows against MySQL 9.7 on
-    both arches (arm64 emulated), after the whole-lab run (tests/conftest.py): a second run
-    of the rows, so it installs nothing."""
-    lab_rows = {c.id: c for c in load(LAB_MATRIX).components if c.id in ROWS}
+    """The lab's driver rows run against MariaDB; here, against MySQL 9.7 on both arches
+    (arm64 emulated), after the whole-lab run (tests/conftest.py), the rows whose driver the
+    stand-ins' run of the default matrix does not already check against MySQL 9.7 on the
+    same runtime images (test_stand_in_connectors.py: TLS and caching_sha2_password): a
+    second run of those rows, so it installs nothing."""
+    lab_rows = {c.id: c for c in load(LAB_MATRIX).components if c.id in ROWS and c.id not in AGAINST_MYSQL_ELSEWHERE}
+    assert lab_rows  # else the claim of a second run installing nothing has no test
     text = '[[components]]\nid = "mysql-9.7"\ncategory = "server"\nprobe = "server"\n'
     text += 'image = "127.0.0.1:5000/lab/mysql:9.7"\noptions = { flavor = "mysql" }\n'
     for cid, component in lab_rows.items():

@@ -23,73 +23,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
 
-from ecoready.lab.recipes import ORACLE_REGISTRY, REGISTRY, STAND_INS
+from ecoready.engine.platform import host_arch
 from tests.support.cli import ROOT, ecoready
+from tests.support.stand_in import MIRRORS, RUN, SERVED, SERVED_IMAGES, STAND_IN_OF, registry_of, require_stand_in
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-# the stand-in of each registry, as the mirror of that registry (prefix style)
-STAND_IN_OF = {registry: f"{REGISTRY}/{namespace}" for registry, namespace in STAND_INS.items()}
-MIRRORS = {"ECOREADY_REGISTRY_MIRRORS": ",".join(f"{r}={m}" for r, m in STAND_IN_OF.items())}
-# the references the stand-ins serve, by the registry they stand in for
-SERVED_IMAGES = {
-    "mariadb:10.11": "docker.io",
-    "mariadb:11.8": "docker.io",
-    "mysql:9.7": "docker.io",
-    "debian:trixie-slim": "docker.io",
-    "haproxy:3.2": "docker.io",
-    "percona/percona-toolkit:3.7.1": "docker.io",
-    f"{ORACLE_REGISTRY}/mysql/community-router:9.7": ORACLE_REGISTRY,
-    # the connector rows' runtimes (their run: test_stand_in_connectors.py)
-    "python:3.13-slim": "docker.io",
-    "python:3.13": "docker.io",
-    "node:24": "docker.io",
-    "golang:1.27": "docker.io",
-    "eclipse-temurin:21": "docker.io",
-}
-SERVED = (
-    "mariadb-10.11",
-    "mariadb-11.8",
-    "mysql-9.7",
-    "mariadb-backup",
-    "mysqldump-9.7",
-    "mariadb-dump-11.8",
-    "mariadb-client",
-    "haproxy",
-    "mysql-router",
-    "replication-mysql",
-    "replication-mariadb",
-    "group-replication",
-    "galera-mariadb",
-    "percona-toolkit",
-)
-# The rows run here: every row served but Galera (three nodes per arch, and not one of the
-# rows issue 41 names; its image is checked above). mariadb-11.8's oltp_read_write restarts
-# a few transactions at 8 threads (1020, innodb_snapshot_isolation): counted, not a failure.
-RUN = tuple(row for row in SERVED if row != "galera-mariadb")
 BENCHED = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7", "haproxy")  # the probes with a bench stage
-
-
-def registry_of(reference: str) -> str:
-    first, _, rest = reference.partition("/")
-    return first if rest and ("." in first or ":" in first) else "docker.io"
 
 
 @pytest.fixture
 def stand_in(lab: Path) -> None:
-    for reference, registry in SERVED_IMAGES.items():
-        path, _, tag = reference.removeprefix(f"{ORACLE_REGISTRY}/").rpartition(":")
-        repo = f"library/{path}" if registry == "docker.io" and "/" not in path else path
-        answer = httpx.get(f"http://{REGISTRY}/v2/{STAND_INS[registry]}/{repo}/tags/list", timeout=10)
-        if answer.status_code != 200 or tag not in (answer.json().get("tags") or []):
-            pytest.fail(f"the lab's stand-in of {registry} lacks {reference}: run `ecoready lab build`")
+    require_stand_in()
 
 
-def test_images_of_the_default_matrix_through_the_stand_in(stand_in: None, tmp_path: Path) -> None:
+def test_images_of_the_default_matrix_through_the_stand_in_after_a_split_build(stand_in: None, tmp_path: Path) -> None:
+    # `make demo`'s second half: a build of the emulated arch alone (on a built lab it only
+    # publishes again); every index must keep the arch the first build published
+    other = "arm64" if host_arch() == "amd64" else "amd64"
+    split = ecoready("lab", "build", "--arch", other, timeout=3600)
+    assert split.returncode == 0, split.stderr[-2000:]
     result = ecoready(
         "images", "--matrix", str(ROOT / "matrix.toml"), "--json", "-", env={**MIRRORS, "XDG_CACHE_HOME": str(tmp_path)}
     )
@@ -102,19 +59,18 @@ def test_images_of_the_default_matrix_through_the_stand_in(stand_in: None, tmp_p
             assert check["verdict"] == "available" and check["mirror"] == STAND_IN_OF[registry], check
         elif registry in STAND_IN_OF:
             assert check["verdict"] == "error" and f"this mirror of {registry} lacks it" in check["detail"], check
-    assert {c for c, _ in verdicts if verdicts[(c, "amd64")]["verdict"] == "available"} >= set(SERVED)
+    for arch in ("amd64", "arm64"):  # both arches of every index, the bases' included
+        assert {c for c, a in verdicts if a == arch and verdicts[(c, a)]["verdict"] == "available"} >= set(SERVED)
 
 
-def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in: None, tmp_path: Path, no_leaks: None) -> None:
-    out = tmp_path / "r.json"
-    args = ("run", "--headless", "--matrix", str(ROOT / "matrix.toml"), "--only", ",".join(RUN), "--json", str(out))
-    result = ecoready(*args, env={**MIRRORS, "XDG_CACHE_HOME": str(tmp_path)}, timeout=3000)
-    report = json.loads(out.read_text())
+def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in_report: dict[str, Any]) -> None:
+    # the session's run of the default matrix through the stand-ins (tests/conftest.py), these rows' cells
+    report = stand_in_report
     assert report["profile"] == "quick"
-    cells = report["cells"]
+    cells = [c for c in report["cells"] if c["component"] in RUN]
     assert len(cells) == 2 * len(RUN)
     not_ready = [(c["id"], c["status"], c["detail"]) for c in cells if c["status"] != "ready"]
-    assert not not_ready, (not_ready, result.stderr[-2000:])
+    assert not not_ready, (not_ready, report["_stderr"][-2000:])
     for cell in cells:
         reference = cell["image"]["reference"]
         assert reference in SERVED_IMAGES, cell["id"]
@@ -124,4 +80,4 @@ def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in: None, tmp_
     for cell in benched:
         assert [s["stage"] for s in cell["stages"]][-1] == "bench", cell["id"]
         assert cell["bench"]["tool"].startswith("sysbench 1.0"), cell["bench"]
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert report["_exit"] == 0, report["_stderr"][-2000:]  # every cell of the run ready, these and the others

@@ -11,23 +11,17 @@ Plugin's port, its prepared statement proved from the X Plugin's counters."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
 
 from ecoready.lab.recipes import REGISTRY, STAND_IN
-from ecoready.matrix.load import load
 from ecoready.probes import smoke
-from tests.support.cli import ROOT, ecoready
+from tests.support.stand_in import CONNECTOR_ROWS as ROWS
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-MIRRORS = {"ECOREADY_REGISTRY_MIRRORS": f"docker.io={REGISTRY}/{STAND_IN}"}
-MATRIX = ROOT / "matrix.toml"
-ROWS = [c for c in load(MATRIX, {}).components if c.probe == "connector"]
 RUNTIMES = {
     "library/python": "3.13",
     "library/node": "24",
@@ -41,14 +35,6 @@ MYSQL_CHECKS = ["tls", "caching_sha2_password"]
 # ecoready's smoke programs, their compiled forms and the lab's launchers, by file name (a
 # file of that name in an image is ours when it names ecoready: Go's own tests have a smoke.go)
 NAMES = " -o ".join(f"-name {n}" for n in (*smoke.FILES.values(), "smoke-go", "smoke-java", "EcoreadySmoke.class"))
-
-
-@pytest.fixture
-def stand_in(lab: Path) -> None:
-    for repo, tag in RUNTIMES.items():
-        answer = httpx.get(f"http://{REGISTRY}/v2/{STAND_IN}/{repo}/tags/list", timeout=10)
-        if answer.status_code != 200 or tag not in (answer.json().get("tags") or []):
-            pytest.fail(f"the lab's Docker Hub stand-in lacks {repo}:{tag}: run `ecoready lab build`")
 
 
 def checks_of(cell: dict) -> dict[str, dict]:
@@ -72,19 +58,14 @@ def test_the_rows_are_on_official_runtime_images_with_nothing_of_ours_in_them() 
         assert listed.returncode == 0 and listed.stdout.strip() == "", (image, listed.stdout, listed.stderr[-500:])
 
 
-def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
-    stand_in: None, tmp_path: Path, no_leaks: None
-) -> None:
-    out = tmp_path / "r.json"
-    ids = ",".join(row.id for row in ROWS)
-    args = ("run", "--headless", "--matrix", str(MATRIX), "--only", ids, "--json", str(out))
-    result = ecoready(*args, env={**MIRRORS, "XDG_CACHE_HOME": str(tmp_path)}, timeout=5400)
-    report = json.loads(out.read_text())
+def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(stand_in_report: dict[str, Any]) -> None:
+    # the session's run of the default matrix through the stand-ins (tests/conftest.py)
+    report = stand_in_report
     cells = [c for c in report["cells"] if c["component"] in {row.id for row in ROWS}]
     assert len(cells) == 2 * len(ROWS)
     backends = {row.id: row.backend for row in ROWS}
     for cell in cells:
-        assert cell["status"] == "ready", (cell["id"], cell["detail"], result.stderr[-3000:])
+        assert cell["status"] == "ready", (cell["id"], cell["detail"], report["_stderr"][-3000:])
         assert cell["emulated"] is (cell["arch"] == "arm64")
         assert cell["image"]["mirror"] == f"{REGISTRY}/{STAND_IN}", cell["image"]
         packaging = cell["packaging"]
@@ -128,4 +109,3 @@ def test_the_default_matrix_s_connector_rows_run_ready_through_the_stand_in(
             cell = by_id[f"{cid}/{arch}"]
             assert words.format(cell["packaging"]["version"]) in checks_of(cell)["connect"]["detail"], cell["id"]
         assert "Python 3.13" in checks_of(by_id[f"connector-python-pymysql/{arch}"])["connect"]["detail"]
-    assert result.returncode == 0, result.stderr[-3000:]

@@ -28,8 +28,8 @@ from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import Category, Component, Profile
 from ecoready.domain.specs import ContainerSpec, ContainerState, ExecResult, ImageFile, SweepResult
 from ecoready.engine.discovery import EngineAddress
+from ecoready.engine.engine_kinds import DOCKER_ENGINE
 from ecoready.engine.identity import EngineIdentity
-from ecoready.engine.kinds import DOCKER_ENGINE
 from ecoready.engine.owners import OwnerInfo
 from ecoready.matrix.document import Matrix
 from ecoready.plan.cells import CellPlan, Plan, budgets_for

@@ -11,7 +11,7 @@ from pathlib import Path
 from ecoready.audit.elf import MAX_PROGRAM_HEADERS, MAX_SECTIONS, Elf
 from ecoready.audit.program import audit_program
 from ecoready.domain.specs import ImageFile
-from ecoready.run.audit import _audit_file
+from ecoready.run.audit_stage import _audit_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "audit"
 BASE = (DATA / "amd64-x86-64").read_bytes()

@@ -89,7 +89,7 @@ def test_programs_are_looked_for_along_the_image_path_then_the_sbin_folders() ->
 
 # -- the cache --------------------------------------------------------------------------
 def test_the_cache_gives_back_what_it_kept_for_the_same_key_only(tmp_path: Path) -> None:
-    from ecoready.run.audit import AuditCache, cache_key
+    from ecoready.run.audit_stage import AuditCache, cache_key
 
     cache = AuditCache(tmp_path)
     key = cache_key(IMAGE.digest, "arm64", SERVER_PROGRAMS)
@@ -104,7 +104,7 @@ def test_the_cache_gives_back_what_it_kept_for_the_same_key_only(tmp_path: Path)
 
 
 def test_a_cache_that_cannot_be_written_turns_itself_off(tmp_path: Path) -> None:
-    from ecoready.run.audit import AuditCache
+    from ecoready.run.audit_stage import AuditCache
 
     blocker = tmp_path / "file"
     blocker.write_text("")
@@ -115,7 +115,7 @@ def test_a_cache_that_cannot_be_written_turns_itself_off(tmp_path: Path) -> None
 
 # -- the auditor: cached audits need no engine ------------------------------------------
 def auditor_with(tmp_path: Path, image: ImageInfo, *binaries: BinaryAudit):
-    from ecoready.run.audit import AuditCache, Auditor, cache_key
+    from ecoready.run.audit_stage import AuditCache, Auditor, cache_key
 
     events: list[Event] = []
     cache = AuditCache(tmp_path)
@@ -172,7 +172,7 @@ class SlowImages(FakeHostImages):
 
 
 def test_programs_the_engine_will_not_hand_over_skip_the_audit_not_the_cell(tmp_path: Path) -> None:
-    from ecoready.run.audit import AuditCache, Auditor
+    from ecoready.run.audit_stage import AuditCache, Auditor
 
     events: list[Event] = []
     slow = rig()

@@ -44,7 +44,7 @@ from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
 from ecoready.report.migration import Action, plan_pins, plan_steps
 from ecoready.report.reasons import REASONS, REMEDIES, advice
-from ecoready.report.summary import render_summary
+from ecoready.report.text_grid import render_summary
 from ecoready.report.troubles import infra_lines
 from ecoready.report.verdict import arch_verdicts, glance
 from ecoready.run import runner as runner_module
@@ -224,7 +224,7 @@ PUT_BACK = {
     "engine troubles grouped by their words (report/verdict.py)": [
         'if found is not None and found[0].startswith("engine of "):',
     ],
-    "an install's words (report/present.py)": [
+    "an install's words (report/status_words.py)": [
         'if p.install.startswith("failed"):',
         'why = p.install.removeprefix("failed").lstrip(": ")',
         'if p.install.startswith("built from source"):',
@@ -234,7 +234,7 @@ PUT_BACK = {
         'tag = found_as.removeprefix("tag ")',
         'tag = inert(found_as.removeprefix("tag "), 0)',
     ],
-    "run notes de-duplicated by their start (report/summary.py, ui/progress.py)": [
+    "run notes de-duplicated by their start (report/text_grid.py, ui/progress.py)": [
         "if not (collapsed and note.startswith(collapsed)):  # else said above, with the way out",
         'if any(event.text.startswith(f"{what}: ") for what in self.said):',
     ],

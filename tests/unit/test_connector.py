@@ -13,7 +13,7 @@ import pytest
 
 from ecoready.domain.errors import ConfigError, EnvironmentProblem
 from ecoready.domain.specs import ExecResult
-from ecoready.lab.build import extract_tar
+from ecoready.lab.core import extract_tar
 from ecoready.lab.recipes import IMAGES, builder_named
 from ecoready.matrix.kinds import CONNECTOR_LANGUAGES, KINDS, SMOKE_DRIVERS
 from ecoready.matrix.load import parse

@@ -151,7 +151,7 @@ def test_cells_that_did_not_run_are_not_listed_as_not_compared() -> None:
 def test_each_bench_says_under_what_conditions_it_measured() -> None:
     from dataclasses import replace
 
-    from ecoready.report.common import bench_conditions
+    from ecoready.report.exporter_text import bench_conditions
 
     alone = cell("amd64", "x86", [1000]).bench
     assert alone is not None

@@ -25,8 +25,8 @@ from ecoready.probes.shared.drivers import MISMATCH, failure, recipe
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import report_from_dict
-from ecoready.report.present import packaging_text
-from ecoready.report.summary import render_summary
+from ecoready.report.status_words import packaging_text
+from ecoready.report.text_grid import render_summary
 from ecoready.ui.cli import main
 from tests.support.fake_host import ok, rig
 from tests.support.reports_sample import lab_report
@@ -42,7 +42,7 @@ HEAD = textwrap.dedent("""\
     id = "py"
     category = "connector"
     probe = "connector"
-    image = "127.0.0.1:5000/lab/python:3.11"
+    image = "127.0.0.1:5000/lab/python:3.13"
     backend = "db"
 """)
 

@@ -18,8 +18,8 @@ import pytest
 
 from ecoready.domain.errors import EnvironmentProblem
 from ecoready.engine.discovery import MAX_CONFIG_BYTES, EngineAddress, find_engine, kind_of_url
+from ecoready.engine.engine_kinds import BY_KEY, DOCKER_ENGINE, KINDS, emulation_fix, kind_of_engine
 from ecoready.engine.identity import identify, on_this_kernel
-from ecoready.engine.kinds import BY_KEY, DOCKER_ENGINE, KINDS, emulation_fix, kind_of_engine
 from ecoready.run.emulation import ASKED_AS, REMEMBER_SECONDS, EngineMemory
 
 

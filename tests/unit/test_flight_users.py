@@ -28,7 +28,7 @@ from ecoready.lab.recipes import Builder, LabImage, image_named
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.image_store import ImageStore
 from ecoready.registry.manifests import parse_reference
-from ecoready.run.audit import AuditCache, Auditor
+from ecoready.run.audit_stage import AuditCache, Auditor
 from tests.support.fake_host import FakeHostImages, rig
 from tests.support.flights import BUDGET, Held, first_cancelled, serving
 

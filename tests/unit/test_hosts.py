@@ -19,7 +19,7 @@ from ecoready.matrix.load import parse
 from ecoready.plan.cells import CellPlan, make_plan
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
-from ecoready.report.summary import column_title, render_summary
+from ecoready.report.text_grid import column_title, render_summary
 from ecoready.run.hosts import Engine, emulation_wanted, unreachable_facts
 from ecoready.run.runner import Runner
 from tests.support.fake_host import FakeHost, cell, component, plan, rig

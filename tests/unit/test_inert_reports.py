@@ -28,7 +28,7 @@ from ecoready.domain.model import (
 from ecoready.judge.diff import diff, diff_text
 from ecoready.judge.webhook import payload
 from ecoready.report import html, junit, markdown
-from ecoready.report.summary import render_summary
+from ecoready.report.text_grid import render_summary
 from tests.support.reports_sample import lab_report
 
 SCRIPT = "<script>alert(1)</script>"

@@ -149,7 +149,7 @@ async def test_a_failed_build_publishes_nothing_more_and_is_raised(tmp_path: Pat
 
 def test_an_image_built_on_another_chains_its_recipe_and_its_expected_time(tmp_path: Path) -> None:
     lab = Lab(cast(Any, None), lambda line: None, mirror="http://mirror.invalid/debian", lab_dir=tmp_path)
-    slim, full = image_named("python:3.11-slim"), image_named("python:3.11")
+    slim, full = image_named("python:3.13-slim"), image_named("python:3.13")
     assert full.on == slim.key
     # a change to the image below (its recipe) is a change to this one
     assert lab.recipe(full, "arm64") == lab.image_recipe(full, lab.recipe(slim, "arm64"))

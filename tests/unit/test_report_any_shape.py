@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from ecoready.domain.errors import ReportError
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
-from ecoready.report.common import run_line
+from ecoready.report.exporter_text import run_line
 from ecoready.report.load import parse_report
 from ecoready.report.markdown import migration
-from ecoready.report.summary import render_summary
+from ecoready.report.text_grid import render_summary
 from tests.support.schema_reports import report_documents, schema
 
 SECONDS = 10

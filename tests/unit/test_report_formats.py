@@ -20,7 +20,7 @@ from ecoready.domain.model import Report, Status
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
-from ecoready.report.present import shows_emulated
+from ecoready.report.status_words import shows_emulated
 from tests.support.reports_sample import DATA, EXPECTED, LAB_REPORTS, bench_report, lab_report
 
 RENDERERS: dict[str, Callable[[Report], str]] = {"md": markdown.render, "html": html.render, "xml": junit.render}

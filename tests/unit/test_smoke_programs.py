@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecoready.lab.build import _assemble
+from ecoready.lab.core import assemble_context
 from ecoready.lab.recipes import BUILDERS, IMAGES, SMOKE, containers_dir, files_hash, source_path
 from ecoready.probes import smoke
 from tests.support.cli import ROOT
@@ -39,12 +39,12 @@ def test_the_lab_takes_them_from_the_package() -> None:
 def test_a_context_is_assembled_with_the_files_it_copies_in(tmp_path: Path) -> None:
     (builder,) = BUILDERS
     target = tmp_path / "context"
-    _assemble(containers_dir() / builder.context, target, builder.files)
+    assemble_context(containers_dir() / builder.context, target, builder.files)
     assert (target / "Dockerfile").is_file()
     for path, name in builder.files:
         assert (target / name).read_bytes() == source_path(path).read_bytes()
     (connectors,) = [image for image in IMAGES if image.name == "connectors"]
-    _assemble(containers_dir() / connectors.context, target, connectors.files)
+    assemble_context(containers_dir() / connectors.context, target, connectors.files)
     assert (target / "bin" / "smoke-python").read_bytes() == smoke.source("smoke-python")
     assert (target / "bin" / "smoke-java").is_file()  # the lab's own launcher of the Java program
 

@@ -18,8 +18,8 @@ from ecoready.domain.images import Availability, ImageCheck, ImagesReport, Verdi
 from ecoready.domain.model import Report
 from ecoready.domain.packaging import Packaging, PackagingVerdict
 from ecoready.report import drivers_table, images_table
-from ecoready.report.present import EMULATED_MARK, GLYPH, shows_emulated
-from ecoready.report.summary import render_grid, render_summary
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, shows_emulated
+from ecoready.report.text_grid import render_grid, render_summary
 from ecoready.report.width import fit_table
 from tests.support.reports_sample import DATA, lab_report
 

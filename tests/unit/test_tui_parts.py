@@ -15,7 +15,7 @@ from ecoready.domain.model import Category, CellResult, Stage, Status
 from ecoready.domain.state import fold
 from ecoready.report import available
 from ecoready.report.cost import compare
-from ecoready.report.present import EMULATED_MARK, shows_emulated
+from ecoready.report.status_words import EMULATED_MARK, shows_emulated
 from ecoready.ui.tui.bars import bar, bar_chart
 from ecoready.ui.tui.detail import detail_renderable, plain
 from ecoready.ui.tui.export import export_report

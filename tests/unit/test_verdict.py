@@ -25,7 +25,7 @@ from ecoready.domain.state import fold
 from ecoready.report import html, junit, markdown
 from ecoready.report.load import load_report
 from ecoready.report.reasons import advice
-from ecoready.report.summary import render_summary
+from ecoready.report.text_grid import render_summary
 from ecoready.report.troubles import advice_to_list, infra_lines
 from ecoready.report.verdict import arch_verdicts
 
@@ -184,8 +184,8 @@ def test_no_view_repeats_a_status_prefix(name: str) -> None:
 
 def test_cv_only_with_two_runs_or_more() -> None:
     from ecoready.domain.model import BenchRun, BenchSeries
-    from ecoready.report.common import cv_text
-    from ecoready.report.present import size_text
+    from ecoready.report.exporter_text import cv_text
+    from ecoready.report.status_words import size_text
 
     run = BenchRun("oltp_read_write", "uniform", 8, 1, 100.0, 2000.0, 5.0, 0, 0, 10.0)
     one = BenchSeries("oltp_read_write", "uniform", 8, (run,), 100.0, 2000.0, 5.0, 0.0)

@@ -19,7 +19,7 @@ from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
 from ecoready.report.reasons import advice
-from ecoready.report.summary import render_summary
+from ecoready.report.text_grid import render_summary
 from ecoready.ui.tui.answer import reason_text
 from ecoready.ui.tui.detail import advice_section
 from tests.unit.test_blame import cell_of, report_of

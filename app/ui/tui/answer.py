@@ -17,8 +17,8 @@ from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.files import keep_in_state
 from ecoready.report.json import render as render_json
-from ecoready.report.present import EMULATED_MARK, GLYPH, QUEUED_WORD, shows_emulated, took_text
 from ecoready.report.reasons import advice_for
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, QUEUED_WORD, shows_emulated, took_text
 from ecoready.report.troubles import infra_lines
 from ecoready.report.verdict import arch_verdicts, glance
 

@@ -27,9 +27,9 @@ from ecoready.domain.model import BenchResult, CellResult, Outcome, Report, Stag
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
-from ecoready.report.common import bench_conditions, cv_text
-from ecoready.report.present import EMULATED_MARK, GLYPH, packaging_text, size_text, took_text
+from ecoready.report.exporter_text import bench_conditions, cv_text
 from ecoready.report.reasons import Advice, advice_for
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, packaging_text, size_text, took_text
 from ecoready.ui.tui.bars import bar_chart
 
 OUTCOME_GLYPH: Mapping[Outcome | None, str] = {

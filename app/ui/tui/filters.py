@@ -17,7 +17,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ecoready.domain.model import Category, CellResult, Report, Status
-from ecoready.report.present import GLYPH
+from ecoready.report.status_words import GLYPH
 
 # A pseudo-status: everything that did not end ready (or is not over yet).
 PROBLEMS = "problems"

@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from ecoready.domain.model import HostFacts, Report
 from ecoready.domain.text import one_line
-from ecoready.report.present import EMULATED_MARK
+from ecoready.report.status_words import EMULATED_MARK
 
 
 def short_emulator(description: str) -> str:

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ecoready.report.present import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING
+from ecoready.report.status_words import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("arrows", "move between cells (category rows are skipped)"),

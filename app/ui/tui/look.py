@@ -1,6 +1,6 @@
 """How cells look in the TUI: status styles taken from the current theme (so dark and light
 both read well), the spinner, and the compare column's headline. The words and glyphs come
-from `report/present.py`, shared with the headless summary, so under NO_COLOR the glyphs still
+from `report/status_words.py`, shared with the headless summary, so under NO_COLOR the glyphs still
 carry the meaning."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from textual.theme import Theme
 from ecoready.domain.model import CellResult, Status
 from ecoready.domain.text import inert
 from ecoready.report.cost import CompareTable, Comparison
-from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, shows_emulated, took_text
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, cell_text, shows_emulated, took_text
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 

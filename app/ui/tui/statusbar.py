@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ecoready.domain.model import Report, Stage, Status
-from ecoready.report.present import GLYPH
+from ecoready.report.status_words import GLYPH
 
 
 def clock_text(seconds: float) -> str:

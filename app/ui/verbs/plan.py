@@ -36,7 +36,7 @@ def add(verbs: options.Verbs) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ecoready.report.common import run_line
+    from ecoready.report.exporter_text import run_line
     from ecoready.report.load import load_report
     from ecoready.report.markdown import md, migration
 

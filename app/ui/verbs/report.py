@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from ecoready.domain.errors import ReportError
     from ecoready.report.load import load_report
     from ecoready.report.merge import merge
-    from ecoready.report.summary import render_summary
+    from ecoready.report.text_grid import render_summary
     from ecoready.ui.headless import deliver
 
     chosen = outputs(args)

@@ -18,7 +18,7 @@ from ecoready.domain.model import (
     Status,
 )
 from ecoready.report.order import grid_rows
-from ecoready.report.present import EMULATED_MARK, packaging_text, short_text, shows_emulated
+from ecoready.report.status_words import EMULATED_MARK, packaging_text, short_text, shows_emulated
 
 NOT_FAILING = frozenset({Status.READY, Status.SKIPPED, Status.PENDING, Status.RUNNING})
 

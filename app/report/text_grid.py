@@ -9,7 +9,7 @@ from ecoready.domain.model import Category, CellResult, Report, Status
 from ecoready.domain.text import inert, plural
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
-from ecoready.report.present import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text, shows_emulated
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text, shows_emulated
 from ecoready.report.troubles import advice_to_list, infra_lines, registry_troubles, trouble
 from ecoready.report.verdict import arch_verdicts
 from ecoready.report.width import blocks, share, terminal_width

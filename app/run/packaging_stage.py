@@ -12,7 +12,7 @@ from ecoready.matrix.kinds import KINDS
 from ecoready.plan.cells import CellPlan
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.install_cache import report_packaging
-from ecoready.report.present import packaging_text
+from ecoready.report.status_words import packaging_text
 
 
 async def packaging_stage(cell: CellPlan, ctx: ProbeContext) -> str:
