@@ -57,8 +57,19 @@ def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
     return data
 
 
-def read_if_there(path: str | Path, limit: int, what: str = "file") -> bytes | None:
-    """`read_bounded`, but None when there is no file at `path`."""
+def read_head(path: str | Path, limit: int, what: str = "file") -> bytes:
+    """The first `limit` bytes of the regular file at `path` (all of it when smaller), to
+    tell what a file is before reading it under that kind's bound; ConfigError as
+    `read_bounded`."""
+    data = read_if_there(path, limit, what, head=True)
+    if data is None:
+        raise refused(path, "cannot read: no such file")
+    return data
+
+
+def read_if_there(path: str | Path, limit: int, what: str = "file", *, head: bool = False) -> bytes | None:
+    """`read_bounded`, but None when there is no file at `path` (`head`: its first `limit`
+    bytes, a larger file not refused)."""
     file = str(path)
     try:
         fd = os.open(file, _OPEN_FLAGS)
@@ -72,16 +83,20 @@ def read_if_there(path: str | Path, limit: int, what: str = "file") -> bytes | N
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise refused(file, f"is {kind_of_file(info.st_mode)}, not a regular file: not a {what}")
-        if info.st_size > limit:
+        if info.st_size > limit and not head:
             raise refused(file, f"is {info.st_size} bytes, larger than the bound: a {what} is at most {limit} bytes")
         chunks: list[bytes] = []
         size = 0
         while size <= limit:  # a file that grows while read is still bounded
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            # the size fstat gave in one read (one buffer, not chunks joined: a large file is
+            # held once), then 1 MiB at a time for a file that grows
+            chunk = os.read(fd, min(max(info.st_size + 1 - size, 1 << 20), limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
+        if size > limit and head:
+            return b"".join(chunks)[:limit]
         if size > limit:
             raise refused(file, f"grew while read, larger than the bound: a {what} is at most {limit} bytes")
         return b"".join(chunks)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
-from ecoready.domain.reading import read_text_bounded
+from ecoready.domain.reading import MAX_DIGITS, number_position, read_text_bounded
 from ecoready.stack.services import Service
 from ecoready.stack.yaml_bounded import key_lines, load_one
 
@@ -57,6 +57,10 @@ def parse_compose(text: str, file: str = "docker-compose.yml") -> tuple[str, lis
 
 def _document(text: str, file: str) -> dict[str, Any]:
     data = load_one(text, file)
+    long_number = number_position(text)  # in a string too (a port "8080:<5,000 digits>"): int() would raise
+    if long_number is not None:
+        line, col, digits = long_number
+        raise ConfigError([Problem(file, line, col, f"a number of {digits} digits; at most {MAX_DIGITS} are read")])
     if not isinstance(data, dict):
         raise ConfigError([Problem(file, 1, 1, "no `services:` mapping: not a compose file")])
     return data

@@ -6,10 +6,13 @@ StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs (every container and in
 container), Services (the host names a workload is reached by) and the custom resources of
 the operators `operator_catalog.py` knows. Nothing else is read and no cluster is contacted.
 
-Read with PyYAML's safe loader (bounded: `yaml_bounded.py`) and walked only where the Kubernetes API puts what is read,
-each list so far (`MAX_*`): aliases, huge documents and unknown kinds cost bounded time
-and memory, and each thing not understood is a line. A pod spec is read by `kube_pod.py`;
-an object another one among the manifests made is read once, through its owner.
+Read by `yaml_bounded.py` (libyaml's parser where PyYAML has it; JSON by the json module;
+`status` and `managedFields`, never read, left out as they are parsed) under a bound of its
+own (`MAX_BYTES`: a `kubectl get -o yaml` of 10,000 pods fits), and walked only where the
+Kubernetes API puts what is read, each list so far (`MAX_*`): aliases, huge documents and
+unknown kinds cost bounded time and memory, and each thing not understood is a line. A pod
+spec is read by `kube_pod.py`; an object another one among the manifests made is read once,
+through its owner.
 """
 
 from __future__ import annotations
@@ -21,19 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from ecoready.domain.errors import ConfigError, Problem
-from ecoready.domain.reading import read_bounded, read_text_bounded
+from ecoready.domain.reading import read_bounded, read_head
 from ecoready.stack.kube_pins import at
 from ecoready.stack.kube_pod import Pod, Seen, labels_of, read_pod
 from ecoready.stack.operators import read_operator, unread_operator
 from ecoready.stack.services import Service
-from ecoready.stack.yaml_bounded import load_all
+from ecoready.stack.yaml_bounded import compact, is_json, load_all
 
-MAX_BYTES = 8 << 20  # all files together
+MAX_BYTES = 160 << 20  # all files together: kubectl's -o json of 10,000 pods is 140 MB
 MAX_FILES = 500
 MAX_DOCUMENTS = 2000
 MAX_ITEMS = 256  # List items, owner references: each list read so far
 SUFFIXES = (".yaml", ".yml", ".json")
-_TOP_LEVEL = re.compile(r'^(?:apiVersion:|kind:|\{?\s*"apiVersion"\s*:)', re.MULTILINE)
+# the keys that make a Kubernetes object, in any order: top-level YAML keys, or JSON keys
+_YAML_KEY = {k: re.compile(rf"^{k}:", re.MULTILINE) for k in ("apiVersion", "kind", "items")}
+_JSON_KEY = {k: re.compile(rf'"{k}"\s*:') for k in ("apiVersion", "kind", "items")}
+_HEAD = 1 << 20  # what a file is told by
+SKIPPED = frozenset({"status", "managedFields"})  # what the cluster adds: never read
 # kind -> where its pod spec lives
 WORKLOADS: Mapping[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -53,14 +60,19 @@ QUIET = frozenset(
 
 
 def is_kubernetes(path: Path) -> bool:
-    """A folder, or a file with a top-level `apiVersion:`/`kind:` (compose files have none)."""
+    """A folder, or a file holding Kubernetes objects: two of `apiVersion`, `kind` and
+    `items` (a List), in any order, as YAML's top-level keys or as JSON keys, in its first
+    MiB (kubectl writes a List's `kind` after its items; compose files have none of them).
+    A file of any size is told so: one over `MAX_BYTES` is then refused as a manifest."""
     if path.is_dir():
         return True
-    try:  # not a regular file, or too large: the compose reader says why
-        head = read_bounded(path, MAX_BYTES, "manifest file").decode("utf-8", "replace")
+    try:  # not a regular file: the compose reader says why
+        data = read_head(path, _HEAD, "manifest file")
     except ConfigError:
         return False
-    return _TOP_LEVEL.search(head) is not None
+    keys = _JSON_KEY if is_json(data) else _YAML_KEY
+    text = data.decode("utf-8", "replace")
+    return sum(1 for pattern in keys.values() if pattern.search(text)) >= 2
 
 
 def read_kubernetes(path: Path) -> tuple[str, list[Service], list[str]]:
@@ -76,11 +88,12 @@ def read_kubernetes(path: Path) -> tuple[str, list[Service], list[str]]:
     return path.resolve().name if path.is_dir() else path.stem, services, notes
 
 
-def _texts(path: Path) -> Iterator[tuple[str, str]]:
+def _texts(path: Path) -> Iterator[tuple[str, str | bytes]]:
+    """Each file's bytes (UTF-8 is checked by the parser, at its line:col: no copy)."""
     files = [path] if not path.is_dir() else _files(path)
     total = 0
     for file in files:
-        text = read_text_bounded(file, MAX_BYTES, "manifest file")
+        text = compact(read_bounded(file, MAX_BYTES, "manifest file"))
         total += len(text)
         if total > MAX_BYTES:
             raise ConfigError([Problem(str(file), 1, 1, f"the manifests are larger than {MAX_BYTES} bytes together")])
@@ -99,10 +112,10 @@ def _files(folder: Path) -> list[Path]:
     return found
 
 
-def _documents(texts: list[tuple[str, str]]) -> Iterator[tuple[str, object]]:
+def _documents(texts: list[tuple[str, str | bytes]]) -> Iterator[tuple[str, object]]:
     count = 0
     for file, text in texts:
-        for doc in load_all(text, file):
+        for doc in load_all(text, file, SKIPPED):
             count += 1
             if count > MAX_DOCUMENTS:
                 raise ConfigError([Problem(file, 1, 1, f"more than {MAX_DOCUMENTS} documents")])
@@ -186,13 +199,13 @@ def owned_objects(objects: list[tuple[str, dict[str, Any]]]) -> set[int]:
     return {i for i in parent if root[i] != i}
 
 
-def parse_kubernetes(texts: list[tuple[str, str]]) -> tuple[list[Service], list[str]]:
+def parse_kubernetes(texts: list[tuple[str, str | bytes]]) -> tuple[list[Service], list[str]]:
     """(services, lines about what was not read) of (file name, text) pairs."""
     services, seen = _parse(texts)
     return services, seen.notes
 
 
-def _parse(texts: list[tuple[str, str]]) -> tuple[list[Service], Seen]:
+def _parse(texts: list[tuple[str, str | bytes]]) -> tuple[list[Service], Seen]:
     objects = list(_objects(_documents(texts)))
     seen = Seen()
     for file, obj in objects:

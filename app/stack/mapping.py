@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ecoready.domain.model import Category
-from ecoready.domain.text import acting_character, shown
+from ecoready.domain.text import acting_character, inert, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.document import floating_tag
 from ecoready.matrix.kinds import KINDS
@@ -34,6 +34,7 @@ from ecoready.stack.known import (
     known,
     repository_name,
 )
+from ecoready.stack.references import reference_problem
 from ecoready.stack.services import Service
 
 _ID_JUNK = re.compile(r"[^a-z0-9._-]+")
@@ -42,13 +43,6 @@ _SECRET = re.compile(r"PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|PRIVATE|CREDENT
 _FLAG = frozenset({"", "0", "1", "yes", "no", "true", "false", "on", "off"})
 _CREDENTIALS_IN_URL = re.compile(r"//[^/@\s:]*:[^/@\s]*@")
 _DATABASE_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}\Z")
-# Docker's reference grammar (distribution/reference): [domain[:port]/]path[:tag][@digest]
-_PATH_PART = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_HOST_PART = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
-_REFERENCE = re.compile(
-    rf"^(?:{_HOST_PART}(?:\.{_HOST_PART})*(?::[0-9]+)?/)?{_PATH_PART}(?:/{_PATH_PART})*"
-    r"(?::\w[\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
-)
 MYSQL_PORT = "3306"
 
 
@@ -108,8 +102,9 @@ def map_services(services: Sequence[Service]) -> Mapped:
     usable: list[Service] = []
     for service in services:
         undecided.extend(f"{service.name}: {note}" for note in service.notes)
-        if not _REFERENCE.match(service.image) or service.image.startswith("sha256:"):  # an image id: no
-            undecided.append(f"{service.name}: no image reference ecoready can ask a registry for: left out")
+        problem = reference_problem(service.image)
+        if problem is not None:
+            undecided.append(f"{inert(service.name, 64)}: {problem}: left out")
             continue
         tag = floating_tag(service.image)
         if tag is not None and not service.built:
@@ -215,6 +210,14 @@ def _known_row(
         if dropped:
             words = " ".join(shown(w) for w in dropped)
             undecided.append(f"{service.name}: `command:` words that are no server option, dropped: {words}")
+    elif (
+        service.command and kind.category in (Category.SERVER, Category.HA) and "args" not in KINDS[kind.probe].options
+    ):
+        words = inert(" ".join(shown(w) for w in service.command), 200)
+        undecided.append(
+            f"{service.name}: its server options ({words}) are not checked: the {kind.probe} probe takes no "
+            "server options (docs/matrix.md); a row of probe `server` with `args` checks one node with them"
+        )
     if backend is not None:
         why.append(f"backend {backend}: {reason}")
     return _row(service, ids, kind.category, kind.probe, backend, options, why)

@@ -301,7 +301,7 @@ def test_running_containers_keep_their_compose_names_and_emulation_pins() -> Non
     ]
     mapped = map_services(services)
     assert [r.id for r in mapped.rows] == ["db", "app"]
-    assert "loose: no image reference" in mapped.undecided[-1]
+    assert "loose: sha256:" in mapped.undecided[-1] and "is an image id" in mapped.undecided[-1]
     assert any("by the engine, which runs it emulated" in w for w in mapped.rows[1].why)
 
 

@@ -40,7 +40,9 @@ def add(verbs: options.Verbs) -> None:
         "--from",
         dest="compose",
         metavar="FILE_OR_FOLDER",
-        help="a docker compose file, or Kubernetes manifests: a file (multi-document, List) or a folder of them",
+        help="a docker compose file, Kubernetes manifests (a file: multi-document, List, YAML or JSON; or a folder "
+        "of them), a Helm chart folder (rendered with `helm template`) or a kustomization (file or folder: "
+        "`kubectl kustomize`/`kustomize build`, else its resources and images: read by ecoready)",
     )
     source.add_argument("--from-host", action="store_true", help="the containers running on the engine")
     source.add_argument("--images", type=options.comma_list, metavar="IMAGE,...", help="a list of image references")
@@ -55,6 +57,12 @@ def add(verbs: options.Verbs) -> None:
         default=DEFAULT_MATRIX,
         metavar="PATH",
         help=f"where to write it ('-' = stdout; default ./{DEFAULT_MATRIX})",
+    )
+    parser.add_argument(
+        "--values",
+        action="append",
+        metavar="FILE",
+        help="a values file for the Helm chart of --from, passed to `helm template` (repeat for more)",
     )
     parser.add_argument("--force", action="store_true", help="replace the output file if it exists")
     options.arch(parser, help="the matrix's arches (default: amd64,arm64)")
@@ -73,16 +81,11 @@ def run(args: argparse.Namespace) -> int:
     if args.default:
         return _write_default(output)
     read_notes: list[str] = []
-    if args.compose and _is_kubernetes(Path(args.compose)):
-        from ecoready.stack.kube import read_kubernetes
+    if args.compose:
+        from ecoready.stack.source import read_source
 
-        project, services, read_notes = read_kubernetes(Path(args.compose))
-        title, how = f"{project} (Kubernetes manifests {Path(args.compose).name})", f"--from {args.compose}"
-    elif args.compose:
-        from ecoready.stack.compose import read_compose
-
-        project, services, read_notes = read_compose(Path(args.compose))
-        title, how = f"{project} (from {Path(args.compose).name})", f"--from {args.compose}"
+        title, services, read_notes = read_source(Path(args.compose), args.values or ())
+        how = f"--from {args.compose}" + "".join(f" --values {v}" for v in args.values or ())
     elif args.from_host:
         services, engine = _host_services()
         title, how = f"containers on {engine}", "--from-host"
@@ -133,12 +136,6 @@ def _write_default(output: str) -> int:
     where = "stdout" if output == "-" else output
     eprint(f"ecoready: wrote {where}: the default matrix shipped with ecoready ({count} components)")
     return 0
-
-
-def _is_kubernetes(path: Path) -> bool:
-    from ecoready.stack.kube import is_kubernetes
-
-    return is_kubernetes(path)
 
 
 def _counts(rows: Sequence[Row]) -> str:
