@@ -74,7 +74,8 @@ def test_levels_are_ordered() -> None:
 def test_a_broken_file_is_refused() -> None:
     base = {"sources": {"s": {"url": "https://x", "date": "2024-01-01"}}}
     entry = {"id": "a", "name": "A", "core": "C", "arch": "arm64", "level": "armv8.0", "features": ["lse"],
-             "page_sizes": [4096], "series": "a", "generation": 1, "source": "s", "id_source": "s", "pages_source": "s"}  # fmt: skip
+             "page_sizes": [4096], "series": "a", "generation": 1,
+             "source": "s", "id_source": "s", "pages_source": "s"}  # fmt: skip
     assert set(parse_cpus({**base, "cpus": [entry]})) == {"a"}
     with pytest.raises(CpuFileError, match="not a \\[sources\\]"):
         parse_cpus({**base, "cpus": [{**entry, "source": "nowhere"}]})
