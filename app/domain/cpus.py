@@ -8,6 +8,7 @@ not run" from it, never stores it as words.
 from __future__ import annotations
 
 import difflib
+import enum
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -160,3 +161,53 @@ def _hex(text: str, width: int) -> str:
 def nearest(name: str, names: list[str], n: int = 3) -> list[str]:
     """The names closest to `name` (for `did you mean`)."""
     return difflib.get_close_matches(name, names, n=n, cutoff=0.5)
+
+
+class Fit(str, enum.Enum):
+    """How a program fits a target CPU, best first."""
+
+    RUNS = "runs"
+    CAVEAT = "caveat"  # runs on the target's usual setup; not on some of its kernels, or a path may not
+    SLOWER = "slower"  # runs, without an instruction it could use (exclusive loops for LSE, software CRC)
+    NOT = "not"  # does not run: an instruction the CPU lacks, or segments its usual kernel cannot map
+
+    @property
+    def rank(self) -> int:
+        return list(Fit).index(self)
+
+
+@dataclass(frozen=True)
+class Lack:
+    """One thing a program asks of a CPU that this one lacks."""
+
+    # stable: "lse", "lse-outline", "no-lse", "crc32", "pmull", "sve", "x86-level", "x86-paths",
+    # "page-size", "page-other" (app/audit/targets.py)
+    code: str
+    fit: Fit
+    needs: str  # what is lacking, short: "LSE", "x86-64-v3", "16 KiB pages", "SVE"
+
+
+@dataclass(frozen=True)
+class TargetFit:
+    """A program on one requested target."""
+
+    target: str  # as the matrix names it: a target id ("rpi4") or an instance ("aws:m6g.large")
+    cpu: str  # the target CPU's id
+    fit: Fit
+    lacks: tuple[Lack, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProgramFit:
+    """One audited program on each requested target of its arch."""
+
+    program: str
+    targets: tuple[TargetFit, ...] = ()
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target a matrix asks about: its name there and the CPU it stands for."""
+
+    name: str  # "aws:m6g.large" or "graviton2"
+    cpu: str  # "graviton2"

@@ -239,6 +239,7 @@ class BinaryAudit:
     llsc_count: int = 0  # exclusive loads: one per load/store-exclusive loop
     crc32_count: int = 0  # CRC32 instructions (arm64 CRC32/CRC32C, amd64 SSE4.2 crc32)
     pmull_count: int = 0  # carry-less multiplies (arm64 PMULL on 64-bit polynomials, amd64 PCLMULQDQ)
+    sve_count: int = 0  # arm64: instructions of the SVE encoding space (SVE, SVE2)
     bti: bool = False  # arm64: built for branch target identification
     pac: bool = False  # arm64: built with pointer authentication
     x86_needs: str = ""  # amd64: the x86-64 level its code needs ("x86-64" is the baseline)
