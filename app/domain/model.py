@@ -15,6 +15,7 @@ from ecoready.domain.blame import Blame, Trouble, blame_for, said
 from ecoready.domain.blame import Outcome as Outcome  # said in blame.py, taken from here by most
 from ecoready.domain.blame import Stage as Stage
 from ecoready.domain.blame import Status as Status
+from ecoready.domain.cpus import ProgramFit, Target
 from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.packaging import Packaging
 
@@ -260,6 +261,7 @@ class AuditResult:
     platform: str = ""  # "host/arch" whose fitness the findings take into account ("" = none yet)
     seconds: float = 0.0  # reading and parsing (what the cache saves)
     cached: bool = False  # read from the audit cache: nothing read from the image
+    targets: tuple[ProgramFit, ...] = ()  # each program on each target CPU the matrix names (app/audit/targets.py)
 
 
 class Verification(str, enum.Enum):
@@ -371,6 +373,7 @@ class PlatformFitness:
     machine: str = ""  # uname -m inside
     kernel: str = ""
     cpu_model: str = ""
+    cpu_part: str = ""  # MIDR "0x41:0xd0c" or x86 "GenuineIntel:6:0x55": named by app/domain/cpus.py
     cpus: int = 0  # online CPUs the container may use
     mhz: float | None = None  # maximum (cpufreq) or current (cpuinfo) clock
     features: tuple[str, ...] = ()  # the CPU features that matter to databases, present
@@ -452,6 +455,7 @@ class Report:
     # the run ids of the reports `report --merge` made this one of (() = one run): numbers of
     # cells from different runs ran under different conditions and are never set side by side
     merged_from: tuple[str, ...] = ()
+    targets: tuple[Target, ...] = ()  # the target CPUs the matrix names (`targets = [...]`)
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -22,6 +22,7 @@ from ecoready.matrix.checker import Checker
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.mirrors import with_environment
 from ecoready.matrix.sections import TOP_KEYS, components_section, hosts_section, registry_section, sysbench_section
+from ecoready.matrix.targets import targets_section
 from ecoready.matrix.tomlpos import locate
 
 MAX_MATRIX_BYTES = 1 << 20  # tomllib's docs advise bounding untrusted input
@@ -121,6 +122,7 @@ def _validate(data: dict[str, Any], c: Checker, file: str) -> Matrix | None:
     sysbench = sysbench_section(data, c)
     hosts = hosts_section(data, c, Path(file).parent)
     components = components_section(data, c)
+    targets = targets_section(data, c)
     if c.problems:
         return None
     return Matrix(
@@ -133,4 +135,5 @@ def _validate(data: dict[str, Any], c: Checker, file: str) -> Matrix | None:
         concurrency=concurrency,
         registry=registry,
         sysbench=sysbench,
+        targets=targets,
     )

@@ -20,7 +20,9 @@ from pathlib import Path
 from ecoready.audit.findings import findings, mislabelled, summary
 from ecoready.audit.locate import candidates, search_dirs
 from ecoready.audit.program import audit_program
+from ecoready.audit.targets import program_fits
 from ecoready.domain.codec import from_plain, to_plain
+from ecoready.domain.cpus import Target
 from ecoready.domain.errors import (
     ConfigError,
     DataError,
@@ -104,9 +106,11 @@ class Auditor:
     """The build audits of one run. An image and arch is read once however many cells share
     it; each cell's findings are crossed with its platform, now or when it arrives."""
 
-    def __init__(self, emit: Callable[[Event], None], cache: AuditCache) -> None:
+    def __init__(self, emit: Callable[[Event], None], cache: AuditCache, targets: Sequence[Target] = ()) -> None:
+        """`targets`: the target CPUs the matrix names; each audit is answered for each of them."""
         self._emit = emit
         self._cache = cache
+        self._targets = tuple(targets)
         self._platforms: dict[tuple[str, str], PlatformFitness] = {}
         self._audited: dict[str, tuple[str, AuditResult]] = {}  # cell id -> (host, audit)
         self._reads: Flights[str, AuditResult] = Flights(remember=True)  # by cache key
@@ -143,6 +147,7 @@ class Auditor:
             result,
             findings=findings(result.binaries, result.arch, platform),
             platform=f"{platform.host}/{platform.arch}" if platform is not None and platform.machine else "",
+            targets=program_fits(result.binaries, self._targets),
         )
         self._emit(AuditReported(cell_id, crossed))
 

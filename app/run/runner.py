@@ -113,7 +113,7 @@ class Runner:
         self._lost: dict[str, str] = {}  # host name -> why it is considered gone
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
-        self.auditor = Auditor(run.emit, AuditCache(default_dir()))
+        self.auditor = Auditor(run.emit, AuditCache(default_dir()), plan.matrix.targets)
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
         self._active: dict[str, asyncio.Task[None]] = {}
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
@@ -169,6 +169,7 @@ class Runner:
                 }.values()
             ),
             title=self.plan.matrix.title,
+            targets=self.plan.matrix.targets,
         )
 
     def under_way(self) -> frozenset[str]:
