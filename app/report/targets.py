@@ -1,0 +1,111 @@
+"""The build audit per target CPU, worded (the verdicts are data: app/audit/targets.py): one
+line per program, "mariadbd: fine on AWS Graviton2 and later; not on AWS Graviton1 /
+Raspberry Pi 4 (needs LSE)", and a host named by its CPU's part ("Neoverse N1, as in AWS
+Graviton2, Ampere Altra"). Plain text; each exporter escapes for its format."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from ecoready.domain.cpus import Cpu, Fit, Lack, ProgramFit, TargetFit, by_midr, by_x86, cpus
+from ecoready.domain.model import CellResult, Report
+
+# how each lack is said after the targets it concerns
+SAID: Mapping[str, Callable[[Lack], str]] = {
+    "lse": lambda lack: "needs LSE",
+    "sve": lambda lack: "needs SVE",
+    "x86-level": lambda lack: f"needs {lack.needs}",
+    "page-size": lambda lack: f"segments too finely aligned for its {lack.needs}",
+    "lse-outline": lambda lack: "atomics fall back to exclusive loops: no LSE",
+    "no-lse": lambda lack: "built without LSE: exclusive loops under contention",
+    "crc32": lambda lack: "no CRC32: checksums in software",
+    "pmull": lambda lack: "no PMULL: checksums without folding",
+    "page-other": lambda lack: f"not on kernels with {lack.needs}",
+    "x86-paths": lambda lack: f"a few {lack.needs} paths",
+}
+FIT_WORDS: Mapping[Fit, str] = {Fit.RUNS: "fine on", Fit.CAVEAT: "runs on", Fit.SLOWER: "slower on", Fit.NOT: "not on"}
+
+
+def target_name(fit: TargetFit) -> str:
+    """ "AWS Graviton2" for a target CPU id; "aws:m6g.large (AWS Graviton2)" for an instance."""
+    cpu = cpus().get(fit.cpu)
+    name = cpu.name if cpu is not None else fit.cpu
+    return name if fit.target == fit.cpu else f"{fit.target} ({name})"
+
+
+def program_line(program: ProgramFit) -> str:
+    """`mariadbd: fine on AWS Graviton2 and later; not on AWS Graviton1 / Raspberry Pi 4 (needs LSE)`."""
+    parts = []
+    for fit in Fit:
+        group = [t for t in program.targets if t.fit is fit]
+        if not group:
+            continue
+        why = sorted({SAID[lack.code](lack) for t in group for lack in t.lacks if lack.fit is fit})
+        parts.append(f"{FIT_WORDS[fit]} {_names(group, program.targets)}" + (f" ({'; '.join(why)})" if why else ""))
+    return f"{program.program}: {'; '.join(parts)}"
+
+
+def _names(group: Sequence[TargetFit], every: Sequence[TargetFit]) -> str:
+    """The targets of `group`, a series said as "X and later" when the group holds its newest
+    generations asked for, from X on, and more than one of them."""
+    known = cpus()
+    said: list[str] = []
+    done: set[str] = set()
+    for fit in group:
+        cpu = known.get(fit.cpu)
+        if fit.target in done or cpu is None:
+            continue
+        series = [t for t in every if t.target == t.cpu and t.cpu in known and known[t.cpu].series == cpu.series]
+        ours = [t for t in series if t in group]
+        later = sorted(series, key=lambda t: known[t.cpu].generation)
+        if (
+            fit.target == fit.cpu
+            and len(ours) > 1
+            and later[-len(ours) :] == sorted(ours, key=lambda t: known[t.cpu].generation)
+        ):
+            first = min(ours, key=lambda t: known[t.cpu].generation)
+            said.append(f"{known[first.cpu].name} and later")
+            done.update(t.target for t in ours)
+        else:
+            said.append(target_name(fit))
+            done.add(fit.target)
+    return " / ".join(said) if any(f.fit is Fit.NOT for f in group) else ", ".join(said)
+
+
+def cell_target_lines(cell: CellResult) -> list[str]:
+    """One line per program of the cell's audit, on the targets the matrix names."""
+    if cell.audit is None:
+        return []
+    return [program_line(p) for p in cell.audit.targets]
+
+
+def targets_intro(report: Report) -> str:
+    """What the per-target lines are about (empty when the matrix named no target)."""
+    if not report.targets:
+        return ""
+    named = ", ".join(t.name for t in report.targets)
+    return (
+        f"Target CPUs the matrix names: {named}. Each program's build, as read, on each of them "
+        "(its instructions and segment alignment against the CPU's features and its kernels' page sizes)."
+    )
+
+
+def cpu_by_part(part: str) -> list[Cpu]:
+    """The target CPUs of a part: "0x41:0xd0c" (MIDR) or "GenuineIntel:6:0x55" (x86)."""
+    pieces = part.split(":")
+    if len(pieces) == 2:
+        return by_midr(*pieces)
+    if len(pieces) == 3:
+        try:
+            return by_x86(pieces[0], int(pieces[1], 0), int(pieces[2], 0))
+        except ValueError:
+            return []
+    return []
+
+
+def cpu_named(part: str) -> str:
+    """ "Neoverse N1, AWS Graviton2 / Ampere Altra class"; "" when the part is not in the file."""
+    found = cpu_by_part(part)
+    if not found:
+        return ""
+    return f"{found[0].core}, {' / '.join(c.name for c in found)} class"

@@ -1,0 +1,49 @@
+"""The build audit per target, worded (app/report/targets.py): one line per program, a
+series said as "X and later", a host named by its CPU's part."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ecoready.audit.targets import program_fits
+from ecoready.domain.cpus import Target
+from ecoready.domain.model import BinaryAudit
+from ecoready.report.targets import cpu_named, program_line
+
+LSE = BinaryAudit("mariadbd", "/usr/sbin/mariadbd", "arm64", 1, 65536, lse="inline", lse_count=4)
+TARGETS = [Target(t, t) for t in ("graviton1", "graviton2", "graviton3", "graviton4", "rpi4")]
+
+
+def line(binary: BinaryAudit, targets: list[Target]) -> str:
+    (program,) = program_fits([binary], targets)
+    return program_line(program)
+
+
+def test_a_series_is_said_from_its_first_fine_generation_on() -> None:
+    assert line(LSE, TARGETS) == (
+        "mariadbd: fine on AWS Graviton2 and later; not on AWS Graviton1 / Raspberry Pi 4 (needs LSE)"
+    )
+
+
+def test_instances_are_named_with_their_cpu_and_reasons_are_said() -> None:
+    outline = replace(LSE, lse="outline", load_align=4096)
+    targets = [Target("aws:m6g.large", "graviton2"), Target("rpi4", "rpi4"), Target("rpi5", "rpi5")]
+    assert line(outline, targets) == (
+        "mariadbd: runs on aws:m6g.large (AWS Graviton2) (not on kernels with 64 KiB pages); "
+        "slower on Raspberry Pi 4 (atomics fall back to exclusive loops: no LSE); "
+        "not on Raspberry Pi 5 (segments too finely aligned for its 16 KiB pages)"
+    )
+
+
+def test_an_x86_level_is_said_as_needed() -> None:
+    v3 = BinaryAudit("mysqld", "/usr/sbin/mysqld", "amd64", 1, 4096, x86_needs="x86-64-v3", x86_uses="x86-64-v3")
+    targets = [Target(t, t) for t in ("sandybridge", "haswell", "zen4")]
+    fine = "mysqld: fine on Intel Haswell / Broadwell, AMD Zen 4 (EPYC Genoa); "
+    assert line(v3, targets) == fine + "not on Intel Sandy Bridge / Ivy Bridge (needs x86-64-v3)"
+
+
+def test_a_host_is_named_by_its_part() -> None:
+    assert cpu_named("0x41:0xd0c") == "Neoverse N1, AWS Graviton2 / Ampere Altra class"
+    assert cpu_named("GenuineIntel:6:0x55") == "Skylake-SP, Intel Skylake-SP / Cascade Lake class"
+    assert cpu_named("AuthenticAMD:25:0x11") == "Zen 4, AMD Zen 4 (EPYC Genoa) class"
+    assert cpu_named("0x41:0x999") == cpu_named("") == cpu_named("x:y:z") == ""
