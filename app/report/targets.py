@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ecoready.domain.cpus import Cpu, Fit, Lack, ProgramFit, TargetFit, by_midr, by_x86, cpus
 from ecoready.domain.model import CellResult, Report
+from ecoready.report.exporter_text import cells_in_grid_order
 
 # how each lack is said after the targets it concerns
 SAID: Mapping[str, Callable[[Lack], str]] = {
@@ -109,3 +110,13 @@ def cpu_named(part: str) -> str:
     if not found:
         return ""
     return f"{found[0].core}, {' / '.join(c.name for c in found)} class"
+
+
+def plan_target_lines(report: Report) -> list[str]:
+    """For the plan: `mariadb (arm64): mariadbd: fine on ...`, one line per audited program."""
+    if not report.targets:
+        return []
+    lines: list[str] = []
+    for cell in cells_in_grid_order(report):
+        lines.extend(f"{cell.component} ({cell.arch}): {line}" for line in cell_target_lines(cell))
+    return lines or ["no program was audited on the targets (no audit in this report)"]

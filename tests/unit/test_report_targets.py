@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rich.console import Console
+
 from ecoready.audit.targets import program_fits
 from ecoready.domain.cpus import Target
-from ecoready.domain.model import BinaryAudit
-from ecoready.report.targets import cpu_named, program_line
+from ecoready.domain.model import BinaryAudit, Report
+from ecoready.report import html, markdown
+from ecoready.report import json as json_report
+from ecoready.report.load import parse_report
+from ecoready.report.plan_text import render_plan
+from ecoready.report.targets import cell_target_lines, cpu_named, program_line
+from ecoready.ui.tui.detail import audit_section
+from tests.support.reports_sample import lab_report
 
 LSE = BinaryAudit("mariadbd", "/usr/sbin/mariadbd", "arm64", 1, 65536, lse="inline", lse_count=4)
 TARGETS = [Target(t, t) for t in ("graviton1", "graviton2", "graviton3", "graviton4", "rpi4")]
@@ -47,3 +55,41 @@ def test_a_host_is_named_by_its_part() -> None:
     assert cpu_named("GenuineIntel:6:0x55") == "Skylake-SP, Intel Skylake-SP / Cascade Lake class"
     assert cpu_named("AuthenticAMD:25:0x11") == "Zen 4, AMD Zen 4 (EPYC Genoa) class"
     assert cpu_named("0x41:0x999") == cpu_named("") == cpu_named("x:y:z") == ""
+
+
+def with_targets(report: Report, targets: list[Target]) -> Report:
+    """The recorded audit report as a run of a matrix naming `targets` makes it."""
+    cells = {
+        cid: replace(c, audit=replace(c.audit, targets=program_fits(c.audit.binaries, targets))) if c.audit else c
+        for cid, c in report.cells.items()
+    }
+    return replace(report, targets=tuple(targets), cells=cells)
+
+
+def test_every_view_shows_one_line_per_program_on_the_targets() -> None:
+    targets = [Target("aws:m6g.large", "graviton2"), Target("rpi4", "rpi4"), Target("sandybridge", "sandybridge")]
+    report = with_targets(lab_report("lab-audit"), targets)
+    mariadbd = (
+        "mariadbd: fine on aws:m6g.large (AWS Graviton2); "
+        "slower on Raspberry Pi 4 (atomics fall back to exclusive loops: no LSE; no PMULL: checksums without folding)"
+    )
+    cell = report.cells["mariadb-10.11/arm64"]
+    assert cell_target_lines(cell) == [mariadbd]
+    assert "  - on targets: " + mariadbd in markdown.render(report).splitlines()
+    assert f"<li>on targets: {mariadbd}</li>" in html.render(report)
+    assert "- mariadb-10.11 (arm64): " + mariadbd in markdown.migration(report)  # `plan --format md`
+    plan = render_plan(report, 400)
+    assert "On the target CPUs the matrix names:" in plan and f"  - mariadb-10.11 (arm64): {mariadbd}" in plan
+    detail = Console(width=400, record=True)
+    detail.print(audit_section(cell))
+    assert f"on targets: {mariadbd}" in detail.export_text()
+    # without targets in the matrix, nothing is said
+    plain = lab_report("lab-audit")
+    assert "on targets" not in markdown.render(plain) and "target CPUs" not in render_plan(plain, 200)
+
+
+def test_the_targets_survive_the_json_report() -> None:
+    report = with_targets(lab_report("lab-audit"), [Target("rpi4", "rpi4")])
+    again = parse_report(json_report.render(report))
+    assert again.targets == report.targets
+    assert again.cells["mariadb-10.11/arm64"].audit == report.cells["mariadb-10.11/arm64"].audit
