@@ -92,7 +92,7 @@ def targets_intro(report: Report) -> str:
 
 
 def cpu_by_part(part: str) -> list[Cpu]:
-    """The target CPUs of a part: "0x41:0xd0c" (MIDR) or "GenuineIntel:6:0x55" (x86)."""
+    """The target CPUs of a part: "0x41:0xd0c" (MIDR) or "GenuineIntel:0x6:0x55" (x86, family and model in hex)."""
     pieces = part.split(":")
     if len(pieces) == 2:
         return by_midr(*pieces)

@@ -120,12 +120,12 @@ class CpuInfo:
     @property
     def cpu_part(self) -> str:
         """The CPU's part as app/domain/cpus.py looks it up: "0x41:0xd0c" (arm64 MIDR
-        implementer and part) or "GenuineIntel:6:0x55" (x86 vendor, family, model); "" when
+        implementer and part) or "GenuineIntel:0x6:0x55" (x86 vendor, family, model); "" when
         the kernel gives neither (qemu-user shows its own)."""
         if self.implementer and self.part:
             return f"{self.implementer}:{self.part}"
         if self.vendor and self.family is not None and self.model_number is not None:
-            return f"{self.vendor}:{self.family}:{self.model_number:#x}"
+            return f"{self.vendor}:{self.family:#x}:{self.model_number:#x}"
         return ""
 
 
