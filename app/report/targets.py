@@ -120,3 +120,21 @@ def plan_target_lines(report: Report) -> list[str]:
     for cell in cells_in_grid_order(report):
         lines.extend(f"{cell.component} ({cell.arch}): {line}" for line in cell_target_lines(cell))
     return lines or ["no program was audited on the targets (no audit in this report)"]
+
+
+def instance_blockers(report: Report, host: str, instance: str, component: str = "") -> list[str]:
+    """What keeps the images off a host's instance: `mariadbd of mariadb-11.8 (needs x86-64-v4)`
+    for each program of the cells on `host` (of `component` when given) that does not run
+    on the instance's CPU, as the run's audit answered it for that instance."""
+    if not instance:
+        return []
+    found = []
+    for cell in cells_in_grid_order(report):
+        if cell.host != host or cell.audit is None or (component and cell.component != component):
+            continue
+        for program in cell.audit.targets:
+            for fit in program.targets:
+                if fit.target == instance and fit.fit is Fit.NOT:
+                    why = "; ".join(SAID[lack.code](lack) for lack in fit.lacks if lack.fit is Fit.NOT)
+                    found.append(f"{program.program} of {cell.component} ({why})")
+    return found

@@ -38,7 +38,8 @@ from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import AuditResult, BinaryAudit, PlatformFitness
 from ecoready.domain.reading import read_bounded
 from ecoready.domain.specs import ImageFile
-from ecoready.plan.cells import AUDIT_BUDGET_S
+from ecoready.matrix.prices import instances
+from ecoready.plan.cells import AUDIT_BUDGET_S, Plan
 from ecoready.probe_api.run_context import RunContext, resource_labels
 
 # Part of every cache key: entries written by another version of the audit are not read.
@@ -100,6 +101,17 @@ class AuditCache:
 def cache_key(digest: str, arch: str, programs: Sequence[Sequence[str]]) -> str:
     names = ",".join("|".join(names) for names in programs)
     return f"v{AUDIT_VERSION} {digest} {arch} {names}"
+
+
+def audit_targets(plan: Plan) -> tuple[Target, ...]:
+    """The targets each audit is answered for: the matrix's, then each host's instance of the
+    price file (the cost view says when a host's instance cannot run the images)."""
+    found = {t.name: t for t in plan.matrix.targets}
+    for host in plan.hosts:
+        known = instances().get(host.instance) if host.instance else None
+        if known is not None and known.target and host.instance not in found:
+            found[host.instance] = Target(host.instance, known.target)
+    return tuple(found.values())
 
 
 class Auditor:

@@ -59,7 +59,7 @@ from ecoready.probe_api.exits import EMULATOR_FIX, EMULATOR_UPGRADE
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
 from ecoready.registry.tag_search import search_tags
-from ecoready.run.audit_stage import AuditCache, Auditor, default_dir
+from ecoready.run.audit_stage import AuditCache, Auditor, audit_targets, default_dir
 from ecoready.run.packaging_stage import packaging_stage
 
 log = logging.getLogger("ecoready.runner")
@@ -113,7 +113,7 @@ class Runner:
         self._lost: dict[str, str] = {}  # host name -> why it is considered gone
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
-        self.auditor = Auditor(run.emit, AuditCache(default_dir()), plan.matrix.targets)
+        self.auditor = Auditor(run.emit, AuditCache(default_dir()), audit_targets(plan))
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
         self._active: dict[str, asyncio.Task[None]] = {}
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
