@@ -373,7 +373,7 @@ class PlatformFitness:
     machine: str = ""  # uname -m inside
     kernel: str = ""
     cpu_model: str = ""
-    cpu_part: str = ""  # MIDR "0x41:0xd0c" or x86 "GenuineIntel:0x6:0x55": named by app/domain/cpus.py
+    cpu_part: str = ""  # MIDR "0x41:0xd0c" or x86 "GenuineIntel:0x6:0x55" ("" emulated): named by domain/cpus.py
     cpus: int = 0  # online CPUs the container may use
     mhz: float | None = None  # maximum (cpufreq) or current (cpuinfo) clock
     features: tuple[str, ...] = ()  # the CPU features that matter to databases, present

@@ -47,30 +47,43 @@ def program_line(program: ProgramFit) -> str:
 
 
 def _names(group: Sequence[TargetFit], every: Sequence[TargetFit]) -> str:
-    """The targets of `group`, a series said as "X and later" when the group holds its newest
-    generations asked for, from X on, and more than one of them."""
-    known = cpus()
+    """The targets of `group`, a series said as "X and later" (`_from_on`)."""
     said: list[str] = []
     done: set[str] = set()
     for fit in group:
-        cpu = known.get(fit.cpu)
-        if fit.target in done or cpu is None:
+        if fit.target in done:
             continue
-        series = [t for t in every if t.target == t.cpu and t.cpu in known and known[t.cpu].series == cpu.series]
-        ours = [t for t in series if t in group]
-        later = sorted(series, key=lambda t: known[t.cpu].generation)
-        if (
-            fit.target == fit.cpu
-            and len(ours) > 1
-            and later[-len(ours) :] == sorted(ours, key=lambda t: known[t.cpu].generation)
-        ):
-            first = min(ours, key=lambda t: known[t.cpu].generation)
-            said.append(f"{known[first.cpu].name} and later")
-            done.update(t.target for t in ours)
+        run = _from_on(fit, group, every)
+        if run:
+            said.append(f"{cpus()[run[0].cpu].name} and later")
+            done.update(t.target for t in run)
         else:
             said.append(target_name(fit))
             done.add(fit.target)
     return " / ".join(said) if any(f.fit is Fit.NOT for f in group) else ", ".join(said)
+
+
+def _from_on(fit: TargetFit, group: Sequence[TargetFit], every: Sequence[TargetFit]) -> list[TargetFit]:
+    """The targets of `fit`'s series in `group`, oldest first, when they are every one asked
+    for from the oldest of them on, more than one, up to the newest of the target file;
+    else []."""
+    known = cpus()
+    cpu = known.get(fit.cpu)
+    if cpu is None or fit.target != fit.cpu:
+        return []
+
+    def generation(t: TargetFit) -> int:
+        return known[t.cpu].generation
+
+    series = sorted(
+        (t for t in every if t.target == t.cpu and t.cpu in known and known[t.cpu].series == cpu.series),
+        key=generation,
+    )
+    ours = [t for t in series if t in group]
+    newest = max(c.generation for c in known.values() if c.series == cpu.series)
+    if len(ours) > 1 and series[-len(ours) :] == ours and generation(ours[-1]) == newest:
+        return ours
+    return []
 
 
 def cell_target_lines(cell: CellResult) -> list[str]:

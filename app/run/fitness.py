@@ -278,7 +278,7 @@ def fitness_from_survey(
         machine=machine,
         kernel=_short(uname[1]) if len(uname) > 1 else "",
         cpu_model=cpu.model,
-        cpu_part=cpu.cpu_part,
+        cpu_part="" if emulated else cpu.cpu_part,  # qemu-user's cpuinfo is qemu's model, not a machine
         cpus=_int(_first(got.get("nproc", []))) or cpu.processors or _int(_first(got.get("processors", []))) or 0,
         mhz=round(max_khz / 1000, 1) if max_khz else cpu.mhz,
         features=tuple(name for key, name in wanted.items() if key in flags),

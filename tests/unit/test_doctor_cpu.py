@@ -69,3 +69,9 @@ def test_the_platform_survey_keeps_the_part() -> None:
     assert fitness_from_survey(survey, host="h", arch="arm64", emulated=False).cpu_part == "0x41:0xd0c"
     survey = "==uname\nx86_64\n6.1\n==cpuinfo\n" + AMD + "==end\n"
     assert fitness_from_survey(survey, host="h", arch="amd64", emulated=False).cpu_part == "AuthenticAMD:0x19:0x11"
+
+
+def test_an_emulated_platform_has_no_part() -> None:
+    """qemu-user prints a cpuinfo of its own model: not a machine to name."""
+    survey = "==uname\naarch64\n6.1\n==cpuinfo\n" + GRAVITON2 + "==end\n"
+    assert fitness_from_survey(survey, host="h", arch="arm64", emulated=True).cpu_part == ""

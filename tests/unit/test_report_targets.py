@@ -93,3 +93,14 @@ def test_the_targets_survive_the_json_report() -> None:
     again = parse_report(json_report.render(report))
     assert again.targets == report.targets
     assert again.cells["mariadb-10.11/arm64"].audit == report.cells["mariadb-10.11/arm64"].audit
+
+
+def test_and_later_is_said_only_up_to_the_newest_generation_of_the_file() -> None:
+    targets = [Target(t, t) for t in ("graviton2", "graviton3")]  # Graviton4 not asked: not "and later"
+    assert line(LSE, targets) == "mariadbd: fine on AWS Graviton2, AWS Graviton3"
+    dispatching = BinaryAudit("mariadbd", "/m", "amd64", 1, 4096, x86_needs="x86-64", x86_uses="x86-64-v4")
+    targets = [Target(t, t) for t in ("sandybridge", "haswell", "zen4")]
+    assert line(dispatching, targets) == (
+        "mariadbd: fine on AMD Zen 4 (EPYC Genoa); "
+        "runs on Intel Sandy Bridge / Ivy Bridge, Intel Haswell / Broadwell (a few x86-64-v4 paths)"
+    )
