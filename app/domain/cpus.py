@@ -151,6 +151,20 @@ def by_x86(vendor: str, family: int | None, model: int | None) -> list[Cpu]:
     return [c for c in cpus().values() if any(x.matches(vendor, family, model) for x in c.x86)]
 
 
+def by_part(part: str) -> list[Cpu]:
+    """The targets of a part as PlatformFitness.cpu_part gives it: "0x41:0xd0c" (MIDR) or
+    "GenuineIntel:0x6:0x55" (x86 vendor, family and model)."""
+    pieces = part.split(":")
+    if len(pieces) == 2:
+        return by_midr(*pieces)
+    if len(pieces) == 3:
+        try:
+            return by_x86(pieces[0], int(pieces[1], 0), int(pieces[2], 0))
+        except ValueError:
+            return []
+    return []
+
+
 def _hex(text: str, width: int) -> str:
     try:
         return f"0x{int(text, 16):0{width}x}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ecoready.domain.cpus import Cpu, Fit, Lack, ProgramFit, TargetFit, by_midr, by_x86, cpus
+from ecoready.domain.cpus import Fit, Lack, ProgramFit, TargetFit, by_part, cpus
 from ecoready.domain.model import CellResult, Report
 from ecoready.report.exporter_text import cells_in_grid_order
 
@@ -104,22 +104,9 @@ def targets_intro(report: Report) -> str:
     )
 
 
-def cpu_by_part(part: str) -> list[Cpu]:
-    """The target CPUs of a part: "0x41:0xd0c" (MIDR) or "GenuineIntel:0x6:0x55" (x86, family and model in hex)."""
-    pieces = part.split(":")
-    if len(pieces) == 2:
-        return by_midr(*pieces)
-    if len(pieces) == 3:
-        try:
-            return by_x86(pieces[0], int(pieces[1], 0), int(pieces[2], 0))
-        except ValueError:
-            return []
-    return []
-
-
 def cpu_named(part: str) -> str:
     """ "Neoverse N1, AWS Graviton2 / Ampere Altra class"; "" when the part is not in the file."""
-    found = cpu_by_part(part)
+    found = by_part(part)
     if not found:
         return ""
     return f"{found[0].core}, {' / '.join(c.name for c in found)} class"

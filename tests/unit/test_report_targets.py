@@ -104,3 +104,19 @@ def test_and_later_is_said_only_up_to_the_newest_generation_of_the_file() -> Non
         "mariadbd: fine on AMD Zen 4 (EPYC Genoa); "
         "runs on Intel Sandy Bridge / Ivy Bridge, Intel Haswell / Broadwell (a few x86-64-v4 paths)"
     )
+
+
+def test_the_platform_table_names_the_core_of_a_known_part() -> None:
+    from ecoready.domain.model import PlatformFitness
+    from ecoready.report.exporter_text import platform_row
+
+    amd = PlatformFitness(
+        "local", "amd64", False, machine="x86_64", cpu_model="AMD EPYC", cpu_part="AuthenticAMD:0x1a:0x2"
+    )
+    assert platform_row(amd)[2] == "AMD EPYC (Zen 5)"
+    assert platform_row(replace(amd, cpu_part=""))[2] == "AMD EPYC"
+    graviton = PlatformFitness(
+        "g", "arm64", False, machine="aarch64", cpu_model="ARM Neoverse-N1", cpu_part="0x41:0xd0c"
+    )
+    assert platform_row(graviton)[2] == "ARM Neoverse-N1"  # lscpu's name says the core already
+    assert platform_row(replace(graviton, cpu_model="", cpu_part="0x61:0x023"))[2] == "Apple M1"
