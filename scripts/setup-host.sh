@@ -3,7 +3,8 @@
 # debootstrap and Debian's registry. Idempotent: every step checks before it acts.
 # On a problem it prints ONE line saying what is missing and how to provide it, exit 3.
 #   --test   also the test-only tools (Chromium, to screenshot the HTML report; a second
-#            dockerd's tools and a private sshd; Podman)
+#            dockerd's tools and a private sshd; Podman; gcc, gcc-aarch64-linux-gnu and
+#            their objdump for the build audit's per-target test)
 set -euo pipefail
 
 TEST_TOOLS=0
@@ -70,6 +71,13 @@ need_pkgs debootstrap docker-registry ca-certificates curl
 
 # --- test-only tools: a headless browser for the HTML report's screenshot test ---------
 if [ "$TEST_TOOLS" = 1 ]; then need_pkgs chromium fonts-dejavu-core; fi
+
+# --- test-only: compilers and GNU objdump for the build audit's per-target test -----------
+# (tests/unit/test_audit_targets_objdump.py builds small programs for arm64 and x86-64 and
+# checks the audit's verdicts per target CPU against objdump's reading of them)
+if [ "$TEST_TOOLS" = 1 ]; then
+  need_pkgs gcc binutils libc6-dev gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
+fi
 
 # --- test-only: what the second-engine tests need (tests/support/second_engine.py) --------
 # A second dockerd is the one already installed; TLS certificates come from openssl; the

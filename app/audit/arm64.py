@@ -9,6 +9,8 @@ words (runs of uncounted ones inside `re`), so every match is aligned.
   llsc   load-exclusive (LDXR, LDAXR, LDXP, LDAXP: one per exclusive load/store loop)
   crc32  CRC32B/H/W/X and CRC32CB/H/W/X
   pmull  PMULL/PMULL2 on 64-bit polynomials (the crypto extension's; CRC-32C folding, GHASH)
+  sve    any instruction of the SVE encoding space (op1 = 0010 of the top-level A64 table:
+         SVE and SVE2 alike), which a core without SVE does not decode
 
 An LSE instruction right after `cbz w16, …` is one of libgcc's outline-atomics helpers
 (`__aarch64_cas4_acq_rel` and kin): they load `__aarch64_have_lse_atomics` into w16, run
@@ -52,6 +54,7 @@ ENCODINGS: dict[str, tuple[Encoding, ...]] = {
     ),
     "crc32": (Encoding(0x7FE0E000, 0x1AC04000),),  # sf 0011010110 Rm 010 C sz
     "pmull": (Encoding(0xBFE0FC00, 0x0EE0E000),),
+    "sve": (Encoding(0x1E000000, 0x04000000),),
 }
 # LDAPR, LD64B, ST64B...: the LD<op> space with o3=1 and opc!=000 (checked word by word)
 _NOT_LSE = Encoding(0x3F208C00, 0x38208000, unless_mask=0x00007000, unless_value=0)

@@ -100,6 +100,7 @@ def _arm64(elf: Elf, found: BinaryAudit, clock: _Clock) -> BinaryAudit:
         llsc_count=counts["llsc"],
         crc32_count=counts["crc32"],
         pmull_count=counts["pmull"],
+        sve_count=counts["sve"],
         bti=bool(features & 1),
         pac=bool(features & 2),
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecoready.domain.blame import Blame, Trouble
+from ecoready.domain.cpus import Target
 from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.model import (
     AuditResult,
@@ -51,6 +52,7 @@ class RunStarted:
     hosts: tuple[HostFacts, ...] = ()
     origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and arch pin, with where it is written)
     title: str = ""  # the matrix's `title`
+    targets: tuple[Target, ...] = ()  # the target CPUs the matrix names
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from ecoready.domain.blame import Blame, Trouble, blame_for, said
 from ecoready.domain.blame import Outcome as Outcome  # said in blame.py, taken from here by most
 from ecoready.domain.blame import Stage as Stage
 from ecoready.domain.blame import Status as Status
+from ecoready.domain.cpus import ProgramFit, Target
 from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.packaging import Packaging
 
@@ -239,6 +240,7 @@ class BinaryAudit:
     llsc_count: int = 0  # exclusive loads: one per load/store-exclusive loop
     crc32_count: int = 0  # CRC32 instructions (arm64 CRC32/CRC32C, amd64 SSE4.2 crc32)
     pmull_count: int = 0  # carry-less multiplies (arm64 PMULL on 64-bit polynomials, amd64 PCLMULQDQ)
+    sve_count: int = 0  # arm64: instructions of the SVE encoding space (SVE, SVE2)
     bti: bool = False  # arm64: built for branch target identification
     pac: bool = False  # arm64: built with pointer authentication
     x86_needs: str = ""  # amd64: the x86-64 level its code needs ("x86-64" is the baseline)
@@ -259,6 +261,7 @@ class AuditResult:
     platform: str = ""  # "host/arch" whose fitness the findings take into account ("" = none yet)
     seconds: float = 0.0  # reading and parsing (what the cache saves)
     cached: bool = False  # read from the audit cache: nothing read from the image
+    targets: tuple[ProgramFit, ...] = ()  # each program on each target CPU the matrix names (app/audit/targets.py)
 
 
 class Verification(str, enum.Enum):
@@ -370,6 +373,7 @@ class PlatformFitness:
     machine: str = ""  # uname -m inside
     kernel: str = ""
     cpu_model: str = ""
+    cpu_part: str = ""  # MIDR "0x41:0xd0c" or x86 "GenuineIntel:0x6:0x55" ("" emulated): named by domain/cpus.py
     cpus: int = 0  # online CPUs the container may use
     mhz: float | None = None  # maximum (cpufreq) or current (cpuinfo) clock
     features: tuple[str, ...] = ()  # the CPU features that matter to databases, present
@@ -451,6 +455,7 @@ class Report:
     # the run ids of the reports `report --merge` made this one of (() = one run): numbers of
     # cells from different runs ran under different conditions and are never set side by side
     merged_from: tuple[str, ...] = ()
+    targets: tuple[Target, ...] = ()  # the target CPUs the matrix names (`targets = [...]`)
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -145,6 +145,7 @@ def reduce(report: Report, event: Event) -> Report:  # noqa: C901 - one branch p
             interrupted=False,
             migration=Migration(origins=event.origins),
             title=event.title,
+            targets=event.targets,
         )
     if isinstance(event, RunFinished):
         finished: Mapping[str, CellResult] = report.cells

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ecoready.domain.cpus import Target
 from ecoready.domain.model import Component, Host, Profile
 from ecoready.matrix.bench_settings import SysbenchConfig
 
@@ -57,6 +58,7 @@ class Matrix:
     concurrency: int | None = None
     registry: RegistrySettings = field(default_factory=RegistrySettings)
     sysbench: SysbenchConfig = field(default_factory=SysbenchConfig)
+    targets: tuple[Target, ...] = ()  # the target CPUs the build audit is answered for (matrix/targets.py)
 
     def component(self, component_id: str) -> Component:
         for c in self.components:

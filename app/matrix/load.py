@@ -24,6 +24,7 @@ from ecoready.matrix.hosts_section import hosts_section
 from ecoready.matrix.mirrors import with_environment
 from ecoready.matrix.registry_section import registry_section
 from ecoready.matrix.sections import TOP_KEYS, components_section, sysbench_section
+from ecoready.matrix.targets import targets_section
 from ecoready.matrix.tomlpos import locate
 
 MAX_MATRIX_BYTES = 1 << 20  # tomllib's docs advise bounding untrusted input
@@ -123,6 +124,7 @@ def _validate(data: dict[str, Any], c: Checker, file: str) -> Matrix | None:
     sysbench = sysbench_section(data, c)
     hosts = hosts_section(data, c, Path(file).parent)
     components = components_section(data, c)
+    targets = targets_section(data, c)
     if c.problems:
         return None
     return Matrix(
@@ -135,4 +137,5 @@ def _validate(data: dict[str, Any], c: Checker, file: str) -> Matrix | None:
         concurrency=concurrency,
         registry=registry,
         sysbench=sysbench,
+        targets=targets,
     )

@@ -29,6 +29,9 @@ class Instance:
     cpu: str = ""  # the processor, as the provider names it
     spec_source: str = ""  # the page vCPUs, memory and clock came from
     spec_date: str = ""
+    target: str = ""  # its CPU: an id of the target CPU file (app/domain/cpus.toml)
+    target_source: str = ""  # the page its CPU was read from
+    target_date: str = ""
 
 
 @cache
@@ -39,12 +42,13 @@ def instances() -> dict[str, Instance]:
 
 
 def parse_prices(data: dict[str, Any]) -> dict[str, Instance]:
-    """Instances of a parsed price file: `source` and `spec_source` name a [sources] entry
-    (its `url` and `date`)."""
+    """Instances of a parsed price file: `source`, `spec_source` and `target_source` name a
+    [sources] entry (its `url` and `date`)."""
     sources: dict[str, dict[str, Any]] = data.get("sources", {})
     found: dict[str, Instance] = {}
     for item in data.get("instances", []):
         price, spec = sources[str(item["source"])], sources[str(item["spec_source"])]
+        cpu = sources.get(str(item.get("target_source", "")), {})
         entry = Instance(
             name=str(item["name"]),
             arch=str(item["arch"]),
@@ -58,6 +62,9 @@ def parse_prices(data: dict[str, Any]) -> dict[str, Instance]:
             cpu=str(item.get("cpu", "")),
             spec_source=str(spec["url"]),
             spec_date=str(spec["date"]),
+            target=str(item.get("target", "")),
+            target_source=str(cpu.get("url", "")),
+            target_date=str(cpu.get("date", "")),
         )
         found[entry.name] = entry
     return found

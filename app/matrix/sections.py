@@ -25,7 +25,7 @@ from ecoready.matrix.kinds import KINDS, SMOKE_DRIVERS, ProbeKind
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")
 
 
-TOP_KEYS = ("title", "arches", "profile", "concurrency", "registry", "sysbench", "hosts", "components")
+TOP_KEYS = ("title", "arches", "targets", "profile", "concurrency", "registry", "sysbench", "hosts", "components")
 
 
 COMPONENT_KEYS = (

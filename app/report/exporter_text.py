@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from ecoready.domain.cpus import by_part
 from ecoready.domain.model import (
     BenchResult,
     BenchSeries,
@@ -133,7 +134,7 @@ def platform_row(p: PlatformFitness, docker_version: str = "") -> list[str]:
     return [
         p.host,
         p.arch + (" (emulated)" if p.emulated else ""),
-        p.cpu_model or "-",
+        _cpu_model(p),
         str(p.cpus) if p.cpus else "-",
         f"{p.mhz:.0f}" if p.mhz else "-",
         " ".join(features) or "-",
@@ -144,6 +145,15 @@ def platform_row(p: PlatformFitness, docker_version: str = "") -> list[str]:
         str(p.numa_nodes) if p.numa_nodes else "-",
         kernel or "-",
     ]
+
+
+def _cpu_model(p: PlatformFitness) -> str:
+    """ "AMD EPYC (Zen 5)": the kernel's model name and, when its part is known, the core."""
+    found = by_part(p.cpu_part)
+    core = found[0].core if found else ""
+    if core and core.replace(" ", "-").lower() not in p.cpu_model.replace(" ", "-").lower():
+        return f"{p.cpu_model} ({core})" if p.cpu_model else core
+    return p.cpu_model or "-"
 
 
 def platforms_in_order(report: Report) -> list[PlatformFitness]:

@@ -63,6 +63,7 @@ from ecoready.report.status_words import (
     size_text,
 )
 from ecoready.report.svg_chart import EMULATED_COLOUR, Line, colour_for, line_chart
+from ecoready.report.targets import cell_target_lines, targets_intro
 from ecoready.report.text_grid import column_title, host_mark
 from ecoready.report.troubles import infra_lines
 from ecoready.report.verdict import arch_verdicts
@@ -348,9 +349,12 @@ def binaries(report: Report) -> str:
     cells = audited_cells(report)
     rows = [[esc(v) for v in row] for row in binary_rows(report)]
     out = ["<h2>Binaries (build audit)</h2>", f"<p>{esc(AUDIT_INTRO)}</p>", table(list(BINARY_HEADER), rows)]
+    if targets_intro(report):
+        out.append(f"<p>{esc(targets_intro(report))}</p>")
     out.append(f"<p class=meta>{esc(SEVERITY_LEGEND)}</p><ul class=findings>")
     for cell in cells:
         items = "".join(f"<li>{esc(line)}</li>" for line in finding_lines(cell))
+        items += "".join(f"<li>on targets: {esc(line)}</li>" for line in cell_target_lines(cell))
         out.append(f"<li><b>{esc(cell.id)}</b> ({esc(audit_about(cell))})<ul>{items}</ul></li>")
     out.append("</ul>")
     return "".join(out)

@@ -11,13 +11,16 @@ from ecoready.domain.codec import Layout, Plain, kind_of, to_plain
 from ecoready.domain.errors import DataError
 from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.model import (
+    AuditResult,
     BenchResult,
     BenchRun,
     BenchSeries,
+    BinaryAudit,
     CellResult,
     Check,
     ComponentOrigin,
     HostFacts,
+    PlatformFitness,
     Report,
     StageResult,
 )
@@ -98,7 +101,13 @@ LAYOUTS = {
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
     # notes were bare text before they said what they are about: older reports' are given theirs
-    Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"}), prepare=with_note_objects),
+    Report: Layout(
+        optional=frozenset({"platforms", "migration", "title", "merged_from", "targets"}), prepare=with_note_objects
+    ),
+    # added after schema 1 was first written: the target CPUs and the CPU's part
+    PlatformFitness: Layout(optional=frozenset({"cpu_part"})),
+    BinaryAudit: Layout(optional=frozenset({"sve_count"})),
+    AuditResult: Layout(optional=frozenset({"targets"})),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
     # reports before mirrors per registry; before `found_tag`, read from `found_as`'s words
     ImageInfo: Layout(optional=frozenset({"mirror", "fallback"}), prepare=with_found_tag),
@@ -118,6 +127,7 @@ def report_dict(report: Report) -> dict[str, Any]:
         "interrupted": plain["interrupted"],
         "merged_from": plain["merged_from"],
         "arches": plain["arches"],
+        "targets": plain["targets"],
         "hosts": plain["hosts"],
         "summary": dict(sorted(counts.items())),
         **{key: plain[key] for key in ("notes", "registries", "platforms")},

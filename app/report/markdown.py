@@ -59,6 +59,7 @@ from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.reasons import advice_by_cell
 from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.status_words import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
+from ecoready.report.targets import cell_target_lines, plan_target_lines, targets_intro
 from ecoready.report.text_grid import column_title, host_mark
 from ecoready.report.troubles import infra_lines
 from ecoready.report.verdict import arch_verdicts
@@ -236,9 +237,12 @@ def binaries(report: Report) -> list[str]:
     lines = ["## Binaries (build audit)", "", md(AUDIT_INTRO), ""]
     lines.extend(table(list(BINARY_HEADER), [[md(v) for v in row] for row in binary_rows(report)]))
     lines.extend(["", md(SEVERITY_LEGEND), ""])
+    if targets_intro(report):
+        lines.extend([md(targets_intro(report)), ""])
     for cell in cells:
         lines.append(f"- **{md(cell.id)}** ({md(audit_about(cell))})")
         lines.extend(f"  - {md(line)}" for line in finding_lines(cell))
+        lines.extend(f"  - on targets: {md(line)}" for line in cell_target_lines(cell))
     lines.append("")
     return lines
 
@@ -281,6 +285,11 @@ def migration(report: Report) -> list[str]:
     if pins:
         lines.extend(["### Arch pins (compose `platform:`, Kubernetes node selectors)", ""])
         lines.extend(table(list(PIN_HEADER), [[md(v) for v in pin_row(p)] for p in pins]))
+        lines.append("")
+    on_targets = plan_target_lines(report)
+    if on_targets:
+        lines.extend(["### On the target CPUs the matrix names", ""])
+        lines.extend(f"- {md(text)}" for text in on_targets)
         lines.append("")
     return lines
 

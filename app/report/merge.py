@@ -158,6 +158,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         migration=_merge_migration(reports, cells),
         title=" + ".join(_unique([r.title for r in reports if r.title])),
         merged_from=tuple(_unique([i for r in reports for i in (r.merged_from or (r.run_id,))])),
+        targets=tuple({t.name: t for r in reports for t in r.targets}.values()),
     )
 
 

@@ -10,6 +10,7 @@ from ecoready.domain.model import Report
 from ecoready.domain.text import inert
 from ecoready.report.exporter_text import run_line
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.targets import plan_target_lines
 from ecoready.report.width import fit_table
 
 
@@ -41,4 +42,11 @@ def render_plan(report: Report, total: int) -> str:
             for row in map(pin_row, pins)
         ]
         lines.extend(fit_table(header, rows, total, droppable=(1,)))
+    on_targets = plan_target_lines(report)
+    if on_targets:
+        lines.extend(["", "On the target CPUs the matrix names:"])
+        for text in on_targets:
+            wrapped = textwrap.wrap(clean(text), max(total - 4, 20), break_on_hyphens=False)
+            lines.append("  - " + wrapped[0])
+            lines.extend("    " + more for more in wrapped[1:])
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ecoready.domain.model import HostFacts, Report
 from ecoready.report.cost import Comparison, compare, percent, price_in, table_unit
+from ecoready.report.targets import instance_blockers
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class SameCost:
     amd64: HostPower
     saving_percent: float | None  # how much less the arm64 host costs (negative: more)
     lines: tuple[BudgetLine, ...] = ()
+    # programs that do not run on a host's instance (report/targets.py): that host is no choice
+    arm64_cannot: tuple[str, ...] = ()
+    amd64_cannot: tuple[str, ...] = ()
 
     @property
     def power_ratio(self) -> float | None:
@@ -89,6 +93,8 @@ def same_cost(report: Report, comparison: Comparison | None = None) -> tuple[Sam
             views[key] = same_cost_hosts(arm, amd, table.unit)
             lines[key] = []
         view = views[key]
+        if blocked(report, arm, table.component) or blocked(report, amd, table.component):
+            continue  # an instance the images cannot run on is never offered for its numbers
         arm_tps = max(r.arm64_tps for r in table.rows)
         amd_tps = max(r.amd64_tps for r in table.rows)
         a_price, b_price = view.arm64.price, view.amd64.price
@@ -108,7 +114,22 @@ def same_cost(report: Report, comparison: Comparison | None = None) -> tuple[Sam
                 projected=projected,
             )
         )
-    return tuple(SameCost(v.unit, v.arm64, v.amd64, v.saving_percent, tuple(lines[k])) for k, v in views.items())
+    return tuple(
+        SameCost(
+            v.unit,
+            v.arm64,
+            v.amd64,
+            v.saving_percent,
+            tuple(lines[k]),
+            tuple(blocked(report, hosts[k[0]])),
+            tuple(blocked(report, hosts[k[1]])),
+        )
+        for k, v in views.items()
+    )
+
+
+def blocked(report: Report, host: HostFacts, component: str = "") -> list[str]:
+    return instance_blockers(report, host.name, host.instance, component)
 
 
 def _money(value: float) -> str:
@@ -155,7 +176,10 @@ def headline(view: SameCost) -> str:
             )
         else:
             text += " Compute power: give each host its vcpus and cpu_ghz (or an instance)."
-    if view.saving_percent is not None:
+    cannot = [(p, why) for p, why in ((b, view.amd64_cannot), (a, view.arm64_cannot)) if why]
+    for power, why in cannot:
+        text += f" Not a choice: {power.instance} cannot run {', '.join(why)}."
+    if view.saving_percent is not None and not cannot:
         s = view.saving_percent
         text += f" The arm64 host costs {abs(s):.0f}% {'less' if s >= 0 else 'more'}."
     return text

@@ -20,7 +20,9 @@ from pathlib import Path
 from ecoready.audit.findings import findings, mislabelled, summary
 from ecoready.audit.locate import candidates, search_dirs
 from ecoready.audit.program import audit_program
+from ecoready.audit.targets import program_fits
 from ecoready.domain.codec import from_plain, to_plain
+from ecoready.domain.cpus import Target
 from ecoready.domain.errors import (
     ConfigError,
     DataError,
@@ -36,11 +38,12 @@ from ecoready.domain.images import ImageInfo
 from ecoready.domain.model import AuditResult, BinaryAudit, PlatformFitness
 from ecoready.domain.reading import read_bounded
 from ecoready.domain.specs import ImageFile
-from ecoready.plan.cells import AUDIT_BUDGET_S
+from ecoready.matrix.prices import instances
+from ecoready.plan.cells import AUDIT_BUDGET_S, Plan
 from ecoready.probe_api.run_context import RunContext, resource_labels
 
 # Part of every cache key: entries written by another version of the audit are not read.
-AUDIT_VERSION = 1
+AUDIT_VERSION = 2
 MAX_PROGRAM_BYTES = 512 << 20  # a main program larger than this is named, not read
 MAX_CACHED_BYTES = 4 << 20  # one image's cached audit
 READ_TIMEOUT = 90.0  # seconds for every file of one image
@@ -100,13 +103,26 @@ def cache_key(digest: str, arch: str, programs: Sequence[Sequence[str]]) -> str:
     return f"v{AUDIT_VERSION} {digest} {arch} {names}"
 
 
+def audit_targets(plan: Plan) -> tuple[Target, ...]:
+    """The targets each audit is answered for: the matrix's, then each host's instance of the
+    price file (the cost view says when a host's instance cannot run the images)."""
+    found = {t.name: t for t in plan.matrix.targets}
+    for host in plan.hosts:
+        known = instances().get(host.instance) if host.instance else None
+        if known is not None and known.target and host.instance not in found:
+            found[host.instance] = Target(host.instance, known.target)
+    return tuple(found.values())
+
+
 class Auditor:
     """The build audits of one run. An image and arch is read once however many cells share
     it; each cell's findings are crossed with its platform, now or when it arrives."""
 
-    def __init__(self, emit: Callable[[Event], None], cache: AuditCache) -> None:
+    def __init__(self, emit: Callable[[Event], None], cache: AuditCache, targets: Sequence[Target] = ()) -> None:
+        """`targets`: the target CPUs the matrix names; each audit is answered for each of them."""
         self._emit = emit
         self._cache = cache
+        self._targets = tuple(targets)
         self._platforms: dict[tuple[str, str], PlatformFitness] = {}
         self._audited: dict[str, tuple[str, AuditResult]] = {}  # cell id -> (host, audit)
         self._reads: Flights[str, AuditResult] = Flights(remember=True)  # by cache key
@@ -143,6 +159,7 @@ class Auditor:
             result,
             findings=findings(result.binaries, result.arch, platform),
             platform=f"{platform.host}/{platform.arch}" if platform is not None and platform.machine else "",
+            targets=program_fits(result.binaries, self._targets),
         )
         self._emit(AuditReported(cell_id, crossed))
 

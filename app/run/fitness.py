@@ -113,6 +113,20 @@ class CpuInfo:
     flags: frozenset[str] = frozenset()  # x86 "flags" or arm "Features"
     implementer: str = ""
     part: str = ""
+    vendor: str = ""  # x86 vendor_id ("GenuineIntel", "AuthenticAMD")
+    family: int | None = None  # x86 "cpu family"
+    model_number: int | None = None  # x86 "model"
+
+    @property
+    def cpu_part(self) -> str:
+        """The CPU's part as app/domain/cpus.py looks it up: "0x41:0xd0c" (arm64 MIDR
+        implementer and part) or "GenuineIntel:0x6:0x55" (x86 vendor, family, model); "" when
+        the kernel gives neither (qemu-user shows its own)."""
+        if self.implementer and self.part:
+            return f"{self.implementer}:{self.part}"
+        if self.vendor and self.family is not None and self.model_number is not None:
+            return f"{self.vendor}:{self.family:#x}:{self.model_number:#x}"
+        return ""
 
 
 def sections(text: str) -> dict[str, list[str]]:
@@ -160,6 +174,9 @@ def parse_cpuinfo(text: str | Iterable[str]) -> CpuInfo:
         flags=frozenset(flags.split()),
         implementer=implementer,
         part=part,
+        vendor=fields.get("vendor_id", ""),
+        family=_int(fields.get("cpu family", "")),
+        model_number=_int(fields.get("model", "")),
     )
 
 
@@ -261,6 +278,7 @@ def fitness_from_survey(
         machine=machine,
         kernel=_short(uname[1]) if len(uname) > 1 else "",
         cpu_model=cpu.model,
+        cpu_part="" if emulated else cpu.cpu_part,  # qemu-user's cpuinfo is qemu's model, not a machine
         cpus=_int(_first(got.get("nproc", []))) or cpu.processors or _int(_first(got.get("processors", []))) or 0,
         mhz=round(max_khz / 1000, 1) if max_khz else cpu.mhz,
         features=tuple(name for key, name in wanted.items() if key in flags),

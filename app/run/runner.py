@@ -48,7 +48,7 @@ from ecoready.plan.schedule import Grant, Scheduler, expected_seconds, longest_f
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.run_context import RunContext
-from ecoready.run.audit_stage import AuditCache, Auditor, default_dir
+from ecoready.run.audit_stage import AuditCache, Auditor, audit_targets, default_dir
 from ecoready.run.image_stage import image_stage, search_tags_of
 from ecoready.run.packaging_stage import packaging_stage
 from ecoready.run.start_stage import start_stage
@@ -103,7 +103,7 @@ class Runner:
         self._lost: dict[str, str] = {}  # host name -> why it is considered gone
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
-        self.auditor = Auditor(run.emit, AuditCache(default_dir()))
+        self.auditor = Auditor(run.emit, AuditCache(default_dir()), audit_targets(plan))
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
         self._active: dict[str, asyncio.Task[None]] = {}
         # Held while sweeping: a re-run must not create resources that a sweep by this run's
@@ -157,6 +157,7 @@ class Runner:
                 }.values()
             ),
             title=self.plan.matrix.title,
+            targets=self.plan.matrix.targets,
         )
 
     def under_way(self) -> frozenset[str]:

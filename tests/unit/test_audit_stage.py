@@ -12,6 +12,7 @@ from typing import cast
 import pytest
 
 from ecoready.audit.locate import candidates, search_dirs
+from ecoready.domain.cpus import Fit, Target
 from ecoready.domain.errors import DeadlineExceeded, MislabelledBinary, Skip
 from ecoready.domain.events import (
     AuditReported,
@@ -114,13 +115,13 @@ def test_a_cache_that_cannot_be_written_turns_itself_off(tmp_path: Path) -> None
 
 
 # -- the auditor: cached audits need no engine ------------------------------------------
-def auditor_with(tmp_path: Path, image: ImageInfo, *binaries: BinaryAudit):
+def auditor_with(tmp_path: Path, image: ImageInfo, *binaries: BinaryAudit, targets: tuple[Target, ...] = ()):
     from ecoready.run.audit_stage import AuditCache, Auditor, cache_key
 
     events: list[Event] = []
     cache = AuditCache(tmp_path)
     cache.put(cache_key(image.digest, image.arch, SERVER_PROGRAMS), AuditResult(image.arch, image.digest, binaries))
-    return Auditor(events.append, cache), events
+    return Auditor(events.append, cache, targets), events
 
 
 NO_ENGINE = cast(RunContext, None)  # a cached audit reads nothing: any engine call would fail
@@ -144,6 +145,19 @@ def test_findings_are_crossed_with_the_platform_when_it_arrives_after_the_audit(
     auditor.forget("db/arm64")  # the cell starts again: its old audit is not reported
     auditor.observe(platform)
     assert len(events) == 2
+
+
+def test_each_audit_is_answered_for_the_matrix_targets(tmp_path: Path) -> None:
+    targets = (Target("aws:m6g.large", "graviton2"), Target("rpi4", "rpi4"), Target("zen4", "zen4"))
+    inline = replace(ARM_SERVER, lse="inline")
+    auditor, events = auditor_with(tmp_path, IMAGE, inline, targets=targets)
+    asyncio.run(auditor.audit(NO_ENGINE, "db/arm64", "local", IMAGE, SERVER_PROGRAMS))
+    (program,) = cast(AuditReported, events[-1]).audit.targets
+    assert program.program == "mariadbd"
+    assert [(t.target, t.fit, [lack.code for lack in t.lacks]) for t in program.targets] == [
+        ("aws:m6g.large", Fit.RUNS, []),
+        ("rpi4", Fit.NOT, ["lse"]),  # an amd64 target says nothing of an arm64 program
+    ]
 
 
 def test_a_platform_known_before_the_audit_is_used_at_once(tmp_path: Path) -> None:

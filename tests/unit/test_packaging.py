@@ -60,6 +60,7 @@ def test_the_wheel_holds_ecoready_only(wheel: Path) -> None:
         "ecoready/probe_api/sysbench_lua/zipfian.lua",
         "ecoready/py.typed",
         "ecoready/matrix/prices.toml",
+        "ecoready/domain/cpus.toml",
         # the connector probe's smoke programs: put into the user's runtime image at run time
         *(f"ecoready/probes/smoke/{name}" for name in smoke.FILES.values()),
     ):

@@ -5,13 +5,15 @@ arm64/amd64 pairs of one size; a pair of it goes through the same-cost view as a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
 
 import pytest
 
+from ecoready.domain.cpus import cpus
 from ecoready.domain.model import HostFacts, Profile, Report
 from ecoready.matrix.load import parse
-from ecoready.matrix.prices import instances
+from ecoready.matrix.prices import Instance, instances, parse_prices
 from ecoready.report.cost import price_notes, stale
 from ecoready.report.samecost import headline, same_cost_hosts
 from ecoready.run.hosts import cost_facts
@@ -38,6 +40,37 @@ def test_every_instance_has_its_figures_a_page_and_a_date() -> None:
         for page, when in ((entry.source, entry.date), (entry.spec_source, entry.spec_date)):
             assert page.startswith("https://"), entry
             assert date.fromisoformat(when) <= date.fromisoformat(WRITTEN), entry
+
+
+TARGETS_READ = "2026-12-02"  # the day each instance's CPU (target) was added from its page
+
+
+def cpu_problems(entries: Iterable[Instance]) -> list[str]:
+    """What is wrong with the CPU each instance names (none, unknown, of another arch, unsourced)."""
+    known = cpus()
+    problems = []
+    for entry in entries:
+        cpu = known.get(entry.target)
+        if cpu is None:
+            problems.append(f"{entry.name}: its CPU {entry.target or '(none)'} is not a target CPU")
+        elif cpu.arch != entry.arch:
+            problems.append(f"{entry.name}: its CPU {cpu.id} is {cpu.arch}")
+        elif not entry.target_source.startswith("https://") or entry.target_date > TARGETS_READ:
+            problems.append(f"{entry.name}: no page or date for its CPU")
+    return problems
+
+
+def test_every_instance_names_a_known_cpu_of_its_arch_with_a_page_and_a_date() -> None:
+    assert cpu_problems(instances().values()) == []
+
+
+def test_an_instance_without_a_cpu_or_with_an_unknown_one_is_caught() -> None:
+    sources = {"p": {"url": "https://example.com", "date": "2026-01-01"}}
+    base = {"name": "x:none", "arch": "arm64", "vcpus": 2, "memory_gib": 8, "price_per_hour": 0.1, "region": "r",
+            "source": "p", "spec_source": "p", "target_source": "p"}  # fmt: skip
+    items = [base, {**base, "name": "x:unknown", "target": "graviton9"}, {**base, "name": "x:x86", "target": "zen4"}]
+    found = cpu_problems(parse_prices({"sources": sources, "instances": items}).values())
+    assert [p.split(":")[1] for p in found] == ["none", "unknown", "x86"]
 
 
 def test_the_dates_were_current_when_the_file_was_written() -> None:

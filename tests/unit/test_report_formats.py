@@ -45,13 +45,20 @@ def test_output_matches_the_checked_expected_file(name: str, ext: str) -> None:
 @pytest.mark.parametrize("name", LAB_REPORTS)
 def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
     """These were recorded before stages carried their blame (images their mirror, cells
-    their probe's verification): written again, each is its file with every stage's blame
-    (an empty mirror, a null verification) added
+    their probe's verification, reports their target CPUs): written again, each is its file
+    with every stage's blame (an empty mirror, a null verification, no targets) added
     (report/legacy.py reads it from the wording), an empty `found_tag`, and
     its detail without the words its cause now says; read again, it is the same report."""
     original = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
     text = json_report.render(lab_report(name))
     written = json.loads(text)
+    assert "targets" not in original and written.pop("targets") == []  # nor the matrix its target CPUs
+    for platform in written["platforms"]:  # nor platforms their CPU's part
+        assert platform.pop("cpu_part") == ""
+    for cell in written["cells"]:  # nor audits their programs per target, and their SVE
+        if cell.get("audit"):
+            assert cell["audit"].pop("targets") == []
+            assert all(b.pop("sve_count") == 0 for b in cell["audit"]["binaries"])
     blamed = 0
     for old_cell, cell in zip(original["cells"], written["cells"], strict=True):
         if cell["image"] is not None:  # recorded before the image said which mirror answered

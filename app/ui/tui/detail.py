@@ -31,6 +31,7 @@ from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, fin
 from ecoready.report.exporter_text import bench_conditions, cv_text
 from ecoready.report.reasons import Advice, advice_for
 from ecoready.report.status_words import EMULATED_MARK, GLYPH, packaging_text, size_text, took_text
+from ecoready.report.targets import cell_target_lines
 from ecoready.ui.tui.bars import bar_chart
 
 OUTCOME_GLYPH: Mapping[Outcome | None, str] = {
@@ -150,6 +151,9 @@ def audit_section(cell: CellResult) -> RenderableType:
     for binary in cell.audit.binaries:
         parts.append(key_values(list(zip(BINARY_HEADER, binary_row(cell.id, binary), strict=True))[1:]))
     parts.append(safe("\n".join(finding_lines(cell))))
+    on_targets = cell_target_lines(cell)
+    if on_targets:
+        parts.append(safe("\n".join(f"on targets: {line}" for line in on_targets)))
     return Group(*parts)
 
 

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             f"client (where ecoready runs): {host_arch()} ({cpu_model() or 'unknown CPU'}), "
             f"{os.cpu_count()} CPUs, page size {page_size()}"
         )
+        say(f"client CPU: {this_cpu()}")
         for line, registry in await registry_check(matrix):
             say(line)
             if registry:
@@ -82,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             f"kernel {facts.kernel or 'unknown'} ({where}), API {facts.api_version}"
         )
         say(engine_disk(identity.root_dir, same_kernel=identity.same_kernel))
+        say(engine_cpu(same_kernel=identity.same_kernel))
         for arch, line, state in emulation_states(identity, facts.native_arch):
             say(line)
             if state == PROBLEM:
@@ -118,6 +120,69 @@ def engine_disk(root: str, *, same_kernel: bool) -> str:
         else:
             return f"engine disk: {usage.f_bavail * usage.f_frsize / 2**30:.1f} GiB free in {root}"
     return "engine disk: not readable from here (the engine's disk is in its VM or on its machine: see its settings)"
+
+
+CPUINFO = "/proc/cpuinfo"
+MIDR = "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
+
+
+def this_cpu(cpuinfo: str = CPUINFO, midr: str = MIDR) -> str:
+    """This kernel's CPU named by its part (MIDR on arm64, family/model on x86), its flags
+    only when the part is not one of the target file's."""
+    from pathlib import Path
+
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"not readable ({cpuinfo}: {exc.strerror})"
+    try:
+        register = Path(midr).read_text(encoding="ascii", errors="replace")
+    except OSError:
+        register = ""
+    return cpu_said(text, register)
+
+
+def cpu_said(cpuinfo: str, midr_el1: str = "") -> str:
+    """ "this host: Neoverse N1, AWS Graviton2 / Ampere Altra class (MIDR 0x41:0xd0c)"; by its
+    flags when its part is unknown ("part 0x41:0xd99, not in ecoready's target CPUs; by its
+    flags: LSE, CRC32")."""
+    from ecoready.report.targets import cpu_named
+    from ecoready.run.fitness import AMD64_FEATURES, ARM64_FEATURES, parse_cpuinfo, x86_level_from_flags
+
+    cpu = parse_cpuinfo(cpuinfo)
+    part = cpu.cpu_part or midr_part(midr_el1)
+    kind = "MIDR" if part.count(":") == 1 else "family/model"
+    named = cpu_named(part)
+    if named:
+        return f"this host: {named} ({kind} {part})"
+    if "sse2" in cpu.flags:
+        flags = f"{x86_level_from_flags(cpu.flags)}, " + ", ".join(
+            n for k, n in AMD64_FEATURES.items() if k in cpu.flags
+        )
+    else:
+        flags = ", ".join(n.upper() for k, n in ARM64_FEATURES.items() if k in cpu.flags) or "none readable"
+    which = f"part {part}, not one of ecoready's target CPUs" if part else "no part given by the kernel"
+    return f"this host: {cpu.model or 'unknown CPU'} ({which}; by its flags: {flags})"
+
+
+def midr_part(register: str) -> str:
+    """ "0x41:0xd0c" from MIDR_EL1 as sysfs prints it ("0x00000000413fd0c1")."""
+    try:
+        value = int(register.strip(), 16)
+    except ValueError:
+        return ""
+    return f"{value >> 24 & 0xFF:#04x}:{value >> 4 & 0xFFF:#05x}"
+
+
+def engine_cpu(*, same_kernel: bool) -> str:
+    """The engine's CPU: read here when the engine runs on this kernel; else a run's platform
+    survey reads it inside a container (the report's platform fitness names it)."""
+    if same_kernel:
+        return f"engine CPU: {this_cpu()}"
+    return (
+        "engine CPU: on another kernel (a VM or another machine): a run's platform survey names it "
+        "by its part, in the report's platform fitness"
+    )
 
 
 def emulation_states(identity: EngineIdentity, native: str) -> list[tuple[str, str, str]]:
