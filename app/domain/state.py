@@ -67,6 +67,7 @@ PRECEDENCE: Mapping[Status, int] = {
     Status.MISSING: 2,
     Status.BROKEN: 2,
     Status.PARTIAL: 3,
+    Status.SKIPPED: 4,  # a start cut short (its native twin failed it): said only when nothing else failed
 }
 
 

@@ -212,6 +212,7 @@ REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
     Cause.TOOL: _tool,
     Cause.INTERNAL: _tool,
     Cause.NOT_APPLICABLE: lambda w: (w.cell.detail or "not run", "not run"),
+    Cause.TWIN_FAILED: lambda w: (said(w.blame, w.detail), "its native twin failed"),
 }
 
 
@@ -300,6 +301,7 @@ REMEDIES: Mapping[Cause, tuple[str, ...]] = {
     Cause.TOOL: (NOT_OURS,),
     Cause.INTERNAL: ("a fault of ecoready's, not the component's: re-run the cell, and report it if it recurs",),
     Cause.NOT_APPLICABLE: ("run it again",),
+    Cause.TWIN_FAILED: ("fix the native cell {subject} first (see its row): not an arch gap; then re-run this cell",),
 }
 
 

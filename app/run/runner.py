@@ -61,6 +61,7 @@ from ecoready.probe_api.run_context import RunContext
 from ecoready.registry.tag_search import search_tags
 from ecoready.run.audit_stage import AuditCache, Auditor, default_dir
 from ecoready.run.packaging_stage import packaging_stage
+from ecoready.run.twins import Twins
 
 log = logging.getLogger("ecoready.runner")
 TAG_SEARCH_BUDGET = 60.0  # seconds a missing cell's tag search may take (its manifests are bounded too)
@@ -120,6 +121,7 @@ class Runner:
         # id would then remove under it.
         self._sweep_lock = asyncio.Lock()
         self._missing: set[str] = set()  # cells whose image stage found no image for the arch
+        self.twins = Twins()  # an emulated start cut short when its native twin failed the same way
 
     def context_for(self, cell: CellPlan) -> RunContext:
         """The context of the host the plan put the cell on (the default one otherwise)."""
@@ -211,6 +213,7 @@ class Runner:
         if unknown:
             raise KeyError(f"not cells of this run: {', '.join(unknown)}")
         busy = self.under_way()
+        self.twins.forget(known[cid] for cid in wanted if cid not in busy)
         await self._run_many([known[cid] for cid in wanted if cid not in busy])
 
     async def _run_many(self, cells: Iterable[CellPlan]) -> None:
@@ -395,7 +398,7 @@ class Runner:
         detail, blame = "", None
         try:
             async with asyncio.timeout(budget):
-                detail = await self._do(cell, ctx, probe, stage) or ""
+                detail = await self.twins.cut_short(cell, stage, lambda: self._do(cell, ctx, probe, stage)) or ""
             if stage is Stage.SMOKE and ctx.failed_checks:
                 names = ", ".join(ctx.failed_checks)
                 detail, blame = f"failed: {names}", Blame(Cause.CHECK_FAILED, names)
@@ -432,7 +435,9 @@ class Runner:
         redact = self.run.secrets.redact
         if blame is not None:
             blame = replace(blame, subject=one_line(redact(blame.subject), 200), fix=one_line(redact(blame.fix), 300))
-        emit(StageFinished(cell.id, stage, outcome, seconds, one_line(redact(detail), 300), blame))
+        detail = one_line(redact(detail), 300)
+        self.twins.ended(cell, stage, blame, detail)
+        emit(StageFinished(cell.id, stage, outcome, seconds, detail, blame))
         return outcome
 
     async def _search_tags(self, cell: CellPlan, ctx: ProbeContext) -> None:
