@@ -51,6 +51,8 @@ class RunStarted:
     hosts: tuple[HostFacts, ...] = ()
     origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and arch pin, with where it is written)
     title: str = ""  # the matrix's `title`
+    matrix_content: str = ""  # sha256:<hex> of the matrix's text (Matrix.content)
+    matrix_place: str = ""  # sha256:<hex> of its file's resolved path (Matrix.place)
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,8 @@ def reduce(report: Report, event: Event) -> Report:
             interrupted=False,
             migration=Migration(origins=event.origins),
             title=event.title,
+            matrix_content=event.matrix_content,
+            matrix_place=event.matrix_place,
         )
     if isinstance(event, RunFinished):
         finished: Mapping[str, CellResult] = report.cells

@@ -55,6 +55,9 @@ class Matrix:
     concurrency: int | None = None
     registry: RegistrySettings = field(default_factory=RegistrySettings)
     sysbench: SysbenchConfig = field(default_factory=SysbenchConfig)
+    # which matrix this is, whatever path named it (`matrix_identity`): reports compare these
+    content: str = ""  # sha256:<hex> of the document's text
+    place: str = ""  # sha256:<hex> of the file's resolved path ("" when parsed from text alone)
 
     def component(self, component_id: str) -> Component:
         for c in self.components:

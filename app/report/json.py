@@ -98,7 +98,10 @@ LAYOUTS = {
         finish=_nest_rate_limit, prepare=_flatten_rate_limit, optional=frozenset({"source", "waited_s"})
     ),
     # notes were bare text before they said what they are about: older reports' are given theirs
-    Report: Layout(optional=frozenset({"platforms", "migration", "title", "merged_from"}), prepare=with_note_objects),
+    Report: Layout(
+        optional=frozenset({"platforms", "migration", "title", "merged_from", "matrix_content", "matrix_place"}),
+        prepare=with_note_objects,
+    ),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
     # reports before mirrors per registry; before `found_tag`, read from `found_as`'s words
     ImageInfo: Layout(optional=frozenset({"mirror"}), prepare=with_found_tag),
@@ -114,7 +117,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "schema_version": report.schema_version,
         "tool": {"name": "ecoready", "version": report.tool_version},
-        **{key: plain[key] for key in ("run_id", "matrix", "title", "profile", "started_at", "finished_at")},
+        **{key: plain[key] for key in ("run_id", "matrix", "matrix_content", "matrix_place", "title")},
+        **{key: plain[key] for key in ("profile", "started_at", "finished_at")},
         "interrupted": plain["interrupted"],
         "merged_from": plain["merged_from"],
         "arches": plain["arches"],

@@ -171,6 +171,8 @@ class Runner:
                 }.values()
             ),
             title=self.plan.matrix.title,
+            matrix_content=self.plan.matrix.content,
+            matrix_place=self.plan.matrix.place,
         )
 
     def under_way(self) -> frozenset[str]:
