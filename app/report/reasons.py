@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ecoready.domain.blame import Blame, Cause, Party, said
 from ecoready.domain.model import CONTRACT_CAVEAT, CellResult, Outcome, Report, Stage, StageResult, Status, Verification
 from ecoready.domain.state import deciding
-from ecoready.report.migration import Action, Step, plan_steps
+from ecoready.report.migration import NOT_AN_ARCH_GAP, Action, Step, plan_steps, same_way
 from ecoready.report.order import arches_of, grid_rows
 
 EMULATOR_REMEDY = (
@@ -216,6 +216,21 @@ REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
 }
 
 
+def _same_way_remedy(w: Why, same: CellResult | None) -> str:
+    """The remedy of a cell whose failure the row's other arch shares (`migration.same_way`,
+    what the plan says too): what both arches share is to fix, never "confirm on a native
+    host". Only for what the probe saw run (start, smoke, bench); "" otherwise."""
+    if same is None or w.stage is None or w.stage.stage not in _PROBED or w.blame is None:
+        return ""
+    if w.blame.facts.party not in (Party.COMPONENT, Party.CLOCK):
+        return ""
+    how = "emulated" if same.emulated else "natively"
+    return (
+        f"{NOT_AN_ARCH_GAP}: it failed the same way on {same.arch} ({how}); fix what both arches share, "
+        "the row's settings (a longer `timeout`, an option) or the image: its log says why"
+    )
+
+
 def _remedy(w: Why, step: Step | None, searched: bool) -> str:
     arch = w.cell.arch
     if step is not None and step.action in (Action.USE, Action.UPGRADE, Action.EMULATE):
@@ -331,7 +346,8 @@ def _advice(report: Report, cell: CellResult, step: Step | None) -> Advice:
     reason, short = cell_reason(cell)
     searched = any((s.component, s.arch) == (cell.component, cell.arch) for s in report.migration.searches)
     said_ = why(cell)
-    remedy = _remedy(said_, step, searched)
+    row = {c.arch: c for c in report.cells.values() if c.component == cell.component}
+    remedy = _same_way_remedy(said_, same_way(cell, row)) or _remedy(said_, step, searched)
     unverified = probe_unverified(said_)
     if unverified:
         reason = f"{reason}; {CONTRACT_CAVEAT}"

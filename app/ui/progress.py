@@ -10,7 +10,7 @@ from ecoready.domain.blame import Trouble
 from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
 from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert, plural
-from ecoready.report.status_words import EMULATED_MARK, GLYPH, shows_emulated, status_detail, took_text
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, shows_emulated, status_detail, timed, took_text
 from ecoready.report.text_grid import render_summary
 from ecoready.report.troubles import trouble
 
@@ -66,7 +66,7 @@ class PlainProgress:
             mark = f" {EMULATED_MARK}emulated" if shows_emulated(cell) else ""
             detail = f": {status_detail(cell).removeprefix(cell.status.value + ': ')}" if cell.detail else ""
             # a registry's verdict (missing, or not asked) took no time worth a number
-            took = f" {took_text(cell)}" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
+            took = f" {took_text(cell)}" if timed(cell) else ""
             once = " (the other cells it stops are not listed: the summary counts them)" if shared else ""
             self._print(f"{count}{mark} {cell.status.value}{took}{detail}{once}")
         elif isinstance(event, RunNote):
