@@ -38,6 +38,9 @@ class CellPlanned:
     # the bench stage's expected seconds (0: no bench); benches run one at a time per host,
     # so the time left counts them one after the other
     bench_s: float = 0.0
+    # what its other stages are expected to take (`plan.schedule.expected_seconds`: the last
+    # run's seconds, else its kind's), for the time left (`plan/eta.py`); 0: not known
+    expected_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -147,6 +147,7 @@ class Runner:
                 bench_s=round(estimate_seconds(c.bench, EMULATION_FACTOR if c.emulated else 1.0), 1)
                 if c.bench
                 else 0.0,
+                expected_s=0.0 if c.unrunnable else round(expected_seconds(c, self.history), 1),
             )
             for c in self.plan.cells
         )
