@@ -99,6 +99,7 @@ class Cause(str, enum.Enum):
     INTERNAL = "internal"  # a bug of ours (an exception nobody expected)
     # nobody
     NOT_APPLICABLE = "not-applicable"  # the stage was skipped
+    TWIN_FAILED = "twin-failed"  # an emulated start cut short: its native twin failed there the same way
 
 
 class Shared(str, enum.Enum):
@@ -117,7 +118,7 @@ class CauseFacts:
     in it is the blame's subject. `shared`: what the cells failing by it share."""
 
     party: Party
-    status: Status | None  # the cell's; None: the other stages decide (a skipped stage)
+    status: Status | None  # the cell's; None: the other stages decide (a stage that does not apply)
     label: str = ""
     shared: Shared | None = None
 
@@ -163,6 +164,8 @@ CAUSES: Mapping[Cause, CauseFacts] = {
     Cause.TOOL: CauseFacts(_TOOL, Status.ERROR),
     Cause.INTERNAL: CauseFacts(_TOOL, Status.ERROR),
     Cause.NOT_APPLICABLE: CauseFacts(Party.NOBODY, None),
+    # not the arch's doing: the same image failed natively at start, so the run spends no budget on it
+    Cause.TWIN_FAILED: CauseFacts(Party.NOBODY, Status.SKIPPED, "cut short"),
 }
 
 # A component's failure that names no cause of its own is blamed by the stage it ended.

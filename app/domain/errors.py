@@ -33,7 +33,9 @@ EcoreadyError                                                             [cause
  |    +-- CheckFailed         one named check failed
  |    +-- SqlError            the server or client refused a statement
  +-- Skip                 the stage does not apply, or could not be done  -> stage `skip`
-                                                                          [not-applicable]
+ |                                                                        [not-applicable]
+ |    +-- TwinFailed      an emulated start cut short: its native twin failed it the same way
+ |                                                          -> cell `skipped` [twin-failed]
 
 Never blame the component for an InfraError, nor the tool for a ComponentFailure.
 
@@ -290,3 +292,11 @@ class Skip(EcoreadyError):
     hand over the programs in time)."""
 
     cause = Cause.NOT_APPLICABLE
+
+
+class TwinFailed(Skip):
+    """An emulated cell's start cut short because the native cell of the same image failed
+    at start in a way that is no arch's (it timed out, or did not start): the emulated one
+    would fail the same way, only slower (app/run/twins.py). `subject` is the native cell."""
+
+    cause = Cause.TWIN_FAILED

@@ -39,6 +39,9 @@ class CellPlanned:
     # the bench stage's expected seconds (0: no bench); benches run one at a time per host,
     # so the time left counts them one after the other
     bench_s: float = 0.0
+    # what its other stages are expected to take (`plan.schedule.expected_seconds`: the last
+    # run's seconds, else its kind's), for the time left (`plan/eta.py`); 0: not known
+    expected_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class RunStarted:
     origins: tuple[ComponentOrigin, ...] = ()  # each component's image (and arch pin, with where it is written)
     title: str = ""  # the matrix's `title`
     targets: tuple[Target, ...] = ()  # the target CPUs the matrix names
+    matrix_content: str = ""  # sha256:<hex> of the matrix's text (Matrix.content)
+    matrix_place: str = ""  # sha256:<hex> of its file's resolved path (Matrix.place)
 
 
 @dataclass(frozen=True)

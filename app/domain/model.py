@@ -456,6 +456,10 @@ class Report:
     # cells from different runs ran under different conditions and are never set side by side
     merged_from: tuple[str, ...] = ()
     targets: tuple[Target, ...] = ()  # the target CPUs the matrix names (`targets = [...]`)
+    # which matrix, whatever path named it: its text's digest and its resolved path's digest
+    # ("" in reports of older runs: then `matrix`, the path as given, is all there is)
+    matrix_content: str = ""
+    matrix_place: str = ""
 
 
 REPORT_SCHEMA_VERSION = 1

@@ -67,6 +67,7 @@ PRECEDENCE: Mapping[Status, int] = {
     Status.MISSING: 2,
     Status.BROKEN: 2,
     Status.PARTIAL: 3,
+    Status.SKIPPED: 4,  # a start cut short (its native twin failed it): said only when nothing else failed
 }
 
 
@@ -146,6 +147,8 @@ def reduce(report: Report, event: Event) -> Report:  # noqa: C901 - one branch p
             migration=Migration(origins=event.origins),
             title=event.title,
             targets=event.targets,
+            matrix_content=event.matrix_content,
+            matrix_place=event.matrix_place,
         )
     if isinstance(event, RunFinished):
         finished: Mapping[str, CellResult] = report.cells

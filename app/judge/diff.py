@@ -249,11 +249,24 @@ def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None 
     )
 
 
+def same_matrix(old: Report, new: Report) -> bool:
+    """Whether two reports ran one matrix: the same file, whichever path named it (a
+    relative and an absolute path are one file), or the same text (one matrix copied to
+    another machine). Reports of older runs lack both: then the paths as given."""
+    if old.matrix_place and old.matrix_place == new.matrix_place:
+        return True
+    if old.matrix_content and old.matrix_content == new.matrix_content:
+        return True
+    if (old.matrix_place or old.matrix_content) and (new.matrix_place or new.matrix_content):
+        return False
+    return old.matrix == new.matrix
+
+
 def mismatch(old: Report, new: Report) -> tuple[str, ...]:
     """How the two reports asked different things (said before any change: a "lost" cell
     may be a narrower --only, not a broken component)."""
     found = []
-    if old.matrix != new.matrix:
+    if not same_matrix(old, new):
         found.append(f"different matrices: {old.matrix} then {new.matrix}")
     if old.profile is not new.profile:
         found.append(f"different profiles: {old.profile.value} then {new.profile.value}")

@@ -59,6 +59,9 @@ class Matrix:
     registry: RegistrySettings = field(default_factory=RegistrySettings)
     sysbench: SysbenchConfig = field(default_factory=SysbenchConfig)
     targets: tuple[Target, ...] = ()  # the target CPUs the build audit is answered for (matrix/targets.py)
+    # which matrix this is, whatever path named it (`matrix_identity`): reports compare these
+    content: str = ""  # sha256:<hex> of the document's text
+    place: str = ""  # sha256:<hex> of the file's resolved path ("" when parsed from text alone)
 
     def component(self, component_id: str) -> Component:
         for c in self.components:

@@ -7,6 +7,7 @@ errors come from `tomlpos`, because tomllib forgets where keys were.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tomllib
@@ -63,9 +64,19 @@ def load(path: str | Path, environ: Mapping[str, str] | None = None) -> Matrix:
     """The matrix file as this environment sees it (registry mirrors set for CI:
     `matrix/mirrors.py`)."""
     p = Path(path)
-    matrix = parse(read_text(p), str(p))
+    matrix = replace(parse(read_text(p), str(p)), place=place_of(p))
     registry = with_environment(matrix.registry, os.environ if environ is None else environ)
     return matrix if registry == matrix.registry else replace(matrix, registry=registry)
+
+
+def place_of(path: Path) -> str:
+    """The identity of where a matrix file is, whichever path names it (relative, absolute,
+    through a link): a digest of its resolved path, so a report shared keeps no home folder."""
+    return _sha256(str(path.resolve()))
+
+
+def _sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def parse(text: str, file: str = "matrix.toml") -> Matrix:
@@ -85,7 +96,7 @@ def parse(text: str, file: str = "matrix.toml") -> Matrix:
     if checker.problems or matrix is None:
         problems = sorted(set(checker.problems), key=lambda p: (p.line, p.col, p.message))
         raise ConfigError(problems or [Problem(file, 1, 1, "invalid matrix")])
-    return matrix
+    return replace(matrix, content=_sha256(text))
 
 
 def _syntax_problem(file: str, text: str, exc: Exception) -> Problem:

@@ -132,8 +132,6 @@ def _bench_knobs(raw: Mapping[str, Any], path: tuple[str | int, ...], c: Checker
     )
 
 
-
-
 def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
     raw = c.typed(data, (), "components", list, required=True)
     if raw is not None and not raw:

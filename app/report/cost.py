@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ecoready.domain.model import BenchSeries, CellResult, HostFacts, Report, Status
+from ecoready.report.status_words import ran
 
 BASE_ARCH = "amd64"
 OTHER_ARCH = "arm64"
@@ -223,6 +224,8 @@ class Comparison:
 def _why_not(cell: CellResult | None, arch: str, component: str) -> str | None:
     if cell is None:
         return f"{component}/{arch}: not in this run"
+    if not ran(cell):
+        return f"{cell.id}: {cell.status.value}, it did not run"
     if cell.emulated or (cell.bench is not None and cell.bench.emulated):
         return f"{cell.id}: ran emulated, so its numbers are not performance"
     if cell.bench is None or not cell.bench.series:

@@ -47,7 +47,7 @@ from ecoready.report.exporter_text import (
     runs_text,
     target_words,
 )
-from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, pin_row, plan_pins, plan_steps, step_row
+from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.reasons import advice_by_cell
 from ecoready.report.samecost import headline, line_text, same_cost
@@ -382,8 +382,14 @@ def drivers(report: Report) -> str:
 def migration(report: Report) -> str:
     """The migration plan and the arch pins that can go (report/migration.py)."""
     steps = plan_steps(report)
+    todo = actions(report)  # what `ecoready plan` and the Markdown list first, in the same order
+    ordered = "<ol>" + "".join(f"<li>{esc(text)}</li>" for text in todo) + "</ol>"
+    nothing = "<p>Nothing to change: every component is ready on every arch as pinned.</p>"
     parts = [
         "<h2>Migration plan</h2>",
+        "<h3>What to change, in order</h3>",
+        ordered if todo else nothing,
+        "<h3>Every component and arch</h3>",
         table([esc(h) for h in PLAN_HEADER], [[esc(v) for v in step_row(s)] for s in steps]),
     ]
     pins = plan_pins(report, steps)

@@ -102,7 +102,10 @@ LAYOUTS = {
     ),
     # notes were bare text before they said what they are about: older reports' are given theirs
     Report: Layout(
-        optional=frozenset({"platforms", "migration", "title", "merged_from", "targets"}), prepare=with_note_objects
+        optional=frozenset(
+            {"platforms", "migration", "title", "merged_from", "targets", "matrix_content", "matrix_place"}
+        ),
+        prepare=with_note_objects,
     ),
     # added after schema 1 was first written: the target CPUs and the CPU's part
     PlatformFitness: Layout(optional=frozenset({"cpu_part"})),
@@ -123,7 +126,8 @@ def report_dict(report: Report) -> dict[str, Any]:
     return {
         "schema_version": report.schema_version,
         "tool": {"name": "ecoready", "version": report.tool_version},
-        **{key: plain[key] for key in ("run_id", "matrix", "title", "profile", "started_at", "finished_at")},
+        **{key: plain[key] for key in ("run_id", "matrix", "matrix_content", "matrix_place", "title")},
+        **{key: plain[key] for key in ("profile", "started_at", "finished_at")},
         "interrupted": plain["interrupted"],
         "merged_from": plain["merged_from"],
         "arches": plain["arches"],

@@ -17,7 +17,7 @@ from ecoready.domain.text import inert
 from ecoready.report import mirror_words
 from ecoready.report.exporter_text import cells_in_grid_order, failures, run_seconds
 from ecoready.report.reasons import Advice, advice_by_cell, why
-from ecoready.report.status_words import EMULATED_MEANING, packaging_line, status_detail
+from ecoready.report.status_words import EMULATED_MEANING, packaging_line, shows_emulated, status_detail
 from ecoready.report.troubles import infra_lines
 from ecoready.report.verdict import arch_verdicts
 
@@ -79,8 +79,10 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
         reason = message if cell.status is Status.SKIPPED else f"did not finish ({cell.status.value})"
         ET.SubElement(case, "skipped", message=reason)
     out = []
-    if cell.emulated:
+    if shows_emulated(cell):
         out.append(f"emulated: {EMULATED_MEANING}")
+    elif cell.emulated:
+        out.append("emulated: planned so, but it did not run")
     if cell.status is not Status.READY:
         out.extend(cell.log_tail)
     if out:

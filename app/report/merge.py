@@ -30,6 +30,12 @@ def _unique(values: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def _one(values: Sequence[str]) -> str:
+    """The value all the reports share, else "" (a matrix identity of several matrices is none)."""
+    found = _unique(values)
+    return found[0] if len(found) == 1 else ""
+
+
 def machine(host: HostFacts) -> tuple[object, ...]:
     """What tells one machine from another: its arch, size, kernel and engine. What a run
     asked of it (the arches it served, `--arch`), which emulators it had registered then and
@@ -157,6 +163,8 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
         platforms=tuple({(p.host, p.arch): p for r in reports for p in r.platforms}.values()),
         migration=_merge_migration(reports, cells),
         title=" + ".join(_unique([r.title for r in reports if r.title])),
+        matrix_content=_one([r.matrix_content for r in reports]),
+        matrix_place=_one([r.matrix_place for r in reports]),
         merged_from=tuple(_unique([i for r in reports for i in (r.merged_from or (r.run_id,))])),
         targets=tuple({t.name: t for r in reports for t in r.targets}.values()),
     )

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ecoready.domain.model import CellResult, ComponentOrigin, Report, Stage, Status, TagSearch, normalize_arch
+from ecoready.domain.state import deciding
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.status_words import status_detail
 
@@ -148,16 +149,36 @@ def _other_arch(cell: CellResult, row: dict[str, CellResult]) -> str:
     same failure there too (not an arch gap: the image or its settings)."""
     parts = []
     for arch, other in row.items():
-        if arch == cell.arch or not other.status.finished:
-            continue
-        if other.status is Status.READY:
+        if arch != cell.arch and other.status is Status.READY:
             how = "under emulation" if other.emulated else "natively"
             parts.append(f"ready on {arch} ({how}): a gap of {cell.arch}'s")
-        elif other.status is cell.status and telling_line(other.log_tail) == telling_line(cell.log_tail):
-            parts.append(
-                f"{other.status.value} on {arch} too, the same way: not an arch gap (the image or its settings)"
-            )
+    same = same_way(cell, row)
+    if same is not None:
+        parts.append(f"{same.status.value} on {same.arch} too, the same way: {NOT_AN_ARCH_GAP}")
     return "; " + "; ".join(parts) if parts else ""
+
+
+NOT_AN_ARCH_GAP = "not an arch gap (the image or its settings)"
+
+
+def same_way(cell: CellResult, row: Mapping[str, CellResult]) -> CellResult | None:
+    """The row's cell on another arch that failed as this one did, when there is one: the
+    same status, decided by the same cause at the same stage, and the same telling line in
+    its log. Then the failure is not this arch's: every view says so (the plan's `blocked`,
+    the remedy of `report/reasons.py`), never "confirm on a native host"."""
+    if cell.status in (Status.READY, Status.SKIPPED) or not cell.status.finished:
+        return None
+    mine = deciding(cell.stages)
+    for arch, other in row.items():
+        if arch == cell.arch or other.status is not cell.status:
+            continue
+        theirs = deciding(other.stages)
+        same_cause = (mine is None) == (theirs is None) and (
+            mine is None or theirs is None or (mine[0].stage, mine[1].cause) == (theirs[0].stage, theirs[1].cause)
+        )
+        if same_cause and telling_line(other.log_tail) == telling_line(cell.log_tail):
+            return other
+    return None
 
 
 def actions(report: Report) -> list[str]:

@@ -19,7 +19,7 @@ from ecoready.domain.blame import Blame, Cause, Party, said
 from ecoready.domain.model import CONTRACT_CAVEAT, CellResult, Outcome, Report, Stage, StageResult, Status, Verification
 from ecoready.domain.state import deciding
 from ecoready.report import mirror_words
-from ecoready.report.migration import Action, Step, plan_steps
+from ecoready.report.migration import NOT_AN_ARCH_GAP, Action, Step, plan_steps, same_way
 from ecoready.report.order import arches_of, grid_rows
 
 EMULATOR_REMEDY = (
@@ -217,7 +217,23 @@ REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
     Cause.TOOL: _tool,
     Cause.INTERNAL: _tool,
     Cause.NOT_APPLICABLE: lambda w: (w.cell.detail or "not run", "not run"),
+    Cause.TWIN_FAILED: lambda w: (said(w.blame, w.detail), "its native twin failed"),
 }
+
+
+def _same_way_remedy(w: Why, same: CellResult | None) -> str:
+    """The remedy of a cell whose failure the row's other arch shares (`migration.same_way`,
+    what the plan says too): what both arches share is to fix, never "confirm on a native
+    host". Only for what the probe saw run (start, smoke, bench); "" otherwise."""
+    if same is None or w.stage is None or w.stage.stage not in _PROBED or w.blame is None:
+        return ""
+    if w.blame.facts.party not in (Party.COMPONENT, Party.CLOCK):
+        return ""
+    how = "emulated" if same.emulated else "natively"
+    return (
+        f"{NOT_AN_ARCH_GAP}: it failed the same way on {same.arch} ({how}); fix what both arches share, "
+        "the row's settings (a longer `timeout`, an option) or the image: its log says why"
+    )
 
 
 def _remedy(w: Why, step: Step | None, searched: bool) -> str:
@@ -301,6 +317,7 @@ REMEDIES: Mapping[Cause, tuple[str, ...]] = {
     Cause.TOOL: (NOT_OURS,),
     Cause.INTERNAL: ("a fault of ecoready's, not the component's: re-run the cell, and report it if it recurs",),
     Cause.NOT_APPLICABLE: ("run it again",),
+    Cause.TWIN_FAILED: ("fix the native cell {subject} first (see its row): not an arch gap; then re-run this cell",),
 }
 
 
@@ -330,7 +347,8 @@ def _advice(report: Report, cell: CellResult, step: Step | None) -> Advice:
     reason, short = cell_reason(cell)
     searched = any((s.component, s.arch) == (cell.component, cell.arch) for s in report.migration.searches)
     said_ = why(cell)
-    remedy = _remedy(said_, step, searched)
+    row = {c.arch: c for c in report.cells.values() if c.component == cell.component}
+    remedy = _same_way_remedy(said_, same_way(cell, row)) or _remedy(said_, step, searched)
     unverified = probe_unverified(said_)
     if unverified:
         reason = f"{reason}; {CONTRACT_CAVEAT}"

@@ -68,16 +68,28 @@ def took_text(cell: CellResult, compact: bool = False) -> str:
 _RUNS = frozenset({Stage.START, Stage.SMOKE, Stage.BENCH})
 
 
-def shows_emulated(cell: CellResult) -> bool:
-    """Whether the cell's result came from emulation: emulated, and it ran something (a cell
-    stopped at its image or its package never ran, so it carries no mark)."""
-    if not cell.emulated or cell.status in (Status.MISSING, Status.SKIPPED, Status.PENDING):
+def ran(cell: CellResult) -> bool:
+    """Whether the cell ran the image's programs: a cell stopped at its image, its package
+    or before (or cut short) has no result of its own to time or to call emulated."""
+    if cell.status in (Status.MISSING, Status.SKIPPED, Status.PENDING):
         return False
     if cell.status is Status.RUNNING:
         return cell.stage in _RUNS
     if not cell.stages:  # a report without its stages: a judged status was run
         return cell.status is not Status.ERROR
     return any(s.stage in _RUNS and s.outcome is not Outcome.SKIP for s in cell.stages)
+
+
+def shows_emulated(cell: CellResult) -> bool:
+    """Whether the cell's result came from emulation: emulated, and it ran something (a cell
+    stopped at its image or its package never ran, so it carries no mark)."""
+    return cell.emulated and ran(cell)
+
+
+def timed(cell: CellResult) -> bool:
+    """Whether a view says how long the cell took: only what ran (never `broken 0.1s` for a
+    cell whose image was refused)."""
+    return cell.status.finished and ran(cell) and cell.seconds >= 0.05
 
 
 def cell_text(cell: CellResult, width: int = 28) -> str:
@@ -126,7 +138,7 @@ def short_text(cell: CellResult) -> str:
     if cell.queued:
         return f"{GLYPH[Status.PENDING]} {QUEUED_WORD}"
     words = cell.status.value
-    if cell.status.finished and cell.status not in (Status.MISSING, Status.SKIPPED) and cell.seconds:
+    if timed(cell):
         words = f"{words} {took_text(cell)}"
     return f"{GLYPH[cell.status]} {words}"
 

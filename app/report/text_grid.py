@@ -127,10 +127,9 @@ def render_summary(report: Report) -> str:
         lines.append(_one_line(f"  {GLYPH[cell.status]} {cell.id}{where}: {cell.status.value}: {advised.reason}"))
         lines.append(_one_line(f"      what to do: {advised.remedy}"))
     lines.extend(_one_line(f"  {GLYPH[Status.ERROR]} {line}") for line in infra_lines(report))
-    for cell in cells:  # driver rows: the packaging verdict next to the runtime result
-        if cell.packaging is not None:
-            packaging = packaging_line(cell.packaging)
-            lines.append(_one_line(f"  {cell.id}: {GLYPH[cell.status]} {cell.status.value} · packaging: {packaging}"))
+    for cell in cells:  # driver rows: the package's verdict on its own line, under the cell's status said above
+        if cell.packaging is not None:  # (never two statuses on one line: `error · packaging: ready`)
+            lines.append(_one_line(f"  {cell.id}: its package {packaging_line(cell.packaging)}"))
     if several:
         for host in report.hosts:
             ran = sum(1 for c in cells if c.host == host.name)

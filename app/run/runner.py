@@ -52,6 +52,7 @@ from ecoready.run.audit_stage import AuditCache, Auditor, audit_targets, default
 from ecoready.run.image_stage import image_stage, search_tags_of
 from ecoready.run.packaging_stage import packaging_stage
 from ecoready.run.start_stage import start_stage
+from ecoready.run.twins import Twins
 
 log = logging.getLogger("ecoready.runner")
 
@@ -110,6 +111,7 @@ class Runner:
         # id would then remove under it.
         self._sweep_lock = asyncio.Lock()
         self._missing: set[str] = set()  # cells whose image stage found no image for the arch
+        self.twins = Twins()  # an emulated start cut short when its native twin failed the same way
 
     def context_for(self, cell: CellPlan) -> RunContext:
         """The context of the host the plan put the cell on (the default one otherwise)."""
@@ -133,6 +135,7 @@ class Runner:
                 emulated=c.emulated,
                 verification=verification(KINDS[c.component.probe], c.component.options),
                 bench_s=_bench_seconds(c),
+                expected_s=0.0 if c.unrunnable else round(expected_seconds(c, self.history), 1),
             )
             for c in self.plan.cells
         )
@@ -158,6 +161,8 @@ class Runner:
             ),
             title=self.plan.matrix.title,
             targets=self.plan.matrix.targets,
+            matrix_content=self.plan.matrix.content,
+            matrix_place=self.plan.matrix.place,
         )
 
     def under_way(self) -> frozenset[str]:
@@ -200,6 +205,7 @@ class Runner:
         if unknown:
             raise KeyError(f"not cells of this run: {', '.join(unknown)}")
         busy = self.under_way()
+        self.twins.forget(known[cid] for cid in wanted if cid not in busy)
         await self._run_many([known[cid] for cid in wanted if cid not in busy])
 
     async def _run_many(self, cells: Iterable[CellPlan]) -> None:
@@ -380,7 +386,7 @@ class Runner:
         detail, blame = "", None
         try:
             async with asyncio.timeout(budget):
-                detail = await self._do(cell, ctx, probe, stage) or ""
+                detail = await self.twins.cut_short(cell, stage, lambda: self._do(cell, ctx, probe, stage)) or ""
             if stage is Stage.SMOKE and ctx.failed_checks:
                 names = ", ".join(ctx.failed_checks)
                 detail, blame = f"failed: {names}", Blame(Cause.CHECK_FAILED, names)
@@ -417,7 +423,9 @@ class Runner:
         redact = self.run.secrets.redact
         if blame is not None:
             blame = replace(blame, subject=one_line(redact(blame.subject), 200), fix=one_line(redact(blame.fix), 300))
-        emit(StageFinished(cell.id, stage, outcome, seconds, one_line(redact(detail), 300), blame))
+        detail = one_line(redact(detail), 300)
+        self.twins.ended(cell, stage, blame, detail)
+        emit(StageFinished(cell.id, stage, outcome, seconds, detail, blame))
         return outcome
 
     async def _do(self, cell: CellPlan, ctx: ProbeContext, probe: Probe, stage: Stage) -> str:

@@ -10,7 +10,7 @@ from ecoready.domain.blame import Trouble
 from ecoready.domain.events import CellFinished, CellQueued, CellStarted, Event, RunNote, RunStarted, StageStarted
 from ecoready.domain.model import Report, Status
 from ecoready.domain.text import inert, plural
-from ecoready.report.status_words import EMULATED_MARK, GLYPH, shows_emulated, status_detail, took_text
+from ecoready.report.status_words import EMULATED_MARK, GLYPH, shows_emulated, status_detail, timed, took_text
 from ecoready.report.text_grid import render_summary
 from ecoready.report.troubles import trouble
 
@@ -26,7 +26,9 @@ def _done(report: Report) -> int:
 
 
 class PlainProgress:
-    """One line per finished cell (and per note): readable in CI logs."""
+    """One line per finished cell (and per note): readable in CI logs. A trouble several
+    cells share (a registry, a backend, an engine) is said with the first cell it stops;
+    the others are not listed, and the summary says it once more with their count."""
 
     def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
@@ -57,16 +59,16 @@ class PlainProgress:
             cell = report.cells[event.cell_id]
             count = f"[{_done(report):>3}/{len(report.cells)}] {GLYPH[cell.status]} {cell.id}"
             shared = trouble(cell)
-            if shared is not None and shared[0] in self.said:  # said once, with its reason
-                self._print(f"{count} not checked: {shared[0].words} (see above)")
+            if shared is not None and shared[0] in self.said:  # said once, with its reason; the summary counts them
                 return
             if shared is not None:
                 self.said.add(shared[0])
             mark = f" {EMULATED_MARK}emulated" if shows_emulated(cell) else ""
             detail = f": {status_detail(cell).removeprefix(cell.status.value + ': ')}" if cell.detail else ""
             # a registry's verdict (missing, or not asked) took no time worth a number
-            took = f" {took_text(cell)}" if cell.seconds >= 0.05 and cell.status is not Status.MISSING else ""
-            self._print(f"{count}{mark} {cell.status.value}{took}{detail}")
+            took = f" {took_text(cell)}" if timed(cell) else ""
+            once = " (the other cells it stops are not listed: the summary counts them)" if shared else ""
+            self._print(f"{count}{mark} {cell.status.value}{took}{detail}{once}")
         elif isinstance(event, RunNote):
             if event.about in self.said:
                 return  # the summary says it once more, with the cells it cost and the way out

@@ -43,9 +43,8 @@ def test_an_unreachable_registry_is_said_once_in_words(tmp_path: Path) -> None:
     said = result.stderr
     assert "Error" not in said and "Errno" not in said and "containers/lab.toml" not in said
     progress = [line for line in said.splitlines() if line.startswith("[ ")]
-    assert len(progress) == 4
-    assert sum("cannot resolve the name" in line for line in progress) == 1  # the first cell says why
-    assert sum("not checked: registry nowhere.invalid (see above)" in line for line in progress) == 3
+    assert len(progress) == 1  # the first cell says why; the other three are counted in the summary
+    assert "cannot resolve the name" in progress[0] and "the summary counts them" in progress[0]
     assert "ecoready: note: registry" not in said  # the summary says it, once
     way_out = [line for line in said.splitlines() if "way out:" in line]
     assert len(way_out) == 1 and "6 cells" not in way_out[0] and "4 cells not checked" in way_out[0]

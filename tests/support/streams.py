@@ -49,6 +49,9 @@ XEON = HostFacts("xeon", "amd64", docker_version="27.3.1", cpus=16, price_per_ho
 GRAVITON = HostFacts("graviton", "arm64", docker_version="27.3.1", cpus=16, price_per_hour=0.616, cpu_ghz=2.6)
 
 
+EXPECTED_S = 8.0  # a cell's expected seconds natively (plan/schedule.py's default kind)
+
+
 @dataclass(frozen=True)
 class CellSpec:
     component: str
@@ -143,7 +146,16 @@ def cell_events(spec: CellSpec) -> list[Event]:
 
 def run_started(specs: Sequence[CellSpec], hosts: Sequence[HostFacts], arches: Sequence[str]) -> RunStarted:
     cells = tuple(
-        CellPlanned(s.id, s.component, s.component.replace("-", " "), s.category, s.arch, s.host, s.emulated)
+        CellPlanned(
+            s.id,
+            s.component,
+            s.component.replace("-", " "),
+            s.category,
+            s.arch,
+            s.host,
+            s.emulated,
+            expected_s=EXPECTED_S * (3.0 if s.emulated else 1.0),  # as the runner plans them (schedule.py)
+        )
         for s in specs
     )
     return RunStarted("0123456789abcdef" * 2, AT, "recorded.toml", Profile.QUICK, tuple(arches), cells, tuple(hosts))

@@ -93,6 +93,7 @@ MET: dict[Cause, tuple[Stage, str]] = {
     Cause.TOOL: (Stage.START, "something of ours failed"),
     Cause.INTERNAL: (Stage.SMOKE, "internal error: KeyError: 'x'"),
     Cause.NOT_APPLICABLE: (Stage.BENCH, "no bench in this profile"),
+    Cause.TWIN_FAILED: (Stage.START, "its native twin x/amd64 failed the same way at start: exceeded its 90 s budget"),
 }
 SUBJECTS = {
     Cause.REGISTRY: "docker.io",
@@ -101,6 +102,7 @@ SUBJECTS = {
     Cause.MIRROR_DOWN: "mirror.local:5000/hub",
     Cause.BACKEND: "mysql-8.4",
     Cause.CHECK_FAILED: "crud",
+    Cause.TWIN_FAILED: "x/amd64",
 }
 FIXES = {Cause.NO_HOST: "register qemu-aarch64 or add a native arm64 host", Cause.EMULATOR: "register qemu >= 8"}
 
@@ -111,7 +113,8 @@ def test_every_cause_leads_to_a_status_a_reason_and_a_remedy() -> None:
     assert set(REASONS) == set(Cause) and set(REMEDIES) == set(Cause)
     assert set(COMPONENT_FAILURE) == set(Stage)
     for cause, facts in CAUSES.items():
-        assert (facts.status is None) == (facts.party is Party.NOBODY), cause
+        # nobody's: decides nothing, but a start cut short for its native twin's failure (skipped)
+        assert (facts.status in (None, Status.SKIPPED)) == (facts.party is Party.NOBODY), cause
         if facts.party is Party.TOOL:
             assert facts.status is Status.ERROR, cause  # the tool's trouble is never the component's
         if facts.party is Party.COMPONENT:
@@ -387,6 +390,13 @@ def test_each_cause_is_said_with_its_reason_and_remedy_in_every_view(cause: Caus
     if cause in FIXES:
         assert advised.remedy == FIXES[cause]  # whoever saw it knew the way out
     assert advised.reason in views["text"] and advised.remedy in views["text"]
+    if facts.party is Party.NOBODY:  # a start cut short for its native twin: not run, and said why
+        assert markdown.md(said_detail) in views["md"] and html.esc(said_detail) in views["html"]
+        (node,) = ET.fromstring(views["junit"]).iter("skipped")
+        assert said_detail in node.get("message", "")
+        (step,) = plan_steps(report)
+        assert step.action is Action.UNKNOWN and said_detail in step.why
+        return
     assert markdown.md(advised.reason) in views["md"] and markdown.md(advised.remedy) in views["md"]
     assert html.esc(advised.reason) in views["html"] and html.esc(advised.remedy) in views["html"]
     assert markdown.md(said_detail) in views["md"] and html.esc(said_detail) in views["html"]

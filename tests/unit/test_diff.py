@@ -334,3 +334,52 @@ def test_cli_diff_of_a_lost_arch_exits_1(tmp_path: Path) -> None:
     result = ecoready("diff", str(old_path), str(new_path))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "REGRESSED lost arch arm64" in result.stdout
+
+
+def report_of_matrix(path: str) -> Report:
+    """The report a run of the matrix file at `path` starts (RunStarted folded), written
+    as JSON and read back, as `ecoready diff` reads it."""
+    from ecoready.domain.state import fold
+    from ecoready.matrix.load import load
+    from ecoready.report.load import parse_report
+    from ecoready.run.runner import Runner
+    from tests.support.fake_host import cell, component, plan, rig
+
+    matrix = load(path)
+    runner = Runner(replace(plan([cell(component("db", "server", "r.example/db:1"))]), matrix=matrix), rig().run)
+    return parse_report(json_report.render(fold([runner.planned()])))
+
+
+MATRIX_TEXT = """[[components]]
+id = "db"
+name = "db"
+category = "server"
+probe = "server"
+image = "r.example/db:1"
+"""
+
+
+def test_a_relative_and_an_absolute_path_to_one_matrix_are_one_matrix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "matrix.toml").write_text(MATRIX_TEXT)
+    monkeypatch.chdir(tmp_path)
+    relative, absolute = report_of_matrix("matrix.toml"), report_of_matrix(str(tmp_path / "matrix.toml"))
+    assert (relative.matrix, absolute.matrix) == ("matrix.toml", str(tmp_path / "matrix.toml"))
+    assert relative.matrix_place == absolute.matrix_place and relative.matrix_place.startswith("sha256:")
+    assert str(tmp_path) not in json_report.render(relative).replace(relative.matrix, "")  # no folder written
+    assert diff(relative, absolute).mismatch == ()
+    (tmp_path / "copy").mkdir()  # the same text elsewhere (another machine's checkout): one matrix too
+    (tmp_path / "copy" / "matrix.toml").write_text(MATRIX_TEXT)
+    assert diff(relative, report_of_matrix("copy/matrix.toml")).mismatch == ()
+    (tmp_path / "other.toml").write_text(MATRIX_TEXT.replace("db:1", "db:2"))
+    (note,) = diff(relative, report_of_matrix("other.toml")).mismatch
+    assert note == "different matrices: matrix.toml then other.toml"
+
+
+def test_reports_of_older_runs_without_a_matrix_identity_compare_its_path() -> None:
+    old = replace(lab_report("lab-run"), matrix_content="", matrix_place="")
+    assert diff(old, replace(old, matrix="./" + old.matrix)).mismatch == (
+        f"different matrices: {old.matrix} then ./{old.matrix}",
+    )
+    assert diff(old, old).mismatch == ()

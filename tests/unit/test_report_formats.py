@@ -59,6 +59,8 @@ def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
         if cell.get("audit"):
             assert cell["audit"].pop("targets") == []
             assert all(b.pop("sve_count") == 0 for b in cell["audit"]["binaries"])
+    for key in ("matrix_content", "matrix_place"):  # recorded before reports said which matrix, by digest
+        assert key not in original and written.pop(key) == ""
     blamed = 0
     for old_cell, cell in zip(original["cells"], written["cells"], strict=True):
         if cell["image"] is not None:  # recorded before the image said which mirror answered
@@ -76,6 +78,11 @@ def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
                 new["detail"] = old["detail"]
             else:
                 assert blame is None
+    # recorded when a cell stopped at its build audit was still said to have "ran emulated"
+    recorded = "gap-binary-mislabelled/arm64: ran emulated, so its numbers are not performance"
+    now = "gap-binary-mislabelled/arm64: broken, it did not run"
+    absent = original["comparison"]["absent"]
+    original["comparison"]["absent"] = [now if line == recorded else line for line in absent]
     assert written == original
     assert blamed or name == "lab-run"
     assert json_report.render(parse_report(text)) == text

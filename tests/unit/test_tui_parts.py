@@ -180,27 +180,55 @@ def test_the_compare_column_only_when_native_numbers_can_fill_it() -> None:
     assert not comparable(fold(streams.lab_like()))  # arm64 only emulated: nothing to compare
 
 
-def test_the_eta_counts_the_benches_still_to_run_one_after_the_other() -> None:
-    """Benches run alone: three 80 s benches left are 240 s whatever the pace of the rest."""
-    from ecoready.domain.model import Category, CellResult, Outcome, Profile, Report, Stage, StageResult, Status
+def test_the_eta_plays_the_cells_left_through_the_slots_with_benches_one_after_the_other() -> None:
+    """What each cell is expected to take (plan/eta.py), never its budget: cells side by
+    side on the host's slots count once, benches run alone one after the other, and the
+    pace the finished cells kept scales what is left."""
+    from ecoready.domain.model import (
+        Category,
+        CellResult,
+        HostFacts,
+        Outcome,
+        Profile,
+        Report,
+        Stage,
+        StageResult,
+        Status,
+    )
+    from ecoready.plan.eta import Expected
     from ecoready.ui.tui.statusbar import Batch
 
-    def cell(name: str, status: Status, bench_s: float | None = None) -> CellResult:
-        stages: tuple[StageResult, ...] = (StageResult(Stage.START, Outcome.PASS, 5.0),)
-        if bench_s is not None:
-            stages += (StageResult(Stage.BENCH, Outcome.PASS, bench_s),)
-        return CellResult(f"{name}/amd64", name, name, Category.SERVER, "amd64", "h", False, status, stages=stages)
+    host = HostFacts("h", "amd64", (), {}, cpus=2)  # 10 slot units: ten native cells at once
 
-    cells = [
-        cell("a", Status.READY, 80.0),
-        cell("b", Status.RUNNING),
-        cell("c", Status.PENDING),
-        cell("d", Status.PENDING),
-    ]
-    report = Report(1, "r", "0", "m", Profile.QUICK, "t", cells={c.id: c for c in cells})
-    batch = Batch(frozenset(report.cells), benches={c.id: 80.0 for c in cells})
-    # a took 90 s (10 of its own, 80 of bench): the 3 left take 10 s each of their own, and 80 s each of bench
-    assert batch.eta(report, 90.0) == 3 * 10.0 + 3 * 80.0
-    assert Batch(frozenset(report.cells)).eta(report, 90.0) == 3 * 10.0  # no bench known: the pace alone
-    idle = Report(1, "r", "0", "m", Profile.QUICK, "t", cells={c.id: c for c in cells[1:]})
-    assert Batch(frozenset(idle.cells), benches={"b/amd64": 80.0}).eta(idle, 5.0) == 80.0  # none finished yet
+    def cell(name: str, status: Status, took: float = 0.0, bench: float = 0.0) -> CellResult:
+        stages: tuple[StageResult, ...] = (StageResult(Stage.START, Outcome.PASS, took),) if took else ()
+        if bench:
+            stages += (StageResult(Stage.BENCH, Outcome.PASS, bench),)
+        return CellResult(
+            f"{name}/amd64",
+            name,
+            name,
+            Category.SERVER,
+            "amd64",
+            "h",
+            False,
+            status,
+            seconds=took + bench,
+            stages=stages,
+        )
+
+    def report(*cells: CellResult) -> Report:
+        return Report(1, "r", "0", "m", Profile.QUICK, "t", hosts=(host,), cells={c.id: c for c in cells})
+
+    waiting = [cell(f"c{i}", Status.PENDING) for i in range(10)]
+    alone = report(*waiting)
+    expected = {c.id: Expected(10.0, 0.0, 1, "h") for c in waiting}
+    assert Batch(frozenset(alone.cells), expected=expected).eta(alone, 0.0) == 10.0  # side by side: once
+    benches = {cid: Expected(10.0, 80.0, 1, "h") for cid in expected}
+    assert Batch(frozenset(alone.cells), expected=benches).eta(alone, 0.0) == 10.0 + 10 * 80.0  # alone, in turn
+    slow = report(cell("done", Status.READY, took=20.0), *waiting)  # took twice what it was expected to
+    paced = {**expected, "done/amd64": Expected(10.0, 0.0, 1, "h")}
+    assert Batch(frozenset(slow.cells), expected=paced).eta(slow, 20.0) == 20.0
+    assert Batch(frozenset(slow.cells)).eta(slow, 20.0) is None  # a plan that expected nothing: no guess
+    budgets = {cid: Expected(10.0, 0.0, 3, "h") for cid in expected}  # emulated: weight 3, three at a time
+    assert Batch(frozenset(alone.cells), expected=budgets).eta(alone, 0.0) == 40.0

@@ -310,3 +310,42 @@ def test_a_registry_note_is_left_out_where_the_trouble_is_said_already_and_kept_
     progress.update(RunNote(other.text), report)
     said = out.getvalue()
     assert f"note: {note.text}" not in said and f"note: {other.text}" in said
+
+
+def test_a_registry_that_stops_many_cells_is_said_once_and_no_line_has_two_statuses() -> None:
+    """Docker Hub unreachable: the headless progress says it with the first cell it stops
+    and lists none of the others; the summary says it once with the count. A driver row
+    that errored beside a package that is ready says each on its own line."""
+    import io
+    from dataclasses import replace
+
+    from ecoready.domain.events import CellFinished
+    from ecoready.domain.model import Status
+    from ecoready.domain.packaging import Packaging, PackagingVerdict
+    from ecoready.report.status_words import GLYPH
+    from ecoready.ui.progress import PlainProgress
+
+    base = load_report(REPORTS / "offline-upstream.json")
+    errored = [c for c in base.cells.values() if "docker.io" in c.detail]
+    assert len(errored) > 2
+    wheel = Packaging("pypi:PyMySQL==1.*", "pypi", "PyMySQL", "1.1.1", errored[0].arch, PackagingVerdict.READY)
+    driver = replace(errored[0], id="drv/" + errored[0].arch, component="drv", name="drv", packaging=wheel)
+    report = replace(base, cells={**base.cells, driver.id: driver})
+    out = io.StringIO()
+    progress = PlainProgress(out)
+    for cell_id in report.cells:
+        progress.update(CellFinished(cell_id, "t", 0.0), report)
+    lines = out.getvalue().splitlines()
+    stopped = len(errored) + 1
+    assert sum("docker.io" in line for line in lines) == 1, lines  # said once, not per cell
+    assert "the summary counts them" in lines[0]
+    summary = render_summary(report).splitlines()
+    (once,) = [line for line in summary if "way out:" in line and "docker.io" in line]
+    assert f"{stopped} cells not checked" in once
+    statuses = [s.value for s in Status] + ["not asked"]
+    for line in summary:  # never `⚠ error · packaging: … ready`
+        said = {s for s in statuses if f" {s}" in line or line.startswith(s)}
+        glyphs = {GLYPH[s] for s in Status} & set(line)
+        assert not ("its package" in line and (glyphs or "error" in said)), line
+    (package,) = [line for line in summary if "its package" in line]
+    assert package.strip().startswith(f"{driver.id}: its package PyMySQL 1.1.1 (pypi:PyMySQL==1.*): ")

@@ -31,6 +31,7 @@ from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.state import empty_report, reduce
 from ecoready.domain.text import inert, one_line
 from ecoready.matrix.document import Matrix
+from ecoready.plan.eta import Expected, expected_of
 from ecoready.report.cost import Comparison, compare
 from ecoready.run.session import RunOptions, Session, exit_code
 from ecoready.ui.signals import catch_stop_signals
@@ -100,7 +101,7 @@ class EcoreadyApp(CleanQuit):
         self.session_open = False
         self.row_filter = RowFilter()
         self.progress = ProgressState(clock)
-        self._benches: dict[str, float] = {}  # cell id -> its bench's expected seconds (RunStarted)
+        self._expected: dict[str, Expected] = {}  # cell id -> what it is expected to take (RunStarted)
         self.comparison = Comparison((), ())
         self.events_seen = 0
         self._dirty: set[str] = set()
@@ -178,8 +179,8 @@ class EcoreadyApp(CleanQuit):
             self._dirty.clear()
             self.timers.clear()
             self._queued.clear()
-            self._benches = {c.cell_id: c.bench_s for c in event.cells if c.bench_s}
-            self.progress.start(self.report.cells, "run", self._benches)
+            self._expected = expected_of(event.cells)
+            self.progress.start(self.report.cells, "run", self._expected)
         elif isinstance(event, RunNote):
             self.notify(inert(event.text), title="note", markup=False)  # text from the run: never markup
         elif isinstance(event, RegistryObserved):
@@ -362,7 +363,7 @@ class EcoreadyApp(CleanQuit):
         if not ready:
             self.notify("already running or waiting for its turn", severity="warning")
             return
-        self.progress.start(ready, "re-run", self._benches)
+        self.progress.start(ready, "re-run", self._expected)
         self._queued.update(ready)  # waiting for a slot until the runner starts them
         self._dirty.update(ready)
         self.run_worker(self.session.rerun(ready), group="rerun", exit_on_error=False)

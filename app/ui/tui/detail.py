@@ -30,7 +30,15 @@ from ecoready.report import mirror_words
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
 from ecoready.report.exporter_text import bench_conditions, cv_text
 from ecoready.report.reasons import Advice, advice_for
-from ecoready.report.status_words import EMULATED_MARK, GLYPH, packaging_text, size_text, took_text
+from ecoready.report.status_words import (
+    EMULATED_MARK,
+    GLYPH,
+    packaging_text,
+    shows_emulated,
+    size_text,
+    timed,
+    took_text,
+)
 from ecoready.report.targets import cell_target_lines
 from ecoready.ui.tui.bars import bar_chart
 
@@ -55,8 +63,10 @@ def heading(title: str) -> Text:
 def summary_section(cell: CellResult) -> RenderableType:
     text = Text()
     text.append_text(safe(f"{cell.component} · {cell.arch}", Style(bold=True)))
-    if cell.emulated:
+    if shows_emulated(cell):
         text.append(f" {EMULATED_MARK}emulated", style=Style(italic=True))
+    elif cell.emulated and cell.status.finished:  # planned emulated, but nothing of it ran
+        text.append(" (to run emulated: it did not run)", style=Style(italic=True))
     text.append(f" on {inert(cell.host) or 'no host'}\n")
     text.append_text(safe(f"{cell.name} · {cell.category.value}\n"))
     if cell.queued:
@@ -65,7 +75,7 @@ def summary_section(cell: CellResult) -> RenderableType:
         text.append(f"{GLYPH[cell.status]} {cell.status.value}", style=Style(bold=True))
     if cell.status is Status.RUNNING and cell.stage is not None:
         text.append(f" ({cell.stage.value})")
-    if cell.seconds >= 0.05:
+    if timed(cell) or (cell.status is Status.RUNNING and cell.seconds >= 0.05):
         text.append(f" in {took_text(cell)}")
     if cell.detail:
         detail = cell.detail.removeprefix(f"{cell.status.value}: ")  # `missing: missing: …` reads badly

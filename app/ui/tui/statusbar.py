@@ -1,6 +1,6 @@
 """The progress line above the key hints: cells done of total (per status), elapsed time
-and an estimate of what is left for the batch under way (the run, or a re-run), benches
-counted one after the other."""
+and an estimate of what is left for the batch under way (the run, or a re-run), from what
+its cells are expected to take (`plan/eta.py`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from ecoready.domain.model import Report, Stage, Status
+from ecoready.domain.model import Report, Status
+from ecoready.plan.eta import Expected, seconds_left
 from ecoready.report.status_words import GLYPH
 
 
@@ -29,32 +30,16 @@ class Batch:
     started: float = 0.0
     ended: float | None = None
     label: str = "run"
-    benches: Mapping[str, float] = field(default_factory=dict)  # cell id -> expected bench seconds
+    expected: Mapping[str, Expected] = field(default_factory=dict)  # cell id -> what the plan expects of it
 
     def remaining(self, report: Report) -> int:
         return sum(1 for cid in self.cells if cid in report.cells and not report.cells[cid].status.finished)
 
     def eta(self, report: Report, elapsed: float) -> float | None:
-        """Seconds left: the cells' other work at the pace so far, plus the benches still to
-        run one after the other (they run alone: nothing else overlaps them). None before
-        any cell finished and with no bench to count."""
-        bench_done, bench_left, finished, left = 0.0, 0.0, 0, 0
-        for cid in self.cells:
-            cell = report.cells.get(cid)
-            if cell is None:
-                continue
-            stage = cell.stage_result(Stage.BENCH)
-            if stage is not None and stage.outcome is not None:
-                bench_done += stage.seconds
-            elif not cell.status.finished:
-                bench_left += self.benches.get(cid, 0.0)
-            if cell.status.finished:
-                finished += 1
-            else:
-                left += 1
-        if not finished:
-            return bench_left or None
-        return max(0.0, elapsed - bench_done) / finished * left + bench_left
+        """Seconds left, from what each cell still to finish is expected to take
+        (`plan/eta.py`: through the host's slots, benches one after the other, at the pace
+        the run has kept so far); never from budgets. None when the plan expects nothing."""
+        return seconds_left(report, self.expected, self.cells)
 
 
 @dataclass
@@ -62,8 +47,8 @@ class ProgressState:
     clock: Callable[[], float]
     batch: Batch = field(default_factory=Batch)
 
-    def start(self, cells: Iterable[str], label: str, benches: Mapping[str, float] | None = None) -> None:
-        self.batch = Batch(frozenset(cells), self.clock(), None, label, dict(benches or {}))
+    def start(self, cells: Iterable[str], label: str, expected: Mapping[str, Expected] | None = None) -> None:
+        self.batch = Batch(frozenset(cells), self.clock(), None, label, dict(expected or {}))
 
     def text(self, report: Report, notice: str = "", filter_text: str = "") -> Text:
         cells = report.cells.values()
