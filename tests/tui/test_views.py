@@ -381,7 +381,9 @@ def test_the_exit_line_says_the_answer_and_where_the_report_went(tmp_path: Path)
         return tmp_path / name
 
     line = exit_line(report, [], keep)
-    assert line.startswith("ecoready: amd64 5 of 6 ready, 1 not checked · arm64 1 of 6 ready, 2 blocked, 1 partial;")
+    assert line.startswith(
+        "ecoready: amd64 5 of 6 ready, 1 not checked · arm64 1 of 6 ready, 2 blocked, 1 partial, 1 timed out, 1 to go;"
+    )  # every cell in one group
     assert f"JSON kept in {tmp_path / 'ecoready-01234567.json'}" in line
     assert json.loads(kept[0])["run_id"] == report.run_id
     # an HTML export alone does not lose the JSON; a JSON export is the record itself
