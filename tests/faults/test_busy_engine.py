@@ -100,6 +100,9 @@ def test_a_lab_build_stopped_by_a_busy_engine_says_a_re_run_resumes(
     from ecoready.ui import cli
 
     class Host:
+        async def sweep(self, **kwargs: object) -> list[str]:
+            return []
+
         async def close(self) -> None:
             pass
 

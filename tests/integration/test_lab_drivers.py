@@ -145,7 +145,8 @@ def test_a_source_build_without_a_compiler_is_broken_and_says_what_is_missing(tm
     assert cell["status"] == "broken", cell
     packaging = cell["packaging"]
     assert packaging["verdict"] == "missing"
-    assert packaging["install"].startswith("failed: the image has no gcc, python3-dev, pkg-config, libmariadb-dev")
+    assert packaging["install_kind"] == "failed", packaging
+    assert packaging["install"].startswith("the image has no gcc, python3-dev, pkg-config, libmariadb-dev")
     assert cell["stages"][0]["stage"] == "packaging" and "source build (needs gcc" in cell["stages"][0]["detail"]
     assert "did not install: the image has no gcc, python3-dev, pkg-config, libmariadb-dev" in cell["detail"]
     summary = result.stdout + result.stderr
