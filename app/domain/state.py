@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ecoready import __version__
 from ecoready.domain.blame import Blame
+from ecoready.domain.coverage import really_checked
 from ecoready.domain.events import (
     AuditReported,
     BenchReported,
@@ -81,12 +82,17 @@ def deciding(stages: tuple[StageResult, ...]) -> tuple[StageResult, Blame] | Non
     return min(blamed, key=lambda found: PRECEDENCE[found[1].status or Status.PARTIAL], default=None)
 
 
+NOTHING_CHECKED = "nothing checked: the component did not start here or none of its checks ran"
+
+
 def derive_status(stages: tuple[StageResult, ...]) -> tuple[Status, str]:
     """A finished cell's status and its one-line reason, from its stages' blames."""
     found = deciding(stages)
     if found is None:
         if not any(r.outcome is Outcome.PASS for r in stages):
             return Status.SKIPPED, "nothing ran"
+        if not really_checked(stages):  # passed, but nothing of the component was checked
+            return Status.SKIPPED, NOTHING_CHECKED
         return Status.READY, ""
     result, blame = found
     status = blame.status
@@ -237,6 +243,8 @@ def reduce(report: Report, event: Event) -> Report:  # noqa: C901 - one branch p
             status, detail = event.status, event.detail or detail
         elif event.detail:
             detail = event.detail
+        if status is Status.READY and not really_checked(cell.stages):  # said ready, checked nothing
+            status, detail = Status.SKIPPED, NOTHING_CHECKED
         cell = replace(cell, status=status, detail=detail, finished_at=event.at, seconds=event.seconds, stage=None)
     return _with_cell(report, cell)
 

@@ -100,8 +100,16 @@ def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
     """Folded from the events a run over two native hosts emits (the bench stage's results
     are constructed: it is not on this branch); each arch's tps per USD-hour uses the price
     of the host that ran it, from [[hosts]] via RunStarted."""
-    from ecoready.domain.events import BenchReported, CellFinished, CellPlanned, Event, RunStarted, StageFinished
-    from ecoready.domain.model import Outcome, Stage
+    from ecoready.domain.events import (
+        BenchReported,
+        CellFinished,
+        CellPlanned,
+        CheckReported,
+        Event,
+        RunStarted,
+        StageFinished,
+    )
+    from ecoready.domain.model import Check, Outcome, Stage
     from ecoready.domain.state import fold
 
     hosts = (
@@ -119,6 +127,8 @@ def test_a_two_host_run_compares_with_each_hosts_own_price() -> None:
         events += [
             StageFinished(f"db/{arch}", Stage.IMAGE, Outcome.PASS, 0.1),
             StageFinished(f"db/{arch}", Stage.START, Outcome.PASS, 1.0),
+            CheckReported(f"db/{arch}", Stage.SMOKE, Check("crud", Outcome.PASS)),
+            StageFinished(f"db/{arch}", Stage.SMOKE, Outcome.PASS, 1.0),
             BenchReported(f"db/{arch}", bench),
             CellFinished(f"db/{arch}", "t", 1.0),
         ]

@@ -13,8 +13,8 @@ import pytest
 
 from ecoready.domain.drivers import parse_driver
 from ecoready.domain.errors import ConfigError
-from ecoready.domain.events import CellFinished, CellStarted, Event, PackagingReported, StageFinished
-from ecoready.domain.model import HostFacts, Outcome, Report, Stage, Status
+from ecoready.domain.events import CellFinished, CellStarted, CheckReported, Event, PackagingReported, StageFinished
+from ecoready.domain.model import Check, HostFacts, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
 from ecoready.domain.state import fold, reduce
 from ecoready.matrix.load import parse
@@ -125,7 +125,10 @@ def driver_report(packaging: Packaging, stages: list[tuple[Stage, Outcome, str]]
     cell = replace(next(iter(base.cells.values())), id="drv/arm64", component="drv", name="a driver", arch="arm64")
     report = replace(base, cells={**base.cells, cell.id: cell})
     events: list[Event] = [CellStarted(cell.id, "2026-11-21T23:25:00Z"), PackagingReported(cell.id, packaging)]
-    events += [StageFinished(cell.id, stage, outcome, 1.0, detail) for stage, outcome, detail in stages]
+    for stage, outcome, detail in stages:
+        if stage is Stage.SMOKE and outcome is Outcome.PASS:  # a smoke stage that passed ran its check
+            events.append(CheckReported(cell.id, stage, Check("connect", Outcome.PASS)))
+        events.append(StageFinished(cell.id, stage, outcome, 1.0, detail))
     return fold([*events, CellFinished(cell.id, "2026-11-21T23:26:00Z", 41.0)], report)
 
 

@@ -20,7 +20,7 @@ from ecoready.domain.events import (
     StageStarted,
 )
 from ecoready.domain.model import Check, Note, Outcome, Profile, Stage, Status
-from ecoready.domain.state import derive_status, fold
+from ecoready.domain.state import NOTHING_CHECKED, derive_status, fold
 
 
 def started(*ids: str) -> RunStarted:
@@ -32,10 +32,14 @@ def started(*ids: str) -> RunStarted:
 
 
 def stages(cell: str, *outcomes: tuple[Stage, Outcome, str] | tuple[Stage, Outcome, str, Blame]) -> list:
-    """Events of a cell whose stages end so (a blame, when given, else the one implied)."""
+    """Events of a cell whose stages end so (a blame, when given, else the one implied); a
+    smoke stage that passes passed its check, as a real one does."""
     events: list = [CellStarted(cell, "t")]
     for stage, outcome, detail, *blame in outcomes:
-        events += [StageStarted(cell, stage), StageFinished(cell, stage, outcome, 1.0, detail, *blame)]
+        events.append(StageStarted(cell, stage))
+        if stage is Stage.SMOKE and outcome is Outcome.PASS:
+            events.append(CheckReported(cell, stage, Check("crud", Outcome.PASS)))
+        events.append(StageFinished(cell, stage, outcome, 1.0, detail, *blame))
     return [*events, CellFinished(cell, "t2", 3.0)]
 
 
@@ -126,6 +130,48 @@ def test_events_for_unknown_cells_and_duplicate_notes_are_harmless() -> None:
 
 def test_derive_status_with_nothing_run_is_skipped() -> None:
     assert derive_status(())[0] is Status.SKIPPED
+
+
+SK = Outcome.SKIP
+
+
+@pytest.mark.parametrize(
+    "outcomes",
+    [
+        [(IM, SK, ""), (Stage.AUDIT, SK, ""), (S, SK, ""), (M, SK, ""), (Stage.BENCH, SK, "")],  # every stage skipped
+        [(IM, P, ""), (S, SK, ""), (M, SK, "")],  # published, never started
+        [(IM, P, ""), (S, SK, ""), (M, P, "")],  # a smoke that passed on a start that never ran
+    ],
+    ids=["every-stage-skipped", "only-published", "no-start"],
+)
+def test_a_cell_where_nothing_was_checked_is_never_ready(outcomes) -> None:
+    report = fold([started("db/amd64"), *stages("db/amd64", *outcomes)])
+    cell = report.cells["db/amd64"]
+    assert cell.status is not Status.READY
+    assert cell.status is Status.SKIPPED
+
+
+def test_a_start_whose_every_check_was_skipped_is_not_ready() -> None:
+    cell = "db/amd64"
+    events: list[Event] = [started(cell), CellStarted(cell, "t")]
+    for stage in (IM, S):
+        events += [StageStarted(cell, stage), StageFinished(cell, stage, P, 1.0, "")]
+    events += [
+        StageStarted(cell, M),
+        CheckReported(cell, M, Check("tls", SK, "not applicable: the backend is MariaDB")),
+        StageFinished(cell, M, P, 1.0, ""),
+        CellFinished(cell, "t2", 3.0),
+    ]
+    assert fold(events).cells[cell].status is Status.SKIPPED
+    # the same cell with one check that ran and passed is ready
+    events.insert(-2, CheckReported(cell, M, Check("crud", P)))
+    assert fold(events).cells[cell].status is Status.READY
+
+
+def test_a_cell_said_ready_by_its_last_event_with_nothing_checked_is_not_ready() -> None:
+    events = [started("db/amd64"), CellStarted("db/amd64", "t"), CellFinished("db/amd64", "t2", 0.0, Status.READY)]
+    cell = fold(events).cells["db/amd64"]
+    assert cell.status is Status.SKIPPED and cell.detail == NOTHING_CHECKED
 
 
 def test_reduce_is_pure() -> None:
