@@ -49,9 +49,7 @@ def coverage_of(cell: CellResult) -> Coverage:
     """The cell's coverage, from its stages, bench, audit and flags."""
     checks = [c for r in cell.stages for c in r.checks]
     bench = cell.stage_result(Stage.BENCH)
-    benched = (
-        bench is not None and bench.outcome is Outcome.PASS and cell.bench is not None and bool(cell.bench.series)
-    )
+    benched = bench is not None and bench.outcome is Outcome.PASS and cell.bench is not None and bool(cell.bench.series)
     audited = tuple(b.program for b in cell.audit.binaries if b.path) if cell.audit is not None else ()
     return Coverage(
         ran=tuple(r.stage for r in cell.stages if _ended(r)),

@@ -25,6 +25,7 @@ from ecoready.report.binaries import (
     finding_lines,
 )
 from ecoready.report.cost import Comparison, columns_for, compare, compare_heading, compare_hosts, price_notes
+from ecoready.report.coverage_words import RESTS_ON_TITLE, rests_on_lines
 from ecoready.report.exporter_text import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
@@ -379,6 +380,14 @@ def drivers(report: Report) -> str:
     return "<h2>Drivers</h2>" + table(list(DRIVER_HEADER), [[esc(v) for v in driver_row(c)] for c in cells])
 
 
+def rests_on(report: Report) -> str:
+    """What each finished cell's verdict rests on, a line each (report/coverage_words.py)."""
+    lines = rests_on_lines(report)
+    if not lines:
+        return ""
+    return f"<h2>{esc(RESTS_ON_TITLE)}</h2><ul>" + "".join(f"<li>{esc(line)}</li>" for line in lines) + "</ul>"
+
+
 def migration(report: Report) -> str:
     """The migration plan and the arch pins that can go (report/migration.py)."""
     steps = plan_steps(report)
@@ -415,7 +424,7 @@ def render(report: Report) -> str:
         grid(report),
         f"<p class=counts>{esc(counts_line(report))}</p>",
         legend(report),
-        failed(report) + drivers(report),
+        failed(report) + rests_on(report) + drivers(report),
         benchmarks(report),
     ]
     if audited_cells(report):

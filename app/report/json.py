@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from ecoready.domain.codec import Layout, Plain, kind_of, to_plain
+from ecoready.domain.coverage import coverage_of
 from ecoready.domain.errors import DataError
 from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.model import (
@@ -64,6 +65,19 @@ def _runs_with_series_keys(data: Plain, where: str) -> Plain:
     return data
 
 
+def _with_coverage(cell: CellResult, out: Plain) -> Plain:
+    """What the cell's verdict rests on, after its detail (derived: written for readers,
+    recomputed from the cell when a report is loaded)."""
+    keys = list(out)
+    at = keys.index("detail") + 1 if "detail" in keys else len(keys)
+    coverage = {"coverage": to_plain(coverage_of(cell))}
+    return {**{k: out[k] for k in keys[:at]}, **coverage, **{k: out[k] for k in keys[at:]}}
+
+
+def _without_coverage(data: Plain, where: str) -> Plain:
+    return {k: v for k, v in data.items() if k != "coverage"}
+
+
 def _served(host: HostFacts, out: Plain) -> Plain:
     return {**out, "serves": list(host.arches)}  # what it ran cells for, not only what [[hosts]] said
 
@@ -76,6 +90,8 @@ LAYOUTS = {
         ),
         skip=frozenset({"stage"}),  # only while a run is under way
         optional=frozenset({"audit", "packaging", "verification"}),  # added after schema 1 was first written
+        finish=_with_coverage,
+        prepare=_without_coverage,
     ),
     Check: Layout(first=("name", "outcome", "seconds", "detail")),
     # blames were added after schema 1 was first written: older reports get theirs from wording

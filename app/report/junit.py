@@ -1,6 +1,7 @@
 """Report -> JUnit XML (pure), for CI systems that show test results.
 
-One <testcase> per cell: classname = category, name = component/arch. What blames the
+One <testcase> per cell: classname = category, name = component/arch, with what its
+verdict rests on (a `rests_on` property and the first line of its output). What blames the
 component (partial, broken, missing) or the clock (timeout) is a <failure> listing the
 failing checks; what blames the tool or its infrastructure (`error`) is an <error>, so CI
 never shows it as the component's fault; skipped and unfinished cells are <skipped>.
@@ -12,9 +13,11 @@ import re
 import xml.etree.ElementTree as ET
 
 from ecoready.domain.blame import Party
+from ecoready.domain.coverage import coverage_of
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report import mirror_words
+from ecoready.report.coverage_words import coverage_line, rests_on
 from ecoready.report.exporter_text import cells_in_grid_order, failures, run_seconds
 from ecoready.report.reasons import Advice, advice_by_cell, why
 from ecoready.report.status_words import EMULATED_MEANING, packaging_line, shows_emulated, status_detail
@@ -61,12 +64,13 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
         name=xml_text(f"{cell.component}/{cell.arch}"),
         time=f"{cell.seconds:.3f}",
     )
-    if cell.emulated or cell.packaging is not None:
-        props = ET.SubElement(case, "properties")
-        if cell.emulated:
-            ET.SubElement(props, "property", name="emulated", value="true")
-        if cell.packaging is not None:  # a driver row: its packaging verdict next to the runtime result
-            ET.SubElement(props, "property", name="packaging", value=xml_text(packaging_line(cell.packaging)))
+    props = ET.SubElement(case, "properties")
+    if cell.status.finished:  # what its verdict rests on (report/coverage_words.py)
+        ET.SubElement(props, "property", name="rests_on", value=xml_text(coverage_line(coverage_of(cell))))
+    if cell.emulated:
+        ET.SubElement(props, "property", name="emulated", value="true")
+    if cell.packaging is not None:  # a driver row: its packaging verdict next to the runtime result
+        ET.SubElement(props, "property", name="packaging", value=xml_text(packaging_line(cell.packaging)))
     message = xml_text(status_detail(cell))
     kind = element(cell)
     if kind == "failure":
@@ -78,13 +82,15 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
     elif kind:  # skipped, or never finished (an interrupted run)
         reason = message if cell.status is Status.SKIPPED else f"did not finish ({cell.status.value})"
         ET.SubElement(case, "skipped", message=reason)
-    out = []
+    out = [rests_on(cell)] if cell.status.finished else []
     if shows_emulated(cell):
         out.append(f"emulated: {EMULATED_MEANING}")
     elif cell.emulated:
         out.append("emulated: planned so, but it did not run")
     if cell.status is not Status.READY:
         out.extend(cell.log_tail)
+    if not len(props):
+        case.remove(props)
     if out:
         ET.SubElement(case, "system-out").text = xml_text("\n".join(out))
 

@@ -32,6 +32,7 @@ from ecoready.report.cost import (
     compare_hosts,
     price_notes,
 )
+from ecoready.report.coverage_words import RESTS_ON_TITLE, rests_on_lines
 from ecoready.report.exporter_text import (
     DRIVER_HEADER,
     PLATFORM_HEADER,
@@ -269,9 +270,18 @@ def drivers(report: Report) -> list[str]:
     return ["## Drivers", "", *table(list(DRIVER_HEADER), [[md(v) for v in driver_row(c)] for c in cells]), ""]
 
 
-def migration(report: Report) -> list[str]:
+def rests_on(report: Report, level: str = "##") -> list[str]:
+    """What each finished cell's verdict rests on, a line each (report/coverage_words.py)."""
+    lines = rests_on_lines(report)
+    if not lines:
+        return []
+    return [f"{level} {RESTS_ON_TITLE}", "", *(f"- {md(line)}" for line in lines), ""]
+
+
+def migration(report: Report, with_rests_on: bool = True) -> list[str]:
     """The migration plan: per component and arch what to do, and which arch pins can
-    go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone)."""
+    go; tables meant to be pasted into a ticket (`ecoready plan` prints this alone, with
+    what each verdict rests on; the whole report says that once, in its own section)."""
     steps = plan_steps(report)
     lines = ["## Migration plan", "", "### What to change, in order", ""]
     todo = actions(report)
@@ -291,6 +301,8 @@ def migration(report: Report) -> list[str]:
         lines.extend(["### On the target CPUs the matrix names", ""])
         lines.extend(f"- {md(text)}" for text in on_targets)
         lines.append("")
+    if with_rests_on:
+        lines.extend(rests_on(report, "###"))
     return lines
 
 
@@ -301,6 +313,7 @@ def render(report: Report) -> str:
     lines.extend(grid(report))
     lines.extend(["", f"**{md(counts_line(report))}**", "", legend(report), ""])
     lines.extend(failed(report))
+    lines.extend(rests_on(report))
     lines.extend(drivers(report))
     benched = bench_cells(report)
     lines.extend(["## Benchmarks", ""])
@@ -323,5 +336,5 @@ def render(report: Report) -> str:
         lines.extend(f"- {md(note.text)}" for note in report.notes)
         lines.append("")
     if report.migration.origins:
-        lines.extend(migration(report))
+        lines.extend(migration(report, with_rests_on=False))
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -8,6 +8,7 @@ import textwrap
 
 from ecoready.domain.model import Report
 from ecoready.domain.text import inert
+from ecoready.report.coverage_words import RESTS_ON_TITLE, rests_on_lines
 from ecoready.report.exporter_text import run_line
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.targets import plan_target_lines
@@ -46,6 +47,13 @@ def render_plan(report: Report, total: int) -> str:
     if on_targets:
         lines.extend(["", "On the target CPUs the matrix names:"])
         for text in on_targets:
+            wrapped = textwrap.wrap(clean(text), max(total - 4, 20), break_on_hyphens=False)
+            lines.append("  - " + wrapped[0])
+            lines.extend("    " + more for more in wrapped[1:])
+    rests = rests_on_lines(report)
+    if rests:  # what each verdict the plan reads rests on
+        lines.extend(["", f"{RESTS_ON_TITLE}:"])
+        for text in rests:
             wrapped = textwrap.wrap(clean(text), max(total - 4, 20), break_on_hyphens=False)
             lines.append("  - " + wrapped[0])
             lines.extend("    " + more for more in wrapped[1:])

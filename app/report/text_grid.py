@@ -7,6 +7,7 @@ from __future__ import annotations
 from ecoready.domain.blame import Shared, Trouble
 from ecoready.domain.model import Category, CellResult, Report, Status
 from ecoready.domain.text import inert, plural
+from ecoready.report.coverage_words import RESTS_ON_TITLE, rests_on_lines
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
 from ecoready.report.status_words import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text, shows_emulated
@@ -127,6 +128,10 @@ def render_summary(report: Report) -> str:
         lines.append(_one_line(f"  {GLYPH[cell.status]} {cell.id}{where}: {cell.status.value}: {advised.reason}"))
         lines.append(_one_line(f"      what to do: {advised.remedy}"))
     lines.extend(_one_line(f"  {GLYPH[Status.ERROR]} {line}") for line in infra_lines(report))
+    rests = rests_on_lines(report)
+    if rests:  # what each verdict rests on (report/coverage_words.py)
+        lines.append(f"{RESTS_ON_TITLE.lower()}:")
+        lines.extend(_one_line(f"  {line}") for line in rests)
     for cell in cells:  # driver rows: the package's verdict on its own line, under the cell's status said above
         if cell.packaging is not None:  # (never two statuses on one line: `error · packaging: ready`)
             lines.append(_one_line(f"  {cell.id}: its package {packaging_line(cell.packaging)}"))

@@ -15,7 +15,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from ecoready.domain.blame import Blame, said
-from ecoready.domain.codec import from_plain
+from ecoready.domain.codec import from_plain, to_plain
+from ecoready.domain.coverage import coverage_of
 from ecoready.domain.model import Report, Status
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
@@ -50,7 +51,8 @@ def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
     (report/legacy.py reads it from the wording), an empty `found_tag`, and
     its detail without the words its cause now says; read again, it is the same report."""
     original = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-    text = json_report.render(lab_report(name))
+    loaded = lab_report(name)
+    text = json_report.render(loaded)
     written = json.loads(text)
     assert "targets" not in original and written.pop("targets") == []  # nor the matrix its target CPUs
     for platform in written["platforms"]:  # nor platforms their CPU's part
@@ -69,6 +71,8 @@ def test_json_of_a_loaded_report_is_the_file_it_came_from(name: str) -> None:
             assert "found_tag" not in old_cell["image"] and cell["image"].pop("found_tag") == ""
             assert "fallback" not in old_cell["image"] and cell["image"].pop("fallback") is None  # nor why not
         assert "verification" not in old_cell and cell.pop("verification") is None  # nor the probe's
+        # nor what its verdict rests on (derived from the cell, written for readers)
+        assert "coverage" not in old_cell and cell.pop("coverage") == to_plain(coverage_of(loaded.cells[cell["id"]]))
         for old, new in zip(old_cell["stages"], cell["stages"], strict=True):
             blame = new.pop("blame")
             if old["outcome"] not in ("pass", None):

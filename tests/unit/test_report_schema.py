@@ -58,9 +58,12 @@ def test_recorded_lab_reports_validate(name: str) -> None:
     for key in ("matrix_content", "matrix_place"):  # recorded before reports said which matrix, by digest
         assert key not in recorded
         recorded[key] = ""
+    derived = {c["id"]: c["coverage"] for c in json.loads(json_report.render(lab_report(name)))["cells"]}
     for cell in recorded["cells"]:  # recorded before images said which mirror answered
         assert "verification" not in cell  # nor cells how far their probe was verified
         cell["verification"] = None
+        assert "coverage" not in cell  # nor what their verdict rests on (derived from the cell)
+        cell["coverage"] = derived[cell["id"]]
         if cell["image"] is not None:
             assert not {"mirror", "found_tag", "fallback"} & set(cell["image"])
             cell["image"]["mirror"] = cell["image"]["found_tag"] = ""

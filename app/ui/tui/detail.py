@@ -28,6 +28,7 @@ from ecoready.domain.packaging import Packaging
 from ecoready.domain.text import inert
 from ecoready.report import mirror_words
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
+from ecoready.report.coverage_words import rests_on
 from ecoready.report.exporter_text import bench_conditions, cv_text
 from ecoready.report.reasons import Advice, advice_for
 from ecoready.report.status_words import (
@@ -232,8 +233,10 @@ def advice_section(advised: Advice) -> RenderableType:
 def detail_renderable(cell: CellResult, width: int, advised: Advice | None = None) -> RenderableType:
     packaging = [heading("packaging"), packaging_section(cell.packaging)] if cell.packaging is not None else []
     answer = [Text(""), advice_section(advised)] if advised is not None else []
+    rests = [safe(rests_on(cell), Style(dim=True))] if cell.status.finished else []
     return Group(
         summary_section(cell),
+        *rests,
         *answer,
         *packaging,
         heading("stages"),
