@@ -32,6 +32,7 @@ from ecoready.probe_api import (
     Secret,
     SqlTarget,
     StageFailed,
+    licence_refusal,
     matrix_mismatch,
     port_listens,
 )
@@ -177,6 +178,9 @@ class CommandProbe(Probe):
     async def _blame_early_exit(self, container: Container, state: ContainerState) -> None:
         lines = await self.ctx.logs(container, 60)
         self._no_program(container, state, lines)
+        refusal = licence_refusal(lines)  # it stopped asking for a licence key or a EULA's acceptance
+        if refusal is not None:
+            raise refusal
         if crashed(state, lines):
             raise await self.ctx.stopped_error(container)
 

@@ -49,6 +49,9 @@ class Status(str, enum.Enum):
     TIMEOUT = "timeout"
     ERROR = "error"
     SKIPPED = "skipped"
+    # it wants what only the user can give: a registry login, a licence key or a EULA's
+    # acceptance (neither the component's fault, `broken`, nor the tool's, `error`)
+    LOCKED = "locked"
 
     @property
     def finished(self) -> bool:
@@ -62,6 +65,7 @@ class Party(str, enum.Enum):
     CLOCK = "clock"  # the stage ran over its budget
     TOOL = "tool"  # the tool or its infrastructure: never said of the component
     NOBODY = "nobody"  # the stage did not apply, or was left out
+    USER = "user"  # it needs what only the user can give (a login, a licence key): said with what to provide
 
 
 class Cause(str, enum.Enum):
@@ -97,6 +101,9 @@ class Cause(str, enum.Enum):
     INTERRUPTED = "interrupted"  # the run was stopped
     TOOL = "tool"  # the tool or its infrastructure failed; no more is known
     INTERNAL = "internal"  # a bug of ours (an exception nobody expected)
+    # the user: what to provide (`Blame.fix` says what)
+    NEEDS_LOGIN = "needs-login"  # the registry refused an anonymous pull: it wants a login not configured
+    NEEDS_LICENCE = "needs-licence"  # the image stopped at start asking for a licence key or a EULA's acceptance
     # nobody
     NOT_APPLICABLE = "not-applicable"  # the stage was skipped
     TWIN_FAILED = "twin-failed"  # an emulated start cut short: its native twin failed there the same way
@@ -132,6 +139,7 @@ PARTY_OUTCOME: Mapping[Party, Outcome] = {
     Party.CLOCK: Outcome.TIMEOUT,
     Party.TOOL: Outcome.ERROR,
     Party.NOBODY: Outcome.SKIP,
+    Party.USER: Outcome.SKIP,  # not run to its end: it waits for what the user gives
 }
 
 _COMPONENT, _TOOL = Party.COMPONENT, Party.TOOL
@@ -163,6 +171,8 @@ CAUSES: Mapping[Cause, CauseFacts] = {
     Cause.INTERRUPTED: CauseFacts(_TOOL, Status.ERROR),
     Cause.TOOL: CauseFacts(_TOOL, Status.ERROR),
     Cause.INTERNAL: CauseFacts(_TOOL, Status.ERROR),
+    Cause.NEEDS_LOGIN: CauseFacts(Party.USER, Status.LOCKED, "{subject} wants a login"),
+    Cause.NEEDS_LICENCE: CauseFacts(Party.USER, Status.LOCKED, "needs a licence"),
     Cause.NOT_APPLICABLE: CauseFacts(Party.NOBODY, None),
     # not the arch's doing: the same image failed natively at start, so the run spends no budget on it
     Cause.TWIN_FAILED: CauseFacts(Party.NOBODY, Status.SKIPPED, "cut short"),

@@ -12,6 +12,7 @@ EcoreadyError                                                             [cause
  |    +-- EngineError         the engine refused a call                    [engine-refused]
  |    +-- PullStalled         a pull made no progress                      [pull-stalled]
  |    +-- RegistryError       a registry could not be asked                [registry]
+ |    |    +-- LoginRequired    it wants a login none is configured for   -> `locked` [needs-login]
  |    |    +-- MirrorGap        a registry mirror lacks an image             [mirror-gap]
  |    |         +-- MirrorBehind   its copy lacks an arch the upstream has  [mirror-behind]
  |    |         +-- MirrorDown     it could not be asked                    [mirror-down]
@@ -32,6 +33,8 @@ EcoreadyError                                                             [cause
  |    |    +-- MislabelledBinary  the image's main program is of another arch [mislabelled-binary]
  |    +-- CheckFailed         one named check failed
  |    +-- SqlError            the server or client refused a statement
+ +-- LicenceRequired      the image asks for a licence key or a EULA's acceptance
+ |                                                     -> cell `locked` [needs-licence]
  +-- Skip                 the stage does not apply, or could not be done  -> stage `skip`
  |                                                                        [not-applicable]
  |    +-- TwinFailed      an emulated start cut short: its native twin failed it the same way
@@ -156,6 +159,23 @@ class RegistryError(InfraError):
         self.reason = reason
         self.mirror = mirror  # the mirror asked first (host[/prefix]); "" none
         self.fallback = fallback  # the mirror's trouble that had `registry` (its upstream) asked
+
+
+class LoginRequired(RegistryError):
+    """The registry refused an anonymous pull (401, or a token refused) and no login is
+    configured for it: neither the tool's trouble nor the component's, the cell is `locked`
+    with what to provide (a login for `registry`). Docker Hub answers a repository that
+    does not exist the same way, so the remedy names both."""
+
+    cause = Cause.NEEDS_LOGIN
+
+
+class LicenceRequired(EcoreadyError):
+    """The image stopped at start asking for what only the user can give: a licence key or
+    a EULA's acceptance (the phrase its log said, and where that phrase is documented, in
+    `probe_api/licences.py`): the cell is `locked`, `fix` says what to provide."""
+
+    cause = Cause.NEEDS_LICENCE
 
 
 class MirrorGap(RegistryError):

@@ -67,6 +67,7 @@ PRECEDENCE: Mapping[Status, int] = {
     Status.TIMEOUT: 1,
     Status.MISSING: 2,
     Status.BROKEN: 2,
+    Status.LOCKED: 2,  # it stopped where the user must give a login or a licence key: nothing after it ran
     Status.PARTIAL: 3,
     Status.SKIPPED: 4,  # a start cut short (its native twin failed it): said only when nothing else failed
 }

@@ -34,6 +34,7 @@ RANK: Mapping[Status, int] = {
     Status.PARTIAL: 1,
     Status.TIMEOUT: 2,
     Status.BROKEN: 3,
+    Status.LOCKED: 3,  # usable only with what the user gives: a tag that starts asking for a key regressed
     Status.MISSING: 4,
 }
 # The least CV a series is taken to have, however low its measured one: restarting the

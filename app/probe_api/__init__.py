@@ -36,6 +36,7 @@ from ecoready.probe_api.install_cache import (
     native_arch,
     report_packaging,
 )
+from ecoready.probe_api.licences import licence_refusal
 from ecoready.probe_api.ports import port_listens
 from ecoready.probe_api.probe import Probe
 from ecoready.probe_api.refusals import matrix_mismatch
@@ -74,6 +75,7 @@ __all__ = [
     "bench_detail",
     "install",
     "installed_file",
+    "licence_refusal",
     "matrix_mismatch",
     "native_arch",
     "option_file",

@@ -24,6 +24,7 @@ from ecoready.domain.errors import (
     EngineError,
     ImageUnavailable,
     InfraError,
+    LicenceRequired,
     Skip,
     SqlError,
     StageFailed,
@@ -43,6 +44,7 @@ from ecoready.engine.platform import emulated_cpu_env
 from ecoready.engine.procnet import until_listening
 from ecoready.probe_api.exits import classify_exit, cpu_level_missing, exit_cause, narrow_cpu_refusal
 from ecoready.probe_api.handles import Container, Endpoint
+from ecoready.probe_api.licences import licence_refusal
 from ecoready.probe_api.refusals import start_refused
 from ecoready.probe_api.resources import CellResources
 from ecoready.probe_api.run_context import RunContext, resource_labels
@@ -313,11 +315,15 @@ class ProbeContext:
         state = await self.state(container)
         return classify_exit(state, await self.logs(container, 60), emulated=self.emulated)
 
-    async def stopped_error(self, container: Container) -> StageFailed:
+    async def stopped_error(self, container: Container) -> StageFailed | LicenceRequired:
         """The failure to raise for a container that stopped: EmulatorTooOld when glibc
-        refused the emulated CPU (the runner retries that), else StageFailed."""
+        refused the emulated CPU (the runner retries that), LicenceRequired when its log asks
+        for a licence key or a EULA's acceptance (probe_api/licences.py), else StageFailed."""
         lines = await self.logs(container, 60)
         state = await self.state(container)
+        refusal = licence_refusal(lines, "" if container is self.main else container.role)
+        if refusal is not None:
+            return refusal
         level = cpu_level_missing("\n".join(lines))
         detail = classify_exit(state, lines, emulated=self.emulated)
         if level is not None and self.emulated:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ecoready.domain.blame import Cause
-from ecoready.domain.errors import ImageUnavailable, MirrorGap, RegistryError
+from ecoready.domain.errors import ImageUnavailable, LoginRequired, MirrorGap, RegistryError
 from ecoready.domain.flight import Flights
 from ecoready.domain.images import Availability, ImageInfo, Verdict
 from ecoready.registry.client import RegistryClient
@@ -48,7 +48,7 @@ class ImageStore:
         try:
             return await self._pulls.ask((reference, arch), lambda: self._fetch(reference, arch))
         except RegistryError as exc:
-            if for_cell and not isinstance(exc, MirrorGap):  # a gap is the image's, said per cell
+            if for_cell and not isinstance(exc, (MirrorGap, LoginRequired)):  # said per cell: the image's, the user's
                 count, _ = self.unchecked.get(exc.registry, (0, ""))
                 self.unchecked[exc.registry] = (count + 1, exc.reason)
             raise

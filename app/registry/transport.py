@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import httpx
 
 from ecoready import __version__
-from ecoready.domain.errors import CredentialError, RegistryError
+from ecoready.domain.errors import CredentialError, LoginRequired, RegistryError
 from ecoready.domain.flight import Flights
 from ecoready.domain.images import RegistryStatus
 from ecoready.domain.networds import unreachable
@@ -245,7 +245,9 @@ class RegistryTransport:
                 self._answered(host)  # with what it wants learned: Basic, or a Bearer challenge
                 reply = await self._send(method, url, headers, registry, host, repository=repository)
                 if reply.status == 401:
-                    raise RegistryError(registry, self._denied(ref))
+                    raise self._denied(ref)
+            if reply.status == 403 and await self._login(registry) is None:  # denied to an anonymous asker
+                raise LoginRequired(registry, f"access to {ref.repository} denied (HTTP 403) to an anonymous pull")
             self.manners.note_rate_limit(registry, reply.headers)
             self._answered(host)
             if method == "HEAD" and reply.status in HEAD_REFUSED:
@@ -284,10 +286,10 @@ class RegistryTransport:
         if scheme == "basic":
             login = await self._login(registry)
             if login is None:
-                raise RegistryError(registry, "asks for a login (Basic auth) and no credentials are configured for it")
+                raise LoginRequired(registry, "asks for a login (Basic auth) and no credentials are configured for it")
             value = "Basic " + base64.b64encode(f"{login.username}:{login.secret}".encode()).decode()
             if value == rejected:
-                raise RegistryError(registry, self._denied(ref))
+                raise self._denied(ref)
             self._basic[host] = value
             return value
         if scheme != "bearer" or not params.get("realm"):
@@ -317,7 +319,11 @@ class RegistryTransport:
         url = realm.copy_merge_params({k: v for k, v in params.items() if v})  # keeps the realm's own query
         reply = await self._send("GET", str(url), headers, registry, realm.netloc.decode("ascii"))
         if reply.status in (401, 403):
-            who = f"the credentials for {registry} were not accepted" if login else "anonymous access was refused"
+            if login is None:  # it wants a login: the user's to give, not the tool's trouble
+                raise LoginRequired(
+                    registry, f"token refused by {realm.host} (HTTP {reply.status}) to an anonymous pull"
+                )
+            who = f"the credentials for {registry} were not accepted"
             raise RegistryError(registry, f"token refused by {realm.host} (HTTP {reply.status}): {who}")
         if reply.status != 200:
             raise RegistryError(registry, f"token service {realm.host} answered HTTP {reply.status}")
@@ -332,12 +338,17 @@ class RegistryTransport:
         self._tokens[(ref.api_host, scope)] = value
         return value
 
-    def _denied(self, ref: ImageRef) -> str:
+    def _denied(self, ref: ImageRef) -> RegistryError:
+        """A 401 that stays: credentials not accepted (the tool's `registry` trouble, said with
+        the registry), or none configured (`LoginRequired`: the user has a login to give)."""
         if self._logins.get(ref.registry) is not None:
-            return f"the credentials for {ref.registry} were not accepted for {ref.repository} (HTTP 401)"
-        return (
-            f"access to {ref.repository} refused (HTTP 401): it does not exist, or it needs credentials "
-            f"and none are configured for {ref.registry}"
+            return RegistryError(
+                ref.registry, f"the credentials for {ref.registry} were not accepted for {ref.repository} (HTTP 401)"
+            )
+        return LoginRequired(
+            ref.registry,
+            f"access to {ref.repository} refused (HTTP 401): it needs a login and none is configured for "
+            f"{ref.registry} (or it does not exist: a registry answers both the same)",
         )
 
 

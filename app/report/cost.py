@@ -236,7 +236,8 @@ def _why_not(cell: CellResult | None, arch: str, component: str) -> str | None:
 
 
 def _ran(cell: CellResult) -> bool:
-    return cell.status not in (Status.PENDING, Status.RUNNING, Status.SKIPPED, Status.MISSING, Status.ERROR)
+    unrun = (Status.PENDING, Status.RUNNING, Status.SKIPPED, Status.MISSING, Status.ERROR, Status.LOCKED)
+    return cell.status not in unrun
 
 
 def _series(cell: CellResult) -> dict[tuple[str, str, int], BenchSeries]:

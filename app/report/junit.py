@@ -28,7 +28,15 @@ from ecoready.report.verdict import arch_verdicts
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 FAILED = frozenset({Status.PARTIAL, Status.BROKEN, Status.MISSING, Status.TIMEOUT})
 # who is blamed -> what JUnit calls it: the tool's trouble is never the component's failure
-ELEMENT = {Party.COMPONENT: "failure", Party.CLOCK: "failure", Party.TOOL: "error", Party.NOBODY: "skipped"}
+# what only the user can give (a login, a licence key) is a <skipped> saying what to provide: it was
+# not the component's failure nor the tool's error (the run still exits 1: it is not ready)
+ELEMENT = {
+    Party.COMPONENT: "failure",
+    Party.CLOCK: "failure",
+    Party.TOOL: "error",
+    Party.NOBODY: "skipped",
+    Party.USER: "skipped",
+}
 
 
 def element(cell: CellResult) -> str:
@@ -79,9 +87,11 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
     elif kind == "error":
         node = ET.SubElement(case, "error", message=message, type="tool or infrastructure error")
         node.text = failure_text(cell, advised)
-    elif kind:  # skipped, or never finished (an interrupted run)
-        reason = message if cell.status is Status.SKIPPED else f"did not finish ({cell.status.value})"
-        ET.SubElement(case, "skipped", message=reason)
+    elif kind:  # skipped, locked (what to provide), or never finished (an interrupted run)
+        judged = cell.status in (Status.SKIPPED, Status.LOCKED)
+        node = ET.SubElement(case, "skipped", message=message if judged else f"did not finish ({cell.status.value})")
+        if cell.status is Status.LOCKED:
+            node.text = failure_text(cell, advised)
     out = [rests_on(cell)] if cell.status.finished else []
     if shows_emulated(cell):
         out.append(f"emulated: {EMULATED_MEANING}")

@@ -20,6 +20,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ecoready.domain.blame import Cause
 from ecoready.domain.model import CellResult, ComponentOrigin, Report, Stage, Status, TagSearch, normalize_arch
 from ecoready.domain.state import deciding
 from ecoready.report.order import arches_of, grid_rows
@@ -32,6 +33,7 @@ class Action(str, enum.Enum):
     UPGRADE = "upgrade"
     EMULATE = "emulate"
     BLOCKED = "blocked"
+    PROVIDE = "provide"  # it wants a login or a licence key only the user can give
     UNKNOWN = "unknown"
 
 
@@ -96,6 +98,8 @@ def _step(
             return step(Action.USE, f"use {tag}", f"{image} has no {arch} entry; its tag {tag} has, and is ready", tag)
         checked = " (checked under emulation)" if cell.emulated else ""
         return step(Action.READY, "ready", f"every stage passed{checked}")
+    if cell.status is Status.LOCKED:
+        return step(Action.PROVIDE, _provide(cell), status_detail(cell))
     if cell.status in (Status.ERROR, Status.SKIPPED, Status.PENDING, Status.RUNNING):
         return step(Action.UNKNOWN, "unknown", f"not checked: {cell.status.value}: {cell.detail or 'no detail'}")
     if found is not None and found.use_tag:
@@ -117,6 +121,15 @@ def _step(
     if found is not None:
         why += f"; {found.error}" if found.error else f"; no other tag publishes {arch} ({looked(found)})"
     return step(Action.BLOCKED, "blocked", why)
+
+
+def _provide(cell: CellResult) -> str:
+    """What a locked cell wants, from the blame that locked it."""
+    found = deciding(cell.stages)
+    blame = found[1] if found is not None else None
+    if blame is not None and blame.cause is Cause.NEEDS_LOGIN:
+        return f"log in to {blame.subject}" if blame.subject else "log in to its registry"
+    return "provide a licence key (or accept the EULA)"
 
 
 # log lines that say why, by how much they say: the first such line is the cause, the last
@@ -198,6 +211,8 @@ def actions(report: Report) -> list[str]:
             out.append(f"{name}: drop the pin {pin.platform}{where} ({pin.why})")
         elif pin.verdict == "drop after":
             out.append(f"{name}: then drop the pin {pin.platform}{where} (after: {pin.why})")
+    for step in (s for s in steps if s.action is Action.PROVIDE):
+        out.append(f"{step.component} on {step.arch}: {step.text}, then check again ({step.why})")
     for step in (s for s in steps if s.action is Action.EMULATE):
         out.append(f"{step.component} on {step.arch}: no image for {step.arch}; {step.text} ({step.why})")
     for step in (s for s in steps if s.action is Action.BLOCKED):

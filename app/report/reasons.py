@@ -165,6 +165,15 @@ def _backend(w: Why) -> tuple[str, str]:
     return _with(f"backend {backend}", w.detail)[0], f"backend {backend} failed"
 
 
+def _locked(w: Why) -> tuple[str, str]:
+    """It wants what only the user can give: a login for a registry, a licence key or a
+    EULA's acceptance (the remedy says what to provide)."""
+    if w.cause is Cause.NEEDS_LOGIN:
+        registry = w.blame.subject if w.blame else ""
+        return f"registry {registry} wants a login: {w.detail}", f"needs a login to {_cut(registry, 32)}"
+    return said(w.blame, w.detail) if w.blame else (w.detail or "needs a licence"), "needs a licence"
+
+
 def _tool(w: Why) -> tuple[str, str]:
     reason = w.detail or "the tool or its infrastructure failed"
     return reason, _cut(reason, 48)
@@ -185,6 +194,8 @@ def _by_status(w: Why) -> tuple[str, str]:
         return _tool(w)
     if status is Status.SKIPPED:
         return w.cell.detail or "not run", "not run"
+    if status is Status.LOCKED:
+        return _locked(w)
     return w.cell.detail or status.value, status.value
 
 
@@ -216,6 +227,8 @@ REASONS: Mapping[Cause, Callable[[Why], tuple[str, str]]] = {
     Cause.INTERRUPTED: _tool,
     Cause.TOOL: _tool,
     Cause.INTERNAL: _tool,
+    Cause.NEEDS_LOGIN: _locked,
+    Cause.NEEDS_LICENCE: _locked,
     Cause.NOT_APPLICABLE: lambda w: (w.cell.detail or "not run", "not run"),
     Cause.TWIN_FAILED: lambda w: (said(w.blame, w.detail), "its native twin failed"),
 }
@@ -245,8 +258,8 @@ def _remedy(w: Why, step: Step | None, searched: bool) -> str:
             Action.EMULATE: f"{step.text} on {arch} machines (it was ready emulated in this run)",
         }
         return how[step.action]
-    if w.blame is not None and w.blame.fix and w.blame.facts.party is Party.TOOL:
-        return w.blame.fix  # whoever saw the trouble knew the way out
+    if w.blame is not None and w.blame.fix and w.blame.facts.party in (Party.TOOL, Party.USER):
+        return w.blame.fix  # whoever saw the trouble knew the way out (what to provide)
     cause = w.cause or STATUS_CAUSE.get(w.cell.status)
     if cause is None:
         return ""
@@ -272,6 +285,7 @@ STATUS_CAUSE = {
     Status.TIMEOUT: Cause.OVER_BUDGET,
     Status.ERROR: Cause.TOOL,
     Status.SKIPPED: Cause.NOT_APPLICABLE,
+    Status.LOCKED: Cause.NEEDS_LICENCE,
 }
 _ANOTHER_VERSION = "it does not run on {arch} as published: try another version, or report it to the publisher"
 _CHECKS = "look at the failed checks in the cell's detail: a setting, or a real gap on this arch"
@@ -316,6 +330,15 @@ REMEDIES: Mapping[Cause, tuple[str, ...]] = {
     Cause.INTERRUPTED: ("run it again",),
     Cause.TOOL: (NOT_OURS,),
     Cause.INTERNAL: ("a fault of ecoready's, not the component's: re-run the cell, and report it if it recurs",),
+    Cause.NEEDS_LOGIN: (
+        "log in to {subject} (`docker login {subject}`: ecoready reads the docker CLI's credentials, its "
+        "config.json and credential helpers), then re-run; a registry answers a name that does not exist the "
+        "same way, so check the row's `image` too",
+    ),
+    Cause.NEEDS_LICENCE: (
+        "provide the licence key (or accept the EULA) the image asks for, as its log says, or pin a version "
+        "that needs none; then re-run",
+    ),
     Cause.NOT_APPLICABLE: ("run it again",),
     Cause.TWIN_FAILED: ("fix the native cell {subject} first (see its row): not an arch gap; then re-run this cell",),
 }

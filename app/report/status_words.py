@@ -19,6 +19,7 @@ GLYPH: Mapping[Status, str] = {
     Status.TIMEOUT: "⧗",
     Status.ERROR: "⚠",
     Status.SKIPPED: "–",
+    Status.LOCKED: "⚿",
 }
 
 # Colour names understood by Rich and by the HTML report's CSS.
@@ -32,6 +33,7 @@ COLOUR: Mapping[Status, str] = {
     Status.TIMEOUT: "dark_orange",
     Status.ERROR: "bright_red",
     Status.SKIPPED: "grey50",
+    Status.LOCKED: "blue",
 }
 
 QUEUED_WORD = "queued"  # a cell under way that waits for its turn: no timer, no spinner
@@ -50,6 +52,7 @@ MEANING: Mapping[Status, str] = {
     Status.TIMEOUT: "a stage ran over its time budget",
     Status.ERROR: "the tool or the infrastructure failed, not the component",
     Status.SKIPPED: "not run",
+    Status.LOCKED: "needs what only you can give: a registry login, a licence key or a EULA's acceptance",
 }
 
 

@@ -33,6 +33,7 @@ GROUPS = (
     Group("blocked by", "blocked", (Status.MISSING, Status.BROKEN)),
     Group("partial:", "partial", (Status.PARTIAL,)),
     Group("timed out:", "timed out", (Status.TIMEOUT,)),
+    Group("locked:", "locked", (Status.LOCKED,)),  # what to provide: a login, a licence key
     Group("not checked:", "not checked", (Status.ERROR, Status.SKIPPED)),
     Group("to go", "to go", (Status.PENDING, Status.RUNNING)),  # a run under way (or stopped)
 )

@@ -92,6 +92,11 @@ MET: dict[Cause, tuple[Stage, str]] = {
     Cause.INTERRUPTED: (Stage.START, "interrupted"),
     Cause.TOOL: (Stage.START, "something of ours failed"),
     Cause.INTERNAL: (Stage.SMOKE, "internal error: KeyError: 'x'"),
+    Cause.NEEDS_LOGIN: (
+        Stage.IMAGE,
+        "access to acme/db refused (HTTP 401): it needs a login and none is configured for r.example",
+    ),
+    Cause.NEEDS_LICENCE: (Stage.START, "stopped at start asking for a licence key: ERROR: a license key is required"),
     Cause.NOT_APPLICABLE: (Stage.BENCH, "no bench in this profile"),
     Cause.TWIN_FAILED: (Stage.START, "its native twin x/amd64 failed the same way at start: exceeded its 90 s budget"),
 }
@@ -103,8 +108,13 @@ SUBJECTS = {
     Cause.BACKEND: "mysql-8.4",
     Cause.CHECK_FAILED: "crud",
     Cause.TWIN_FAILED: "x/amd64",
+    Cause.NEEDS_LOGIN: "r.example",
 }
-FIXES = {Cause.NO_HOST: "register qemu-aarch64 or add a native arm64 host", Cause.EMULATOR: "register qemu >= 8"}
+FIXES = {
+    Cause.NO_HOST: "register qemu-aarch64 or add a native arm64 host",
+    Cause.EMULATOR: "register qemu >= 8",
+    Cause.NEEDS_LICENCE: "set LICENSE_KEY in the row's env",  # what to provide: the one who saw it knew
+}
 
 
 # -- the table itself ---------------------------------------------------------------------
@@ -119,6 +129,8 @@ def test_every_cause_leads_to_a_status_a_reason_and_a_remedy() -> None:
             assert facts.status is Status.ERROR, cause  # the tool's trouble is never the component's
         if facts.party is Party.COMPONENT:
             assert facts.status in (Status.MISSING, Status.BROKEN, Status.PARTIAL), cause
+        # what only the user can give (a login, a licence key): locked, never broken nor error
+        assert (facts.party is Party.USER) == (facts.status is Status.LOCKED), cause
     for stage, cause in COMPONENT_FAILURE.items():
         assert CAUSES[cause].party is Party.COMPONENT, stage
     schema = json.loads(Path(REPORT_SCHEMA).read_text())
@@ -133,6 +145,8 @@ def error_classes() -> list[type[errors.EcoreadyError]]:
 def test_every_exception_of_the_error_tree_names_who_is_blamed(cls: type[errors.EcoreadyError]) -> None:
     party = {stage: CAUSES[cls.cause or COMPONENT_FAILURE[stage]].party for stage in (Stage.START, Stage.SMOKE)}
     expected = {
+        errors.LoginRequired: Party.USER,  # a RegistryError the user's login answers: before InfraError
+        errors.LicenceRequired: Party.USER,
         errors.InfraError: Party.TOOL,
         errors.ComponentFailure: Party.COMPONENT,
         errors.ImageUnavailable: Party.COMPONENT,
@@ -405,7 +419,9 @@ def test_each_cause_is_said_with_its_reason_and_remedy_in_every_view(cause: Caus
     assert markdown.md(said_detail) in views["md"] and html.esc(said_detail) in views["html"]
     case = ET.fromstring(views["junit"]).find(".//testcase")
     assert case is not None
-    kind = {Party.COMPONENT: "failure", Party.CLOCK: "failure", Party.TOOL: "error"}[facts.party]
+    kind = {Party.COMPONENT: "failure", Party.CLOCK: "failure", Party.TOOL: "error", Party.USER: "skipped"}[
+        facts.party
+    ]
     (node,) = [n for n in case if n.tag in ("failure", "error", "skipped")]
     assert node.tag == kind and f"why: {advised.reason}" in (node.text or "")
     (step,) = plan_steps(report)

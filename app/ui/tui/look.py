@@ -45,6 +45,7 @@ def palette(theme: Theme, no_color: bool = False) -> Mapping[Status, Style]:
             Status.TIMEOUT: strong,
             Status.ERROR: Style(bold=True, underline=True),
             Status.SKIPPED: muted,
+            Status.LOCKED: Style(italic=True, bold=True),
         }
     success = Style(color=theme.success or "green")
     warning = Style(color=theme.warning or "yellow")
@@ -60,6 +61,8 @@ def palette(theme: Theme, no_color: bool = False) -> Mapping[Status, Style]:
         Status.TIMEOUT: warning + Style(bold=True),
         Status.ERROR: error + Style(bold=True, underline=True),
         Status.SKIPPED: muted,
+        # wants a login or a licence key: neither a failure nor a pass; blue reads on both
+        Status.LOCKED: Style(color="blue", bold=True),
     }
 
 
