@@ -419,9 +419,7 @@ def test_each_cause_is_said_with_its_reason_and_remedy_in_every_view(cause: Caus
     assert markdown.md(said_detail) in views["md"] and html.esc(said_detail) in views["html"]
     case = ET.fromstring(views["junit"]).find(".//testcase")
     assert case is not None
-    kind = {Party.COMPONENT: "failure", Party.CLOCK: "failure", Party.TOOL: "error", Party.USER: "skipped"}[
-        facts.party
-    ]
+    kind = {Party.COMPONENT: "failure", Party.CLOCK: "failure", Party.TOOL: "error", Party.USER: "skipped"}[facts.party]
     (node,) = [n for n in case if n.tag in ("failure", "error", "skipped")]
     assert node.tag == kind and f"why: {advised.reason}" in (node.text or "")
     (step,) = plan_steps(report)
