@@ -268,6 +268,9 @@ IMAGES: tuple[LabImage, ...] = (
     ),
     # a user's own app as the generic `command` probe meets it (docs/own-stack.md)
     LabImage("app-client", "1", "app-client", "bookworm", ("mariadb-client",)),
+    # an image that stops at start asking for a licence key (issue 58): the base and a script,
+    # no package and no build step under emulation
+    LabImage("licensed", "1", "licensed", "bookworm", ()),
 )
 
 

@@ -38,7 +38,7 @@ LICENCE_ASKS: tuple[LicenceAsk, ...] = (
         "https://github.com/microsoft/mssql-docker/issues/199 (the image's own words when ACCEPT_EULA is not set)",
     ),
     LicenceAsk(
-        re.compile(r"\blicen[cs]e_key\b", re.IGNORECASE),
+        re.compile(r"\blicense_key\b"),  # the setting's own name (an environment variable's is upper case)
         "a licence key (`license_key`)",
         "a licence key in the configuration's `license_key` (MaxScale 25.10: in the [maxscale] section, the key "
         "itself or the absolute path of a file holding it; a trial key comes from MariaDB's customer portal), "

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ecoready.domain.errors import RegistryError
+from ecoready.domain.blame import Blame, Cause, Stage, Status
+from ecoready.domain.errors import LoginRequired, RegistryError
 from ecoready.domain.images import Verdict
 from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
@@ -142,6 +143,8 @@ async def test_basic_auth_without_credentials_is_an_error_naming_the_registry(
     error = await expect_error(client_for(work), f"{basic_registry.host}/test/tiny:1")
     assert error.registry == basic_registry.host
     assert basic_registry.host in str(error) and "no credentials" in str(error)
+    # a login the user has not given: the cell is `locked` with it to provide, not the tool's error
+    assert isinstance(error, LoginRequired) and error.blame(Stage.IMAGE) == Blame(Cause.NEEDS_LOGIN, error.registry)
 
 
 async def test_basic_auth_wrong_password_names_the_registry_and_no_secret(work: Path, basic_registry: Registry) -> None:
@@ -149,6 +152,7 @@ async def test_basic_auth_wrong_password_names_the_registry_and_no_secret(work: 
     client = client_for(work, auths(basic_registry.host, wrong))
     error = await expect_error(client, f"{basic_registry.host}/test/tiny:1")
     assert str(error).startswith(f"{basic_registry.host}: the credentials for {basic_registry.host} were not accepted")
+    assert not isinstance(error, LoginRequired)  # a login given and refused: the registry's trouble, said as such
     assert wrong not in str(error) and wrong not in repr(error)
     assert client.statuses()[0].error == error.reason
 
@@ -207,6 +211,7 @@ async def test_a_fan_out_at_once_is_refused_with_401_at_most_once_per_request_of
 async def test_bearer_private_repository_needs_credentials(work: Path, token_registry: Registry) -> None:
     error = await expect_error(client_for(work), f"{token_registry.host}/private/tiny:1")
     assert "access to private/tiny refused" in str(error) and token_registry.host in str(error)
+    assert isinstance(error, LoginRequired) and error.blame(Stage.IMAGE).status is Status.LOCKED
 
 
 async def test_bearer_token_with_credentials_from_a_helper(
@@ -240,6 +245,7 @@ async def test_bearer_wrong_password_is_an_auth_error_without_the_secret(
     assert str(error).startswith(f"{token_registry.host}: token refused")
     assert f"credentials for {token_registry.host} were not accepted" in str(error)
     assert "not-" + PASSWORD not in str(error)
+    assert not isinstance(error, LoginRequired)
 
 
 def test_the_images_verb_with_a_wrong_password_says_so_and_shows_no_secret(
