@@ -316,13 +316,12 @@ class ProbeContext:
         return classify_exit(state, await self.logs(container, 60), emulated=self.emulated)
 
     async def stopped_error(self, container: Container) -> StageFailed | LicenceRequired:
-        """The failure to raise for a container that stopped: EmulatorTooOld when glibc
-        refused the emulated CPU (the runner retries that), LicenceRequired when its log asks
-        for a licence key or a EULA's acceptance (probe_api/licences.py), else StageFailed."""
+        """The failure to raise for a container that stopped: LicenceRequired when its log asks
+        for a licence key or a EULA's acceptance (probe_api/licences.py), EmulatorTooOld when
+        glibc refused the emulated CPU (the runner retries that), else StageFailed."""
         lines = await self.logs(container, 60)
         state = await self.state(container)
-        refusal = licence_refusal(lines, "" if container is self.main else container.role)
-        if refusal is not None:
+        if (refusal := licence_refusal(lines, "" if container is self.main else container.role)) is not None:
             return refusal
         level = cpu_level_missing("\n".join(lines))
         detail = classify_exit(state, lines, emulated=self.emulated)

@@ -169,7 +169,11 @@ def test_a_start_whose_every_check_was_skipped_is_not_ready() -> None:
 
 
 def test_a_cell_said_ready_by_its_last_event_with_nothing_checked_is_not_ready() -> None:
-    events = [started("db/amd64"), CellStarted("db/amd64", "t"), CellFinished("db/amd64", "t2", 0.0, Status.READY)]
+    events: list[Event] = [
+        started("db/amd64"),
+        CellStarted("db/amd64", "t"),
+        CellFinished("db/amd64", "t2", 0.0, Status.READY),
+    ]
     cell = fold(events).cells["db/amd64"]
     assert cell.status is Status.SKIPPED and cell.detail == NOTHING_CHECKED
 
