@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecoready.domain.blame import Outcome, Stage
+from ecoready.domain.blame import Outcome, Party, Stage
 from ecoready.domain.model import CellResult, StageResult, Verification
 
 
@@ -20,7 +20,7 @@ class Coverage:
     """One cell's coverage line as data (the JSON report's `coverage`; the words are
     `report/coverage_words.py`'s)."""
 
-    ran: tuple[Stage, ...] = ()  # stages that ran to an end (passed, failed, timed out, errored), in order
+    ran: tuple[Stage, ...] = ()  # stages that ran to an end (passed, failed, timed out, errored, locked), in order
     skipped: tuple[Stage, ...] = ()  # stages that ended skipped (did not apply, cut short)
     checks_passed: int = 0
     checks_run: int = 0  # checks that ran (a skipped check did not)
@@ -33,7 +33,16 @@ class Coverage:
 
 
 def _ended(result: StageResult) -> bool:
-    return result.outcome is not None and result.outcome is not Outcome.SKIP
+    """Ran to an end: passed, failed, timed out, errored, or stopped for what only the user
+    can give (a login, a licence key: it ran, and asked); a stage that did not apply did not."""
+    if result.outcome is None:
+        return False
+    blame = result.blamed
+    return result.outcome is not Outcome.SKIP or (blame is not None and blame.facts.party is Party.USER)
+
+
+def _skipped(result: StageResult) -> bool:
+    return result.outcome is Outcome.SKIP and not _ended(result)
 
 
 def really_checked(stages: tuple[StageResult, ...]) -> bool:
@@ -53,7 +62,7 @@ def coverage_of(cell: CellResult) -> Coverage:
     audited = tuple(b.program for b in cell.audit.binaries if b.path) if cell.audit is not None else ()
     return Coverage(
         ran=tuple(r.stage for r in cell.stages if _ended(r)),
-        skipped=tuple(r.stage for r in cell.stages if r.outcome is Outcome.SKIP),
+        skipped=tuple(r.stage for r in cell.stages if _skipped(r)),
         checks_passed=sum(1 for c in checks if c.outcome is Outcome.PASS),
         checks_run=sum(1 for c in checks if c.outcome is not Outcome.SKIP),
         checks_skipped=sum(1 for c in checks if c.outcome is Outcome.SKIP),

@@ -46,7 +46,7 @@ def test_an_image_asking_for_a_licence_key_is_locked_with_what_to_provide(lab: P
         assert start["outcome"] == "skip" and start["blame"]["cause"] == "needs-licence"
         assert start["blame"]["fix"] == generic.provide  # what to provide, from the phrase table's row
         assert "a license key is required" in start["detail"]  # the image's own words, quoted
-        assert cell["coverage"]["checked"] is False
+        assert cell["coverage"]["checked"] is False and cell["coverage"]["ran"] == ["image", "start"]
         assert not any(c["outcome"] == "pass" for s in cell["stages"] for c in s["checks"])
     assert {c["arch"]: c["emulated"] for c in report["cells"]} == {"amd64": False, "arm64": True}
     # the summary says it locked, with what to provide, once per cell; no registry or engine blamed

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.blame import Blame, Cause, Party, Status
+from ecoready.domain.coverage import coverage_of
 from ecoready.domain.errors import LicenceRequired, LoginRequired, RegistryError
 from ecoready.domain.events import CellFinished, CellPlanned, CellStarted, Event, RunStarted, StageFinished
 from ecoready.domain.model import Category, ComponentOrigin, Outcome, Profile, Report, Stage
@@ -135,3 +136,12 @@ def test_a_login_required_is_a_registry_error_blamed_on_what_the_user_gives() ->
     exc = LoginRequired("r.example", "access to acme/db refused (HTTP 401)")
     assert isinstance(exc, RegistryError)  # the registry's manners and mirrors handle it as one
     assert exc.blame(Stage.IMAGE).status is Status.LOCKED and exc.blame(Stage.IMAGE).subject == "r.example"
+
+
+def test_a_locked_stage_ran_and_asked_in_what_the_verdict_rests_on() -> None:
+    licence = coverage_of(
+        locked_report(Cause.NEEDS_LICENCE, "stopped at start asking for a licence key").cells["db/arm64"]
+    )
+    assert licence.ran == (Stage.IMAGE, Stage.START) and licence.skipped == () and not licence.checked
+    login = coverage_of(locked_report(Cause.NEEDS_LOGIN, "refused (HTTP 401)", "r.example").cells["db/arm64"])
+    assert login.ran == (Stage.IMAGE,) and not login.checked
