@@ -40,7 +40,7 @@ SUFFIXES = (".yaml", ".yml", ".json")
 _YAML_KEY = {k: re.compile(rf"^{k}:", re.MULTILINE) for k in ("apiVersion", "kind", "items")}
 _JSON_KEY = {k: re.compile(rf'"{k}"\s*:') for k in ("apiVersion", "kind", "items")}
 _HEAD = 1 << 20  # what a file is told by
-SKIPPED = frozenset({"status", "managedFields"})  # what the cluster adds: never read
+SKIPPED = frozenset({("status",), ("metadata", "managedFields")})  # what the cluster adds: never read
 # kind -> where its pod spec lives
 WORKLOADS: Mapping[str, tuple[str, ...]] = {
     "Pod": ("spec",),
