@@ -7,12 +7,13 @@ container), Services (the host names a workload is reached by) and the custom re
 the operators `operator_catalog.py` knows. Nothing else is read and no cluster is contacted.
 
 Read by `yaml_bounded.py` (libyaml's parser where PyYAML has it; JSON by the json module;
-`status` and `managedFields`, never read, left out as they are parsed) under a bound of its
-own (`MAX_BYTES`: a `kubectl get -o yaml` of 10,000 pods fits), and walked only where the
-Kubernetes API puts what is read, each list so far (`MAX_*`): aliases, huge documents and
-unknown kinds cost bounded time and memory, and each thing not understood is a line. A pod
-spec is read by `kube_pod.py`; an object another one among the manifests made is read once,
-through its owner.
+`status` and `metadata.managedFields`, never read, left out as they are parsed) under a
+bound of its own (`MAX_BYTES`: a `kubectl get -o yaml` of 10,000 pods fits), and walked only
+where the Kubernetes API puts what is read, each list whole (no count cap: the bytes and the
+reader's alias bound hold the time and memory, every step linear in them): aliases, huge
+documents and unknown kinds cost bounded time and memory, and each thing not understood is
+a line. A pod spec is read by `kube_pod.py`; an object another one among the manifests made
+is read once, through its owner, and an image of it that no row runs is said.
 """
 
 from __future__ import annotations
