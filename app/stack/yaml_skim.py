@@ -68,10 +68,12 @@ def _key_line(key: str) -> re.Pattern[bytes]:
 
 
 @functools.cache
-def _value_lines(column: int) -> re.Pattern[bytes]:
-    """The lines of a block value under a key at `column`: deeper, entries of a sequence
-    as indented as the key (`- `, as kubectl writes lists), or blank."""
-    return re.compile(rb"(?:\n(?: {%d,}[^\n]*| {%d}-(?=[ \r\n]|\Z)[^\n]*| *\r?(?=\n|\Z)))*" % (column + 1, column))
+def _value_end(column: int) -> re.Pattern[bytes]:
+    """The line break before the first line after a block value under a key at `column`:
+    a line neither deeper, nor an entry (`- `) as indented as the key (a list as kubectl
+    writes it), nor blank. Searched from line break to line break: the value's own lines
+    are not matched character by character."""
+    return re.compile(rb"\n(?! {%d}-(?:[ \r\n]|\Z)) {0,%d}[^ \r\n]" % (column, column))
 
 
 def _ends_well(data: bytes, end: int, column: int) -> bool:
@@ -96,8 +98,8 @@ def _candidates(data: bytes, keys: Iterable[str]) -> list[tuple[int, int, int, i
             column = match.start() - start
             if data.count(b" ", start, match.start()) != column:  # not alone on its line
                 continue
-            value = _value_lines(column).match(data, match.end())
-            end = value.end() if value is not None else match.end()  # it matches empty text at least
+            after = _value_end(column).search(data, match.end())
+            end = after.start() if after is not None else len(data)
             if end > match.end() and data.find(b"&", match.end(), end) < 0 and _ends_well(data, end, column):
                 found.append((start, match.end(), end, column))
     found.sort()
