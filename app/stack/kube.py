@@ -40,7 +40,15 @@ SUFFIXES = (".yaml", ".yml", ".json")
 _YAML_KEY = {k: re.compile(rf"^{k}:", re.MULTILINE) for k in ("apiVersion", "kind", "items")}
 _JSON_KEY = {k: re.compile(rf'"{k}"\s*:') for k in ("apiVersion", "kind", "items")}
 _HEAD = 1 << 20  # what a file is told by
-SKIPPED = frozenset({("status",), ("metadata", "managedFields")})  # what the cluster adds: never read
+# never read, and left out as they are parsed: what the cluster adds, and what init does not
+# look at that is large (kubectl's last-applied-configuration annotation, a pod's volumes)
+SKIPPED = frozenset(
+    {
+        *(("status",), ("metadata", "managedFields"), ("metadata", "annotations")),
+        *(("spec", "volumes"), ("spec", "template", "metadata", "annotations")),
+        *(("spec", "template", "spec", "volumes"), ("spec", "jobTemplate", "spec", "template", "spec", "volumes")),
+    }
+)
 # kind -> where its pod spec lives
 WORKLOADS: Mapping[str, tuple[str, ...]] = {
     "Pod": ("spec",),

@@ -22,6 +22,9 @@ POD = """\
 - apiVersion: v1
   kind: Pod
   metadata:
+    annotations:
+      kubectl.kubernetes.io/last-applied-configuration: |
+        {{"apiVersion":"v1","kind":"Pod"}}
     name: db-{n}
     managedFields:
     - manager: kubectl
@@ -29,6 +32,9 @@ POD = """\
   spec:
     containers:
     - {{name: mysql, image: "mysql:8.4.{n}"}}
+    volumes:
+    - name: data
+      emptyDir: {{}}
   status:
     phase: Running
     conditions:
@@ -56,14 +62,17 @@ def _same(data: bytes) -> bool:
     return found is not None
 
 
-def test_kubectls_status_and_managed_fields_are_blanked_and_left_out() -> None:
+def test_kubectls_status_and_what_init_never_reads_are_blanked_and_left_out() -> None:
     text = ("apiVersion: v1\nitems:\n" + "".join(POD.format(n=n) for n in range(3)) + "kind: List\n").encode()
     blanked = blank_values(text, {"status", "managedFields"}, yaml_bounded._valid)
     assert blanked is not None and len(blanked.keys) == 6  # each pod's status and managedFields
+    every = blank_values(text, {path[-1] for path in SKIPPED}, yaml_bounded._valid)
+    assert every is not None and len(every.keys) == 12  # and its annotations and volumes
     (doc,) = load_all(text, "pods.yaml", SKIPPED)
     assert isinstance(doc, dict)
     assert [sorted(item) for item in doc["items"]] == [["apiVersion", "kind", "metadata", "spec"]] * 3
     assert [item["metadata"] for item in doc["items"]] == [{"name": f"db-{n}"} for n in range(3)]
+    assert [sorted(item["spec"]) for item in doc["items"]] == [["containers"]] * 3  # volumes left out
     assert _same(text)
 
 
