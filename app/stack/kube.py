@@ -7,12 +7,13 @@ container), Services (the host names a workload is reached by) and the custom re
 the operators `operator_catalog.py` knows. Nothing else is read and no cluster is contacted.
 
 Read by `yaml_bounded.py` (libyaml's parser where PyYAML has it; JSON by the json module;
-`status` and `managedFields`, never read, left out as they are parsed) under a bound of its
-own (`MAX_BYTES`: a `kubectl get -o yaml` of 10,000 pods fits), and walked only where the
-Kubernetes API puts what is read, each list so far (`MAX_*`): aliases, huge documents and
-unknown kinds cost bounded time and memory, and each thing not understood is a line. A pod
-spec is read by `kube_pod.py`; an object another one among the manifests made is read once,
-through its owner.
+`status` and `metadata.managedFields`, never read, left out as they are parsed) under a
+bound of its own (`MAX_BYTES`: a `kubectl get -o yaml` of 10,000 pods fits), and walked only
+where the Kubernetes API puts what is read, each list whole (no count cap: the bytes and the
+reader's alias bound hold the time and memory, every step linear in them): aliases, huge
+documents and unknown kinds cost bounded time and memory, and each thing not understood is
+a line. A pod spec is read by `kube_pod.py`; an object another one among the manifests made
+is read once, through its owner, and an image of it that no row runs is said.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 from ecoready.domain.errors import ConfigError, Problem
 from ecoready.domain.reading import read_bounded, read_head
 from ecoready.stack.kube_pins import at
-from ecoready.stack.kube_pod import Pod, Seen, labels_of, read_pod
+from ecoready.stack.kube_pod import MAX_SERVICES, Pod, Seen, labels_of, read_pod
 from ecoready.stack.operators import read_operator, unread_operator
 from ecoready.stack.services import Service
 from ecoready.stack.yaml_bounded import compact, is_json, load_all
@@ -34,13 +35,20 @@ from ecoready.stack.yaml_bounded import compact, is_json, load_all
 MAX_BYTES = 160 << 20  # all files together: kubectl's -o json of 10,000 pods is 140 MB
 MAX_FILES = 500
 MAX_DOCUMENTS = 2000
-MAX_ITEMS = 256  # List items, owner references: each list read so far
 SUFFIXES = (".yaml", ".yml", ".json")
 # the keys that make a Kubernetes object, in any order: top-level YAML keys, or JSON keys
 _YAML_KEY = {k: re.compile(rf"^{k}:", re.MULTILINE) for k in ("apiVersion", "kind", "items")}
 _JSON_KEY = {k: re.compile(rf'"{k}"\s*:') for k in ("apiVersion", "kind", "items")}
 _HEAD = 1 << 20  # what a file is told by
-SKIPPED = frozenset({"status", "managedFields"})  # what the cluster adds: never read
+# never read, and left out as they are parsed: what the cluster adds, and what init does not
+# look at that is large (kubectl's last-applied-configuration annotation, a pod's volumes)
+SKIPPED = frozenset(
+    {
+        *(("status",), ("metadata", "managedFields"), ("metadata", "annotations")),
+        *(("spec", "volumes"), ("spec", "template", "metadata", "annotations")),
+        *(("spec", "template", "spec", "volumes"), ("spec", "jobTemplate", "spec", "template", "spec", "volumes")),
+    }
+)
 # kind -> where its pod spec lives
 WORKLOADS: Mapping[str, tuple[str, ...]] = {
     "Pod": ("spec",),
@@ -132,10 +140,8 @@ def _objects(docs: Iterator[tuple[str, object]]) -> Iterator[tuple[str, dict[str
             continue
         items = doc.get("items")
         if isinstance(doc.get("kind"), str) and doc["kind"].endswith("List") and isinstance(items, list):
-            for item in items[:MAX_ITEMS]:
+            for item in items:
                 yield file, item if isinstance(item, dict) else {"kind": None}
-            if len(items) > MAX_ITEMS:
-                yield file, {"kind": None, "_note": f"a List of more than {MAX_ITEMS} items: the rest not read"}
             continue
         yield file, doc
 
@@ -167,7 +173,7 @@ def _owners(obj: Mapping[str, Any]) -> list[_Key]:
     if not isinstance(refs, list):
         return []
     ns = _namespace(obj)
-    return [(r.get("kind"), ns, str(r.get("name"))) for r in refs[:MAX_ITEMS] if isinstance(r, dict)]
+    return [(r.get("kind"), ns, str(r.get("name"))) for r in refs if isinstance(r, dict)]
 
 
 def owned_objects(objects: list[tuple[str, dict[str, Any]]]) -> set[int]:
@@ -215,16 +221,20 @@ def _parse(texts: list[tuple[str, str | bytes]]) -> tuple[list[Service], Seen]:
     owned: dict[str, int] = {}
     copies: dict[str, int] = {}
     services: list[Service] = []
+    through: list[tuple[str, dict[str, Any]]] = []  # objects read through another one
     for i, (file, obj) in enumerate(objects):
         kind = obj.get("kind")
         if not isinstance(kind, str) or kind in QUIET or kind in ("Service", "Secret"):
             continue
         if i in owned_by:
             owned[kind] = owned.get(kind, 0) + 1
+            through.append((file, obj))
         elif i in siblings:
             copies[siblings[i]] = copies.get(siblings[i], 0) + 1
+            through.append((file, obj))
         else:
             services.extend(_read_object(file, obj, kind, seen))
+    _images_not_run(through, services, seen)
     if owned:
         made = ", ".join(f"{n} {kind}" for kind, n in sorted(owned.items()))
         seen.notes.append(f"made by another object among the manifests, read once through it: {made}")
@@ -233,7 +243,33 @@ def _parse(texts: list[tuple[str, str | bytes]]) -> tuple[list[Service], Seen]:
     if seen.quiet:
         counted = ", ".join(f"{n} {kind}" for kind, n in sorted(seen.quiet.items()))
         seen.notes.append(f"nothing runs from these, not checked: {counted}")
+    if seen.over:
+        images = ", ".join(f"{image} (x{n})" if n > 1 else image for image, n in seen.over.items())
+        seen.notes.append(
+            f"more than {MAX_SERVICES} containers to check among the manifests: {sum(seen.over.values())} more "
+            f"not made rows (a matrix that large would not run; give it a part at a time): {images}"
+        )
     return services, seen
+
+
+def _images_not_run(through: list[tuple[str, dict[str, Any]]], services: list[Service], seen: Seen) -> None:
+    """A line for each image of an object read through another one (its owner, or the first
+    of its owner's replicas) that no row runs: a rollout's old ReplicaSet and its Pods, a
+    StatefulSet's Pods of two revisions."""
+    images = {s.image for s in services}
+    for file, obj in through:
+        kind = str(obj.get("kind"))
+        pod = at(obj, WORKLOADS[kind]) if kind in WORKLOADS else None
+        lists = [pod.get(key) for key in ("containers", "initContainers")] if isinstance(pod, dict) else []
+        found = {c.get("image") for items in lists if isinstance(items, list) for c in items if isinstance(c, dict)}
+        other = {i for i in found if isinstance(i, str) and i} - images
+        if other:
+            owners = ", ".join(f"{k!s}/{n}" for k, _ns, n in _owners(obj))
+            seen.notes.append(
+                f"{Path(file).name} {kind}/{_name(obj)} (of {owners}): runs {', '.join(sorted(map(str, other)))}, "
+                "which no row checks (read through its owner, whose pods run other images now): "
+                "check it with `--images` or a matrix row"
+            )
 
 
 def _read_object(file: str, obj: Mapping[str, Any], kind: str, seen: Seen) -> list[Service]:
@@ -243,7 +279,7 @@ def _read_object(file: str, obj: Mapping[str, Any], kind: str, seen: Seen) -> li
     operator = read_operator(obj, where)
     if operator is not None:
         seen.notes.extend(operator[1])
-        return operator[0]
+        return seen.room_for(operator[0])
     api = obj.get("apiVersion")
     line = (
         f"{where} ({api if isinstance(api, str) else 'no apiVersion'}): a kind ecoready does not read: left out"

@@ -6,7 +6,8 @@ a node affinity on those labels (required terms: OR of terms, AND of expressions
 preferred terms: a preference, kept as a pin all the same), or a toleration of an arch
 taint, which only lets a pod onto that arch's tainted nodes: it is listed with the pin
 when there is one, and said when it stands alone. Other keys are not arch pins and are not
-read. Every list is walked only so far (`MAX_ITEMS`): a manifest cannot make this slow.
+read. Every list is walked whole, once: the time is linear in what the reader built, which
+its bounds hold (bytes, alias expansion).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from ecoready.domain.model import normalize_arch
 
 ARCH_LABELS = ("kubernetes.io/arch", "beta.kubernetes.io/arch")
 ARCHES = ("amd64", "arm64")  # what a pin is read against: the arches a matrix checks
-MAX_ITEMS = 64
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class ArchPins:
 def _arches(values: object) -> set[str] | None:
     if not isinstance(values, list):
         return None
-    found = {normalize_arch(v) for v in values[:MAX_ITEMS] if isinstance(v, str)}
+    found = {normalize_arch(v) for v in values if isinstance(v, str)}
     return {a for a in found if a in ARCHES}
 
 
@@ -69,7 +69,7 @@ def _term(term: object, where: str, places: list[str], notes: list[str]) -> set[
     if not isinstance(expressions, list):
         notes.append(f"`{where}.matchExpressions` is not a list: not read")
         return allowed
-    for i, expr in enumerate(expressions[:MAX_ITEMS]):
+    for i, expr in enumerate(expressions):
         read = _expression(expr)
         if read is None:
             notes.append(f"`{where}.matchExpressions[{i}]` on an arch label is not understood: not read")
@@ -136,7 +136,7 @@ def _affinity(node: Mapping[str, object], base: str, places: list[str], notes: l
     if isinstance(required, list) and required:
         before = len(places)
         union: set[str] = set()
-        for i, term in enumerate(required[:MAX_ITEMS]):
+        for i, term in enumerate(required):
             union |= _term(
                 term, f"{base}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]", places, notes
             )
@@ -144,7 +144,7 @@ def _affinity(node: Mapping[str, object], base: str, places: list[str], notes: l
             allowed &= union
             by.append("node affinity")
     preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
-    for i, item in enumerate(preferred[:MAX_ITEMS] if isinstance(preferred, list) else []):
+    for i, item in enumerate(preferred if isinstance(preferred, list) else []):
         weight = item.get("weight") if isinstance(item, dict) else None
         term = item.get("preference") if isinstance(item, dict) else None
         before = len(places)
@@ -164,7 +164,7 @@ def _tolerations(value: object, where: str, notes: list[str]) -> list[tuple[str,
         notes.append(f"`{where}` is not a list: not read")
         return []
     found = []
-    for i, item in enumerate(value[:MAX_ITEMS]):
+    for i, item in enumerate(value):
         if not isinstance(item, dict) or item.get("key") not in ARCH_LABELS:
             continue
         raw = item.get("value")

@@ -25,10 +25,43 @@ from ecoready.stack.known import GENERIC_ROLE, known
 from ecoready.stack.kube_pins import ArchPins, at, read_pins
 from ecoready.stack.services import Service
 
-MAX_ITEMS = 256  # env entries, ports, words: each list read so far
-MAX_CONTAINERS = 1024  # containers of one pod read; the rest are said, a line each kind
 _EXPANSION = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)")
 JOB_KINDS = frozenset({"Job", "CronJob"})
+
+
+MAX_SELECTING = 64  # Services whose names a pod takes as host names; more are said
+# rows made from all manifests together: a row costs some 50 times the bytes of its
+# container's text, so past this many each container's image is said instead (memory)
+MAX_SERVICES = 20_000
+
+
+class Selectors:
+    """The Services' selectors, indexed: each distinct selector under its rarest label
+    (`key`, `value`), so a pod is matched against the selectors that share a label with it,
+    not against every Service (`kubectl get all -A`: thousands of both)."""
+
+    def __init__(self, services: list[tuple[str, str, dict[str, str]]]) -> None:
+        by_selector: dict[frozenset[tuple[str, str]], list[int]] = {}
+        for i, (_name, _ns, selector) in enumerate(services):
+            if selector:
+                by_selector.setdefault(frozenset(selector.items()), []).append(i)
+        counts: dict[tuple[str, str], int] = {}
+        for pairs in by_selector:
+            for pair in pairs:
+                counts[pair] = counts.get(pair, 0) + 1
+        self.index: dict[tuple[str, str], list[tuple[frozenset[tuple[str, str]], list[int]]]] = {}
+        for pairs, found in by_selector.items():
+            self.index.setdefault(min(pairs, key=lambda p: (counts[p], p)), []).append((pairs, found))
+        self.size = len(services)
+
+    def selecting(self, labels: Mapping[str, str]) -> list[int]:
+        """The indexes of the Services that select these pod labels, in their order."""
+        found: list[int] = []
+        for pair in labels.items():
+            for selector, services in self.index.get(pair, ()):
+                if all(labels.get(k) == v for k, v in selector):
+                    found.extend(services)
+        return sorted(found)
 
 
 @dataclass
@@ -36,6 +69,28 @@ class Seen:
     """What the first pass keeps: Services (name, namespace, selector) and ConfigMaps."""
 
     services: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    selectors: Selectors | None = None  # `services` indexed, once they are all seen
+    room: int = MAX_SERVICES  # rows still to be made
+    over: dict[str, int] = field(default_factory=dict)  # image -> its containers not made rows
+
+    def full(self, container: Mapping[str, Any]) -> bool:
+        """Whether no more rows are made: then the container's image is counted as left out."""
+        if self.room > 0:
+            self.room -= 1
+            return False
+        image = container.get("image")
+        image = image if isinstance(image, str) and image else "(no image)"
+        self.over[image] = self.over.get(image, 0) + 1
+        return True
+
+    def room_for(self, services: list[Service]) -> list[Service]:
+        """As many of `services` (an operator resource's) as rows are still made; the rest counted."""
+        for service in services[max(self.room, 0) :]:
+            self.over[service.image] = self.over.get(service.image, 0) + 1
+        kept = services[: max(self.room, 0)]
+        self.room -= len(kept)
+        return kept
+
     config_maps: dict[str, dict[str, str]] = field(default_factory=dict)
     quiet: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -57,7 +112,7 @@ class Pod:
 def labels_of(node: object) -> dict[str, str]:
     if not isinstance(node, dict):
         return {}
-    return {k: v for k, v in list(node.items())[:MAX_ITEMS] if isinstance(k, str) and isinstance(v, str)}
+    return {k: v for k, v in node.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _daemon(pod: Mapping[str, Any], kind: str, init: bool, container: Mapping[str, Any]) -> bool:
@@ -73,10 +128,12 @@ def read_pod(pod: Mapping[str, Any], place: Pod, seen: Seen) -> list[Service]:
     """The services of one pod spec: its containers (the first reached by the Services
     selecting its labels; a lone one named after the workload), then its init containers."""
     pins = read_pins(pod, place.prefix)
-    aliases = _aliases(place.labels, place.namespace, seen)
+    aliases = _aliases(place.labels, place, seen)
     lists = {key: _containers(pod, key, place, seen) for key in ("containers", "initContainers")}
     main: list[Service] = []
     for i, raw in enumerate(lists["containers"]):
+        if seen.full(raw):
+            continue
         name = place.name if len(lists["containers"]) == 1 else ""  # one container: the workload's name
         service = _container(raw, f"{place.prefix}.containers[{i}]", name, place, seen)
         if service is not None:
@@ -85,6 +142,8 @@ def read_pod(pod: Mapping[str, Any], place: Pod, seen: Seen) -> list[Service]:
     images = {s.image: s.name for s in main if s.image}
     inits: list[Service] = []
     for i, raw in enumerate(lists["initContainers"]):
+        if seen.full(raw):
+            continue
         path = f"{place.prefix}.initContainers[{i}]"
         service = _container(raw, path, "", place, seen)
         if service is None:
@@ -108,16 +167,8 @@ def _containers(pod: Mapping[str, Any], key: str, place: Pod, seen: Seen) -> lis
     if not isinstance(items, list):
         seen.notes.append(f"{place.where}: `{place.prefix}.{key}` is not a list: not read")
         return []
-    if len(items) > MAX_CONTAINERS:
-        dropped = ", ".join(
-            str(c.get("image")) for c in items[MAX_CONTAINERS : MAX_CONTAINERS + 5] if isinstance(c, dict)
-        )
-        seen.notes.append(
-            f"{place.where}: `{place.prefix}.{key}` holds {len(items)} containers: the first {MAX_CONTAINERS} "
-            f"read, {len(items) - MAX_CONTAINERS} left out ({dropped}, ...)"
-        )
     found = []
-    for i, item in enumerate(items[:MAX_CONTAINERS]):
+    for i, item in enumerate(items):
         if isinstance(item, dict):
             found.append(item)
         else:
@@ -156,16 +207,25 @@ def _with(
     )
 
 
-def _aliases(labels: Mapping[str, str], namespace: str, seen: Seen) -> tuple[str, ...]:
+def _aliases(labels: Mapping[str, str], place: Pod, seen: Seen) -> tuple[str, ...]:
     """The host names of the Services that select these pod labels (with the cluster's
-    longer forms when the namespace is known)."""
+    longer forms when the namespace is known); past `MAX_SELECTING` Services, said."""
+    if seen.selectors is None or seen.selectors.size != len(seen.services):
+        seen.selectors = Selectors(seen.services)
+    selecting = seen.selectors.selecting(labels)
     names: list[str] = []
-    for name, ns, selector in seen.services:
-        if selector and all(labels.get(k) == v for k, v in selector.items()):
-            names.append(name)
-            ns = ns or namespace
-            if ns:
-                names.extend((f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"))
+    for i in selecting[:MAX_SELECTING]:
+        name, ns, _selector = seen.services[i]
+        names.append(name)
+        ns = ns or place.namespace
+        if ns:
+            names.extend((f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"))
+    if len(selecting) > MAX_SELECTING:
+        rest = ", ".join(seen.services[i][0] for i in selecting[MAX_SELECTING:])
+        seen.notes.append(
+            f"{place.where}: {len(selecting)} Services select its pods: the first {MAX_SELECTING} give it host "
+            f"names, not these: {rest}"
+        )
     return tuple(dict.fromkeys(names))
 
 
@@ -192,7 +252,7 @@ def _container(raw: Mapping[str, Any], path: str, name: str, place: Pod, seen: S
 
 def _ports(value: object) -> tuple[int, ...]:
     ports = []
-    for port in value[:MAX_ITEMS] if isinstance(value, list) else []:
+    for port in value if isinstance(value, list) else []:
         number = port.get("containerPort") if isinstance(port, dict) else None
         if (
             isinstance(number, int)
@@ -207,18 +267,18 @@ def _ports(value: object) -> tuple[int, ...]:
 def _health(raw: Mapping[str, Any]) -> tuple[str, ...]:
     for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
         command = at(raw, (probe, "exec", "command"))
-        if isinstance(command, list) and command and all(isinstance(w, str) for w in command[:MAX_ITEMS]):
-            return ("CMD", *command[:MAX_ITEMS])
+        if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
+            return ("CMD", *command)
     return ()
 
 
 def _words(value: object, path: str, notes: list[str]) -> tuple[str, ...]:
     if value is None:
         return ()
-    if not isinstance(value, list) or not all(isinstance(w, (str, int, float)) for w in value[:MAX_ITEMS]):
+    if not isinstance(value, list) or not all(isinstance(w, (str, int, float)) for w in value):
         notes.append(f"`{path}` is not a list of words: not taken over")
         return ()
-    words = tuple(str(w) for w in value[:MAX_ITEMS])
+    words = tuple(str(w) for w in value)
     if any(_EXPANSION.search(w) for w in words):
         notes.append(f"`{path}` uses $(VAR) expansion, which Kubernetes does at run time: not taken over")
         return ()
@@ -236,7 +296,7 @@ def _env(value: object, env_from: object, seen: Seen, notes: list[str]) -> tuple
     if not isinstance(value, list):
         notes.append("`env` is not a list: not read")
         return env, ()
-    for item in value[:MAX_ITEMS]:
+    for item in value:
         key = item.get("name") if isinstance(item, dict) else None
         if not isinstance(key, str):
             notes.append("an `env` entry without a name: not read")

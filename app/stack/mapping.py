@@ -24,6 +24,7 @@ from ecoready.domain.text import acting_character, inert, shown
 from ecoready.matrix.command_options import placeholders_in
 from ecoready.matrix.document import floating_tag
 from ecoready.matrix.kinds import KINDS
+from ecoready.stack.hosts import Hosts
 from ecoready.stack.known import (
     CLIENT_PORTS,
     DAEMON_RESTARTS,
@@ -69,14 +70,17 @@ class Mapped:
     undecided: tuple[str, ...]  # what could not be decided (or taken over), a line each
 
 
-def row_id(name: str, taken: set[str]) -> str:
-    """A matrix id for a service name: lower case, [a-z0-9._-], at most 63, unique."""
+def row_id(name: str, taken: dict[str, int]) -> str:
+    """A matrix id for a service name: lower case, [a-z0-9._-], at most 63, unique among
+    `taken` (the ids given, each with the suffix to try next when it is asked again)."""
     base = _ID_JUNK.sub("-", name.lower()).strip("-._")[:63].strip("-._") or "service"
-    candidate, n = base, 2
+    candidate, n = base, taken.get(base, 2)
     while candidate in taken:
         suffix = f"-{n}"
         candidate, n = base[: 63 - len(suffix)] + suffix, n + 1
-    taken.add(candidate)
+    if candidate != base:
+        taken[base] = n
+    taken[candidate] = 2
     return candidate
 
 
@@ -84,11 +88,13 @@ def unique_names(services: Sequence[Service]) -> list[Service]:
     """Services named apart: two images of one repository (`--images mysql:8.4,mysql:9.1`)
     or one compose service name in two projects on a host get `-2`, `-3`, ..."""
     taken: set[str] = set()
+    tried: dict[str, int] = {}  # a name -> the suffix to try next (thousands of one name: no scan)
     out = []
     for service in services:
-        name, n = service.name, 2
+        name, n = service.name, tried.get(service.name, 2)
         while name in taken:
             name, n = f"{service.name}-{n}", n + 1
+        tried[service.name] = n
         taken.add(name)
         out.append(service if name == service.name else replace(service, name=name))
     return out
@@ -118,16 +124,17 @@ def map_services(services: Sequence[Service]) -> Mapped:
                 "the hosts reach (or set `image:`) before running the matrix"
             )
         usable.append(service)
-    taken: set[str] = set()
+    taken: dict[str, int] = {}
     ids = {s.name: row_id(s.name, taken) for s in usable}
     kinds = {s.name: KNOWN.get(s.role) if s.role else known(s.image) for s in usable}
     servers = {s.name for s in usable if (k := kinds[s.name]) is not None and KINDS[k.probe].serves_sql}
     by_name = {s.name: s for s in usable}
+    hosts = Hosts(by_name)
     fronts: dict[str, str] = {}  # proxy service -> the server it fronts
     order = sorted(usable, key=lambda s: _is_proxy(kinds[s.name]), reverse=True)  # proxies first
     rows: dict[str, Row] = {}
     for service in order:
-        backend, reason = _backend(service, servers, fronts, by_name)
+        backend, reason = _backend(service, servers, fronts, hosts)
         kind = kinds[service.name]
         if kind is not None and not KINDS[kind.probe].needs_backend:
             backend = None  # a server (or cluster) brings its own
@@ -151,12 +158,16 @@ def map_services(services: Sequence[Service]) -> Mapped:
                 undecided.append(
                     f"{service.name}: {kind.what} without a MySQL server to work with: checked as a plain service"
                 )
-            row = _generic_row(service, ids, by_name, fronts, backend, reason, undecided)
+            row = _generic_row(service, ids, (by_name, hosts), fronts, backend, reason, undecided)
         rows[service.name] = row
     rank = {s.name: i for i, s in enumerate(services)}
 
-    def by_service(line: str) -> int:  # every line starts with its service's name
-        return min((i for name, i in rank.items() if line.startswith(f"{name}: ")), default=len(rank))
+    def by_service(line: str) -> int:  # every line starts with its service's name (which may hold ": ")
+        best, colon = len(rank), line.find(": ")
+        while colon >= 0:
+            best = min(best, rank.get(line[:colon], best))
+            colon = line.find(": ", colon + 1)
+        return best
 
     return Mapped(tuple(rows[s.name] for s in usable), tuple(sorted(undecided, key=by_service)))
 
@@ -165,29 +176,9 @@ def _is_proxy(kind: Known | None) -> bool:
     return kind is not None and kind.category is Category.LOAD_BALANCER
 
 
-def _hosts_named(service: Service, names: Sequence[str], by_name: Mapping[str, Service] | None = None) -> list[str]:
-    """Services whose name (or another host name of theirs: a Kubernetes Service's) stands
-    as a host in the environment's values (`db`, `db:3306`, `mysql://app@db/shop`)."""
-    found = []
-    for name in names:
-        other = by_name.get(name) if by_name is not None else None
-        for host in (name, *(other.aliases if other is not None else ())):
-            token = re.compile(rf"(?<![\w.-]){re.escape(host)}(?![\w-])")
-            if any(token.search(value) for value in service.environment.values()):
-                found.append(name)
-                break
-    return found
-
-
-def _backend(
-    service: Service,
-    servers: set[str],
-    fronts: Mapping[str, str],
-    by_name: Mapping[str, Service],
-) -> tuple[str | None, str]:
+def _backend(service: Service, servers: set[str], fronts: Mapping[str, str], hosts: Hosts) -> tuple[str | None, str]:
     """The MySQL server a service works with, and why it is that one."""
-    others = [n for n in by_name if n != service.name]
-    named = _hosts_named(service, others, by_name)
+    named = hosts.named(service)
     for candidates, how in ((service.depends_on, "depends_on"), (named, "its environment names")):
         for name in candidates:
             if name in servers and name != service.name:
@@ -253,12 +244,13 @@ def server_options(command: Sequence[str]) -> tuple[list[str], list[str]]:
 def _generic_row(
     service: Service,
     ids: Mapping[str, str],
-    by_name: Mapping[str, Service],
+    stack: tuple[Mapping[str, Service], Hosts],
     fronts: Mapping[str, str],
     backend: str | None,
     reason: str,
     undecided: list[str],
 ) -> Row:
+    by_name, index = stack
     mode, lifetime = generic_mode(service)
     what = "passes when it is up and healthy" if mode == "service" else "passes when its command exits 0"
     kind = known(service.image) if service.role == GENERIC_ROLE else None
@@ -297,7 +289,7 @@ def _generic_row(
         options["database"] = database
     if backend is not None:
         why.append(f"backend {backend}: {reason}; its details reach the app as DB_* and the env below")
-    proxies = _hosts_named(service, [p for p in fronts if fronts[p] == backend], by_name)
+    proxies = index.named(service, {p for p in fronts if fronts[p] == backend})
     if proxies:
         why.append(f"it talks to {', '.join(proxies)} in front of {backend}: checked against {backend} directly")
     return _row(service, ids, Category.APP, "command", backend, options, why)

@@ -21,15 +21,12 @@ from ecoready.stack.kube_pins import read_pins
 from ecoready.stack.operator_catalog import OPERATORS, UNREAD, Operator, Part
 from ecoready.stack.services import Service
 
-MAX_EXTRA = 32  # the user's own init and sidecar containers of a resource, read so far
-MAX_PICK = 256  # list items looked through for `name=x`
-
 
 def _at(node: object, path: Sequence[str]) -> object:
     for key in path:
         if isinstance(node, list) and key.startswith("name="):
             wanted = key.removeprefix("name=")
-            node = next((i for i in node[:MAX_PICK] if isinstance(i, dict) and i.get("name") == wanted), None)
+            node = next((i for i in node if isinstance(i, dict) and i.get("name") == wanted), None)
             continue
         if not isinstance(node, dict):
             return None
@@ -181,7 +178,7 @@ def _extra_containers(
     where, at = resource.where, ".".join(path)
     init = path[-1] == "initContainers"
     found = []
-    for i, item in enumerate(items[:MAX_EXTRA]):
+    for i, item in enumerate(items):
         image = item.get("image") if isinstance(item, dict) else None
         cname = item.get("name") if isinstance(item, dict) else None
         if isinstance(cname, str) and cname in resource.operator.skip_containers:
@@ -201,6 +198,4 @@ def _extra_containers(
                 runs_as=f"{'an init container' if init else 'a container'} of {resource.kind}/{resource.name}",
             )
         )
-    if len(items) > MAX_EXTRA:
-        notes.append(f"{where}: `{at}` holds {len(items)} containers: the first {MAX_EXTRA} read, the rest left out")
     return found

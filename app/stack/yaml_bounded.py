@@ -1,25 +1,17 @@
 """YAML and JSON as `init` reads them (compose files, Kubernetes manifests, kustomizations):
-the only module that imports PyYAML. Values are built straight from the parser's events
-(libyaml's C parser where PyYAML has it, its pure-Python parser otherwise), with no node
-graph in between, so a file costs about what its values cost, and with bounds on what a
-small file can become:
-
-- alias expansion: aliases share one value, so a file of a few hundred bytes can stand for
-  billions of values (a "billion laughs"). Each anchor's size once expanded is counted as
-  it is read, and what the aliases of a document expand to together is bounded by
-  `MAX_VALUES`: refused at the alias that passes it. A document without aliases expands to
-  nothing, whatever its size (its bytes are bounded by the caller's reader). An alias
-  inside its own anchor (a tree without end) is refused where it is;
-- numbers: an integer of more than `MAX_DIGITS` digits is refused at its place (Python
-  would raise a bare `ValueError`);
-- depth: nesting deeper than `MAX_DEPTH` is refused where it passes it (building is
-  iterative: no recursion).
+with `yaml_build.py`, the only modules that import PyYAML. YAML's values are built from
+the parser's events (libyaml's C parser where PyYAML has it, its pure-Python parser
+otherwise) by `yaml_build.py`, with its bounds on what a small file can become (alias
+expansion, digits, depth).
 
 Text whose first non-blank character is `{` or `[` is read as JSON first (Python's json
 module, many times faster than YAML); what json does not take is read as YAML (a compose
-file in YAML flow style). `skip` leaves out the value of a key at an object's top level
-(a Kubernetes object's `status`, `managedFields`: never read, often most of `kubectl get`'s
-output). Every refusal is a `ConfigError` at `file:line:col`.
+file in YAML flow style). `skip` leaves out values by their path from an object's top level
+(a Kubernetes object's `status` and `metadata.managedFields`: never read, often most of
+`kubectl get`'s output): json drops them as it builds each object; in YAML their events are
+read past, and where the text shows them as block values they are blanked before the
+parser sees them (`yaml_skim.py`: a quarter of kubectl's events). Every refusal is a
+`ConfigError` at `file:line:col`.
 """
 
 from __future__ import annotations
@@ -31,12 +23,11 @@ from typing import Any
 
 import yaml
 from yaml import events as ev
-from yaml.constructor import SafeConstructor
-from yaml.nodes import ScalarNode
-from yaml.resolver import Resolver
 
 from ecoready.domain.errors import ConfigError, Problem
 from ecoready.domain.reading import MAX_DIGITS, number_position, position
+from ecoready.stack.yaml_build import Skip, document
+from ecoready.stack.yaml_skim import Blanked, Pieces, blank_values
 
 try:  # libyaml, as PyPI wheels and Debian's python3-yaml ship it
     from yaml._yaml import CParser as _CParser
@@ -45,231 +36,57 @@ try:  # libyaml, as PyPI wheels and Debian's python3-yaml ship it
 except ImportError:  # pragma: no cover - a PyYAML built without libyaml
     C_LOADER = False
 
-MAX_VALUES = 250_000  # a 1 MiB file written out in full holds about this many values
-MAX_DEPTH = 512
 COMPACT_FROM = 8 << 20  # JSON from this size is read without its indentation (`compact`)
 _INDENT = re.compile(rb"\r?\n[ \t]*")
-_MEMO_LENGTH = 64  # scalars this short are built once per document and shared
-_MAP, _SEQ, _MERGE = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:merge"
-_INT = "tag:yaml.org,2002:int"
-_MISS = object()
-_MERGE_KEY = object()  # a plain `<<` key: YAML's merge (quoted, it is the string "<<")
-_CONSTRUCTOR = SafeConstructor()
-_RESOLVER = Resolver()
 
 
 class _PureParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
-    def __init__(self, stream: str | bytes) -> None:
+    def __init__(self, stream: str | bytes | Pieces) -> None:
         yaml.reader.Reader.__init__(self, stream)
         yaml.scanner.Scanner.__init__(self)
         yaml.parser.Parser.__init__(self)
 
 
-def _parser(data: str | bytes) -> Any:
+def _parser(data: str | bytes | Blanked) -> Any:
     return _CParser(data) if C_LOADER else _PureParser(data)
 
 
-class _Frame:
-    """A mapping or sequence being built."""
-
-    __slots__ = ("anchor", "has_key", "key", "mark", "merges", "start", "top", "value")
-
-    def __init__(self, value: dict[Any, Any] | list[Any], anchor: str | None, start: int, mark: Any, top: bool) -> None:
-        self.value = value
-        self.key: Any = None
-        self.has_key = False
-        self.anchor = anchor
-        self.start = start
-        self.merges: list[Any] | None = None
-        self.mark = mark
-        self.top = top  # an object's top level: where `skip` applies
-
-
-class _Builder:
-    """One document's values from its events: anchors, the expansion count, the memo."""
-
-    def __init__(self, skip: frozenset[str]) -> None:
-        self.skip = skip
-        self.anchors: dict[str, tuple[Any, int] | None] = {}  # None: open (being built)
-        self.values = 0  # values read, aliases counted as what they expand to
-        self.expanded = 0  # what aliases expanded to
-        self.plain: dict[str, Any] = {}  # plain scalars -> their values
-        self.quoted: dict[str, Any] = {}
-        self.stack: list[_Frame] = []
-        self.skipped: set[str] = set()  # anchors inside values read past
-
-    def scalar(self, event: ev.ScalarEvent) -> Any:
-        self.values += 1
-        tag, value = event.tag, event.value
-        if tag is None or tag == "!":
-            memo = self.plain if event.implicit[0] else self.quoted
-            if value in memo:
-                return memo[value]
-            tag = _RESOLVER.resolve(ScalarNode, value, event.implicit)  # type: ignore[no-untyped-call]
-            result = _construct(tag, value, event.start_mark)
-            if len(value) <= _MEMO_LENGTH and event.anchor is None:
-                memo[value] = result
-            return result
-        return _construct(tag, value, event.start_mark)
-
-    def alias(self, event: ev.AliasEvent) -> Any:
-        if event.anchor in self.skipped and event.anchor not in self.anchors:
-            raise _error(
-                f"the alias *{event.anchor} is to a part not read ({', '.join(sorted(self.skip))})", event.start_mark
-            )
-        if event.anchor not in self.anchors:
-            raise _error(f"the alias *{event.anchor} has no anchor before it", event.start_mark)
-        found = self.anchors[event.anchor]
-        if found is None:
-            raise _error("an alias inside its own anchor: not read", event.start_mark)
-        value, size = found
-        self.values += size
-        self.expanded += size
-        if self.expanded > MAX_VALUES:
-            raise _error(f"aliases here expand to more than {MAX_VALUES} values: not read", event.start_mark)
-        return value
-
-    def open(self, event: ev.CollectionStartEvent, value: dict[Any, Any] | list[Any]) -> None:
-        if event.tag not in (None, "!", _MAP, _SEQ):
-            raise _error(f"the tag {event.tag} is not read", event.start_mark)
-        if len(self.stack) >= MAX_DEPTH:
-            raise _error(f"nested more than {MAX_DEPTH} deep: not read", event.start_mark)
-        self.values += 1
-        if event.anchor is not None:
-            self.anchors[event.anchor] = None
-        self.stack.append(_Frame(value, event.anchor, self.values, event.start_mark, self._top(value)))
-
-    def _top(self, value: dict[Any, Any] | list[Any]) -> bool:
-        """Whether `value` is an object's top level (a mapping that is a document or an item
-        of a List's `items`), or such a List's `items`."""
-        if not self.stack:
-            return True
-        parent = self.stack[-1]
-        if isinstance(value, dict):
-            return parent.top and isinstance(parent.value, list)
-        return parent.top and isinstance(parent.value, dict) and parent.key == "items"
-
-    def close(self) -> Any:
-        frame = self.stack.pop()
-        value = frame.value
-        if frame.merges is not None:
-            value = _merged(frame.merges, value, frame.mark)
-        if frame.anchor is not None:
-            self.anchors[frame.anchor] = (value, self.values - frame.start + 1)
-        return value
-
-    def add(self, value: Any, mark: Any) -> bool:
-        """Put a finished value into the collection being built; True when what comes next
-        is a value to leave out (`skip`)."""
-        frame = self.stack[-1]
-        if isinstance(frame.value, list):
-            frame.value.append(value)
-            return False
-        if not frame.has_key:
-            if isinstance(value, (dict, list)):
-                raise _error("a mapping or sequence as a key: not read", mark)
-            frame.key, frame.has_key = value, True
-            if frame.top and isinstance(frame.value, dict) and value in self.skip:
-                frame.has_key = False  # the value is read past, and the key left out
-                return True
-            return False
-        frame.has_key = False
-        if frame.key is _MERGE_KEY:
-            frame.merges = [*(frame.merges or []), *(value if isinstance(value, list) else [value])]
-        else:
-            frame.value[frame.key] = "<<" if value is _MERGE_KEY else value
-        return False
-
-
-def _merged(merges: list[Any], own: dict[Any, Any] | list[Any], mark: Any) -> dict[Any, Any]:
-    """YAML's merge key: the merged mappings (the first wins), then the mapping's own keys."""
-    out: dict[Any, Any] = {}
-    for part in reversed(merges):
-        if not isinstance(part, dict):
-            raise _error("`<<` merges a mapping or a list of mappings only", mark)
-        out.update(part)
-    out.update(own)
-    return out
-
-
-def _construct(tag: str, value: str, mark: Any) -> Any:
-    if tag == _INT:
-        digits = sum(ch.isdigit() for ch in value)
-        if digits > MAX_DIGITS:
-            raise _error(f"a number of {digits} digits; at most {MAX_DIGITS} are read", mark)
-    if tag == _MERGE:
-        return _MERGE_KEY
-    build = SafeConstructor.yaml_constructors.get(tag)
-    if build is None:
-        raise _error(f"the tag {tag} is not read", mark)
-    try:
-        return build(_CONSTRUCTOR, ScalarNode(tag, value, mark))
-    except (ValueError, TypeError, OverflowError):  # e.g. a timestamp of month 13
-        raise _error(f"not a valid {tag.rsplit(':', 1)[-1]}", mark) from None
-
-
-def _error(message: str, mark: Any) -> yaml.MarkedYAMLError:
-    return yaml.composer.ComposerError(None, None, message, mark)
-
-
-def _skip(parser: Any, builder: _Builder) -> None:
-    """Read past one value without building it (an alias to an anchor in it is refused)."""
-    depth = 0
-    while True:
-        event = parser.get_event()
-        if isinstance(event, (ev.ScalarEvent, ev.CollectionStartEvent)) and event.anchor is not None:
-            builder.skipped.add(event.anchor)
-        if isinstance(event, ev.CollectionStartEvent):
-            depth += 1
-        elif isinstance(event, ev.CollectionEndEvent):
-            depth -= 1
-        if depth <= 0 and not isinstance(event, ev.CollectionStartEvent):
+def _yaml_documents(data: str | bytes, skip: Skip) -> Iterator[Any]:
+    """Each document; where `skip`'s values can be blanked in the text (`yaml_skim.py`), from
+    the blanked text when the parser read each key blanked as one left out (else, or when
+    that text is refused, from the text as it is: what it says is then said)."""
+    keys = {path[-1] for path in skip}
+    blanked = blank_values(data, keys, _valid) if skip and C_LOADER and isinstance(data, bytes) else None
+    if blanked is not None:
+        skipped_at: set[tuple[int, int]] = set()
+        try:
+            documents = list(_documents(blanked, skip, skipped_at))
+        except (yaml.YAMLError, RecursionError):
+            documents = None
+        if documents is not None and blanked.keys <= skipped_at:
+            yield from documents
             return
+    yield from _documents(data, skip, set())
 
 
-def _document(parser: Any, skip: frozenset[str]) -> Any:
-    """The values of the document whose start event was just read."""
-    builder = _Builder(skip)
-    result: Any = None
-    get_event, plain, scalar_event = parser.get_event, builder.plain, ev.ScalarEvent
-    while True:
-        event = get_event()
-        kind = type(event)
-        if kind is scalar_event:  # the common case first: a plain scalar read before
-            value = plain.get(event.value, _MISS) if event.implicit[0] and event.tag is None else _MISS
-            if value is _MISS:
-                value = builder.scalar(event)
-            else:
-                builder.values += 1
-        elif kind is ev.MappingStartEvent:
-            builder.open(event, {})
-            continue
-        elif kind is ev.SequenceStartEvent:
-            builder.open(event, [])
-            continue
-        elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
-            value = builder.close()
-        elif kind is ev.AliasEvent:
-            value = builder.alias(event)
-        else:  # DocumentEndEvent
-            return result
-        if kind is ev.ScalarEvent and event.anchor is not None:
-            builder.anchors[event.anchor] = (value, 1)
-        if not builder.stack:
-            result = value
-        elif builder.add(value, event.start_mark):
-            _skip(parser, builder)
-
-
-def _yaml_documents(data: str | bytes, skip: frozenset[str]) -> Iterator[Any]:
-    parser = _parser(data)
+def _documents(source: str | bytes | Blanked, skip: Skip, skipped_at: set[tuple[int, int]]) -> Iterator[Any]:
+    parser = _parser(source)
     try:
         parser.get_event()  # StreamStartEvent
         while not parser.check_event(ev.StreamEndEvent):
             parser.get_event()  # DocumentStartEvent
-            yield _document(parser, skip)
+            yield document(parser.get_event, skip, skipped_at)
     finally:
         parser.dispose()
+
+
+def _valid(text: Pieces) -> bool:
+    """Whether `text` is well-formed YAML (libyaml's parser alone: no value built)."""
+    try:
+        _CParser(text).raw_parse()
+    except yaml.YAMLError:
+        return False
+    return True
 
 
 def _problem(file: str, exc: Exception) -> ConfigError:
@@ -313,15 +130,19 @@ def compact(data: bytes) -> str | bytes:
         return data
 
 
-def _json(data: str | bytes, file: str, skip: frozenset[str]) -> list[Any] | None:
+def _json(data: str | bytes, file: str, skip: Skip) -> list[Any] | None:
     """The JSON document in `data`; None when json does not take it (YAML may). `skip`'s
     keys are left out of each object with an `apiVersion` and a `kind` as it is built."""
 
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
-        if "kind" in obj and "apiVersion" in obj and not skip.isdisjoint(obj):
-            for key in skip & obj.keys():
-                del obj[key]
+        if "kind" in obj and "apiVersion" in obj:
+            for path in skip:
+                parent: Any = obj
+                for key in path[:-1]:
+                    parent = parent.get(key) if isinstance(parent, dict) else None
+                if isinstance(parent, dict):
+                    parent.pop(path[-1], None)
         return obj
 
     try:
@@ -339,10 +160,10 @@ def _json(data: str | bytes, file: str, skip: frozenset[str]) -> list[Any] | Non
         ) from None
 
 
-def load_all(data: str | bytes, file: str, skip: frozenset[str] = frozenset()) -> Iterator[object]:
+def load_all(data: str | bytes, file: str, skip: Skip = frozenset()) -> Iterator[object]:
     """Each document in `data` (text, or UTF-8 bytes: not copied), in turn; ConfigError at
-    file:line:col. `skip`: keys whose value is left out (None) at an object's top level
-    (a document's, or an item's of its `items`)."""
+    file:line:col. `skip`: paths from an object's top level (a document's, or an item's of
+    its `items`) whose value is left out: `("status",)`, `("metadata", "managedFields")`."""
     if is_json(data):
         found = _json(data, file, skip)
         if found is not None:

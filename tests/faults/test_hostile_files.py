@@ -26,7 +26,7 @@ from ecoready.domain.errors import ConfigError
 from ecoready.domain.reading import MAX_DIGITS, read_bounded
 from ecoready.stack.compose import parse_compose
 from ecoready.stack.kube import parse_kubernetes
-from ecoready.stack.yaml_bounded import MAX_VALUES
+from ecoready.stack.yaml_build import MAX_VALUES
 from tests.support.cli import ecoready
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "reports" / "lab-mixed.json"

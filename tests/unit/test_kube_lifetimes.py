@@ -1,7 +1,8 @@
 """What init reads from Kubernetes manifests, on the edges: whether a container stays up or
-runs to completion is where it runs (not its ports), a pod of 300 containers is 300 rows,
-owners are matched with their namespace and an owner cycle drops nothing, a Secret's
-password reaches the app as `*_FILE` as it does from a compose file. In-process."""
+runs to completion is where it runs (not its ports), owners are matched with their
+namespace and an owner cycle drops nothing, a Secret's password reaches the app as
+`*_FILE` as it does from a compose file. In-process. (Large pods and lists:
+test_kube_scale.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import pytest
 from ecoready.domain.errors import ConfigError
 from ecoready.stack.compose import parse_compose
 from ecoready.stack.kube import parse_kubernetes, read_kubernetes
-from ecoready.stack.kube_pod import MAX_CONTAINERS
 from ecoready.stack.mapping import Mapped, map_services
 
 
@@ -108,21 +108,6 @@ def test_an_init_container_of_a_server_image_is_no_second_server() -> None:
         "db-seed: mariadb:11.4 is MariaDB server, run here with its own command: generic probe, mode run "
         "(passes when its command exits 0)"
     )
-
-
-@pytest.mark.parametrize("count", [300, MAX_CONTAINERS + 76])
-def test_every_container_of_a_large_pod_is_a_row_or_said(count: int) -> None:
-    containers = [{"name": f"c{i}", "image": f"shop/part{i}:1"} for i in range(count)]
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big"}, "spec": {"containers": containers}}
-    services, notes = parse_kubernetes([("big.json", json.dumps(pod))])
-    assert len(services) == min(count, MAX_CONTAINERS)
-    dropped = count - MAX_CONTAINERS
-    if dropped > 0:
-        (line,) = [n for n in notes if "containers: the first" in n]
-        assert f"holds {count} containers: the first {MAX_CONTAINERS} read, {dropped} left out" in line
-        assert f"shop/part{MAX_CONTAINERS}:1" in line
-    else:
-        assert not any("left out" in n for n in notes)
 
 
 def _owned(kind: str, name: str, ns: str, owner_kind: str, owner: str) -> str:

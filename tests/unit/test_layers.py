@@ -37,7 +37,7 @@ ONLY_IN: dict[str, tuple[str, ...]] = {
     "requests": ("ecoready.engine.sdk",),
     "urllib3": ("ecoready.engine.sdk",),
     "httpx": ("ecoready.registry", "ecoready.packages", "ecoready.judge.webhook", "ecoready.lab"),
-    "yaml": ("ecoready.stack.yaml_bounded",),
+    "yaml": ("ecoready.stack.yaml_bounded", "ecoready.stack.yaml_build"),
 }
 
 

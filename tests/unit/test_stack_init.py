@@ -260,7 +260,7 @@ def test_hostile_service_names_round_trip_through_validate(tmp_path: Path) -> No
 
 
 def test_row_ids_are_valid_and_unique() -> None:
-    taken: set[str] = set()
+    taken: dict[str, int] = {}
     ids = [row_id(n, taken) for n in ["Web", "web", "WEB!", "-._", "a" * 80, "a" * 80, "ünï/cødé", "x y"]]
     assert ids[:3] == ["web", "web-2", "web-3"]
     assert ids[3] == "service" and len(ids[4]) == 63 and ids[5].endswith("-2") and len(ids[5]) == 63

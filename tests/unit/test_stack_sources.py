@@ -15,7 +15,8 @@ import pytest
 
 from ecoready.domain.errors import ConfigError
 from ecoready.stack.kube import MAX_BYTES, SKIPPED, is_kubernetes, parse_kubernetes, read_kubernetes
-from ecoready.stack.yaml_bounded import COMPACT_FROM, MAX_DEPTH, MAX_VALUES, compact, load_all, load_one
+from ecoready.stack.yaml_bounded import COMPACT_FROM, compact, load_all, load_one
+from ecoready.stack.yaml_build import MAX_DEPTH, MAX_VALUES
 from tests.support.cli import ecoready
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -50,7 +51,7 @@ def pod_list(count: int) -> str:
 def test_a_large_kubectl_list_without_aliases_is_read_not_taken_for_a_bomb() -> None:
     text = pod_list(3000)  # 3,000 x ~20 values: 60,000 values, no alias
     start = time.monotonic()
-    (doc,) = load_all(text.encode(), "pods.yaml", frozenset({"status"}))
+    (doc,) = load_all(text.encode(), "pods.yaml", frozenset({("status",)}))
     assert time.monotonic() - start < 20
     assert isinstance(doc, dict) and len(doc["items"]) == 3000
     assert "status" not in doc["items"][0] and doc["items"][2999]["spec"]["containers"][0]["image"] == "mysql:8.4.3"
@@ -100,7 +101,7 @@ def test_json_is_read_by_the_json_module_and_told_by_its_keys_in_any_order(tmp_p
     listed = tmp_path / "pods.json"
     listed.write_text(json.dumps(doc, separators=(",", ":")))  # minified: kind before apiVersion
     assert is_kubernetes(listed)
-    (read,) = load_all(listed.read_bytes(), "pods.json", frozenset({"status"}))
+    (read,) = load_all(listed.read_bytes(), "pods.json", frozenset({("status",)}))
     assert read == {"kind": "List", "apiVersion": "v1", "items": [{"kind": "Pod", "apiVersion": "v1"}]}
     number = tmp_path / "n.json"
     number.write_text('{"kind": "Pod",\n "x": ' + "7" * 5000 + "}")
