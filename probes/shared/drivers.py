@@ -251,7 +251,11 @@ def _deb(p: Packaging, language: str, attempt: float) -> Recipe:
         need("command -v apt-get", "the image has no apt-get: a deb driver needs a Debian-based image"),
         "export DEBIAN_FRONTEND=noninteractive",
         _retried("apt-get update -qq", attempt),
-        _retried(f"apt-get install -y -qq --no-install-recommends {packages}", attempt),
+        # only the downloads are tried again when they stall: a try cut off while dpkg
+        # unpacks (minutes under emulation on a busy host) would leave dpkg running with
+        # its lock held, and the next try fail on the lock: our limit, not the package's
+        _retried(f"apt-get install -y -qq --download-only --no-install-recommends {packages}", attempt),
+        f"apt-get install -y -qq --no-download --no-install-recommends {packages}",
         "rm -rf /var/lib/apt/lists/*",
         f'echo "ecoready-label: version=$({versions})"',
         'echo "ecoready-label: how=installed with apt-get"',

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ecoready.probe_api.install_cache import LABEL_CACHE, LABEL_CACHE_OF
 from tests.support.cli import ecoready
 from tests.support.matrices import LAB_SERVER
 
@@ -24,10 +25,15 @@ SHORT = (
 )
 
 
+FILTER = ("docker", "images", "-q", "--no-trunc", "--filter", f"label={LABEL_CACHE}=tool")
+
+
 def tool_images() -> dict[str, str]:
-    """id -> the arch of each cached tool image on the engine."""
+    """id -> the arch of each cached sysbench image derived from BASE on the engine: only
+    this test's (a run beside it, the stand-ins' default matrix, derives its own from
+    another base, and gh-ost's builds are tool images too: never counted or removed here)."""
     ids = subprocess.run(
-        ["docker", "images", "-q", "--no-trunc", "--filter", "label=ecoready.cache=tool"],
+        [*FILTER, "--filter", f"label={LABEL_CACHE_OF}=sysbench on {BASE}"],
         capture_output=True,
         text=True,
         timeout=30,

@@ -335,6 +335,11 @@ def test_a_debian_install_is_apt_then_the_smoke_program() -> None:
     php = recipe(deb, 60, "php")
     assert php.script.index("command -v apt-get") < php.script.index("apt-get install")
     assert "--no-install-recommends php8.4-cli php8.4-mysql" in php.script and "dpkg-query -W" in php.script
+    # only the download is cut off and tried again when it stalls; dpkg's unpack is never
+    # cut off (a second try would find its lock held): the install step has no `timeout`
+    (download,) = [step for step in php.script.split("\n") if "--download-only" in step] or [php.script]
+    assert "timeout -k 5 60 apt-get install -y -qq --download-only" in download
+    assert "\napt-get install -y -qq --no-download --no-install-recommends php8.4-cli php8.4-mysql" in php.script
     (path,) = php.run_files
     assert php.program == ("php", path) and php.run_files[path] == smoke.source("smoke-php")
     c = recipe(replace(deb, package="gcc,libc6-dev,libmariadb-dev"), 60, "c")
