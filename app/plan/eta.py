@@ -147,12 +147,13 @@ def enough(report: Report, cells: list[str]) -> bool:
 
 
 def seconds_left(report: Report, expected: Mapping[str, Expected], cells: Iterable[str]) -> float | None:
-    """Wall seconds until `cells` are all finished; None while too few have finished to
-    estimate from ("estimating")."""
+    """Wall seconds until `cells` are all finished (the run's, or a re-run's), learned from
+    every finished cell of the report; None while too few have finished ("estimating")."""
     wanted = [cid for cid in cells if cid in report.cells and cid in expected]
-    if not wanted or not enough(report, wanted):
+    planned = [cid for cid in report.cells if cid in expected]  # a re-run learns from the whole run
+    if not wanted or not enough(report, planned):
         return None
-    known = learn(report, expected, wanted)
+    known = learn(report, expected, planned)
     running: dict[str, list[tuple[float, int]]] = {}
     waiting: dict[str, list[tuple[float, int]]] = {}
     benches: dict[str, float] = {}

@@ -125,3 +125,10 @@ def test_on_a_recorded_run_the_predicted_end_is_within_30_percent(name: str) -> 
         rest = seconds_left(state, expected, state.cells)
         assert rest is not None, (name, mark)
         assert abs((t + rest) / run.total - 1) <= 0.30, (name, mark, t + rest, run.total)
+
+
+def test_a_re_run_learns_from_the_whole_run() -> None:
+    done = [cell(f"d{i}", Status.READY, stages=SERVER) for i in range(3)]
+    again = cell("a", Status.RUNNING, stages=((Stage.IMAGE, 1.0),), stage=Stage.START)  # 3 + 3 s left
+    expected = {c.id: plan(c) for c in [*done, again]}
+    assert seconds_left(report(*done, again), expected, [again.id]) == pytest.approx(6.0)
