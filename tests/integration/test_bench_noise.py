@@ -1,7 +1,9 @@
 """A bench change judged against measured noise, on the engine: two runs of the same lab row
-with a profile that repeats are "no change" to `diff`, and the same row held to a fifth of a
+with a profile that repeats are "no change" to `diff`, and the same row held to a tenth of a
 CPU (the row's `cpus`, the engine's CPU quota) is a regression `diff` finds. One small
-server row, amd64 only, short runs."""
+server row, amd64 only, short runs; 4 threads, so the server's CPU is what limits it and
+the quota shows even on a machine others load (a run at one thread there moved by 8-11%
+between repeats and lost only a third under a fifth of a CPU: no change called)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 BENCH = (
     "[sysbench]\n"
     'image = "127.0.0.1:5000/lab/mariadb:10.11"\n'
-    'workloads = ["oltp_point_select"]\nthreads = [1]\ntime = 3\nwarmup = 2\nrepeats = 3\n'
+    'workloads = ["oltp_point_select"]\nthreads = [4]\ntime = 3\nwarmup = 2\nrepeats = 3\n'
     "tables = 1\ntable_size = 1000\n"
 )
-POINT = "mariadb-10.11/amd64 bench oltp_point_select uniform 1 threads"
+POINT = "mariadb-10.11/amd64 bench oltp_point_select uniform 4 threads"
 
 
 def run(matrix: Path, out: Path) -> dict[str, Any]:
@@ -48,9 +50,9 @@ def test_the_same_row_twice_is_no_change_and_a_throttled_server_is_a_regression(
     assert same.returncode == 0 and "no change since run" in same.stdout, (same.stdout, first, second)
 
     throttled = tmp_path / "throttled.toml"
-    throttled.write_text(BENCH + LAB_SERVER + "cpus = 0.2\n")
+    throttled.write_text(BENCH + LAB_SERVER + "cpus = 0.1\n")
     slow = run(throttled, tmp_path / "throttled.json")
     drop = ecoready("diff", str(tmp_path / "first.json"), str(tmp_path / "throttled.json"))
-    assert slow["median_tps"] < 0.7 * first["median_tps"], (first, slow)  # the quota reached the engine
+    assert slow["median_tps"] < 0.5 * first["median_tps"], (first, slow)  # the quota reached the engine
     assert drop.returncode == 1, (drop.stdout, drop.stderr)
     assert f"REGRESSED {POINT}: " in drop.stdout and "beyond the noise of" in drop.stdout, drop.stdout
