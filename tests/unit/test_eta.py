@@ -69,7 +69,7 @@ def test_estimating_until_a_tenth_of_the_cells_and_three_have_finished() -> None
 
 def test_the_finished_cells_of_the_same_kind_and_side_say_what_each_stage_takes() -> None:
     done = [cell(f"d{i}", Status.READY, stages=SERVER) for i in range(3)]
-    in_smoke = cell("s", Status.RUNNING, stages=SERVER[:2], stage=Stage.SMOKE)  # its smoke half done: 1.5 s
+    in_smoke = cell("s", Status.RUNNING, stages=SERVER[:2], stage=Stage.SMOKE)  # its smoke left: 3 s
     waiting = [cell(f"w{i}") for i in range(3)]
     other_kind = cell("g")  # a kind nothing finished of: the plan (20 s) at the pace kept (10 s for 5 planned)
     cells = [*done, in_smoke, *waiting, other_kind]
@@ -102,8 +102,13 @@ def test_cells_share_the_slots_and_benches_run_one_after_the_other() -> None:
     finished = [cell(f"f{i}", Status.READY, stages=((Stage.START, 30.0),), emulated=True) for i in range(3)]
     expected = {c.id: plan(c, "galera") for c in [*emulated, *finished]}
     assert left(report(*emulated, *finished), expected) == pytest.approx(60.0)
-    running = cell("e0", Status.RUNNING, stages=((Stage.IMAGE, 0.0),), stage=Stage.START, emulated=True)
-    assert left(report(running, *emulated[1:4], *finished), expected) == pytest.approx(45.0)  # under way: half left
+    finished = [
+        cell(f"f{i}", Status.READY, stages=((Stage.START, 20.0), (Stage.SMOKE, 10.0)), emulated=True) for i in range(3)
+    ]
+    running = cell("e0", Status.RUNNING, stages=((Stage.START, 20.0),), stage=Stage.SMOKE, emulated=True)
+    # under way first, where it is: its smoke (10 s) left in 3 units, two waiting beside it
+    # (0-30 s), the third in its units once it ends (10-40 s)
+    assert left(report(running, *emulated[1:4], *finished), expected) == pytest.approx(40.0)
 
 
 def test_the_plan_s_cells_carry_their_kind() -> None:
@@ -129,6 +134,6 @@ def test_on_a_recorded_run_the_predicted_end_is_within_30_percent(name: str) -> 
 
 def test_a_re_run_learns_from_the_whole_run() -> None:
     done = [cell(f"d{i}", Status.READY, stages=SERVER) for i in range(3)]
-    again = cell("a", Status.RUNNING, stages=((Stage.IMAGE, 1.0),), stage=Stage.START)  # 3 + 3 s left
+    again = cell("a", Status.RUNNING, stages=((Stage.IMAGE, 1.0),), stage=Stage.START)  # 6 + 3 s left
     expected = {c.id: plan(c) for c in [*done, again]}
-    assert seconds_left(report(*done, again), expected, [again.id]) == pytest.approx(6.0)
+    assert seconds_left(report(*done, again), expected, [again.id]) == pytest.approx(9.0)
