@@ -42,6 +42,7 @@ class CellPlanned:
     # what its other stages are expected to take (`plan.schedule.expected_seconds`: the last
     # run's seconds, else its kind's), for the time left (`plan/eta.py`); 0: not known
     expected_s: float = 0.0
+    probe: str = ""  # its probe kind: the time left learns from finished cells of the same kind
 
 
 @dataclass(frozen=True)

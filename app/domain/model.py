@@ -112,6 +112,9 @@ class Component:
     platform: str = ""  # that service's `platform:` pin ("linux/amd64"); the plan says if it can go
     pinned_at: tuple[str, ...] = ()  # where that pin is written (Kubernetes: file, object, YAML path)
     bench: bool = True  # False: a row that only tests publishing (`bench = false`) gets no bench stage
+    # `cpus = 0.5`: the CPU time its own containers may use, as a share of CPUs (the engine's
+    # quota, NanoCpus); None: no quota. ecoready's tools (sysbench) are never limited by it.
+    cpus: float | None = None
 
 
 @dataclass(frozen=True)

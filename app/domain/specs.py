@@ -43,6 +43,7 @@ class ContainerSpec:
     mem_limit: str = "2g"
     pids_limit: int = 4096
     cpuset_cpus: str | None = None
+    nano_cpus: int | None = None  # a CPU quota in billionths of a CPU (None: none); a row's `cpus`
     # None = publish nothing. Otherwise container port -> host port on 127.0.0.1 (0: any).
     publish: Mapping[int, int] | None = None
     tmpfs: Mapping[str, str] = field(default_factory=dict)
@@ -51,6 +52,11 @@ class ContainerSpec:
     # own HEALTHCHECK, if any) and how often it runs (None: as the image says).
     healthcheck: tuple[str, ...] = ()
     health_interval: float | None = None
+
+
+def nano_cpus(cpus: float | None) -> int | None:
+    """A share of CPUs (a row's `cpus`) as the engine's quota, NanoCpus; None: no quota."""
+    return None if cpus is None else round(cpus * 1e9)
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,7 @@ class DockerHost:
                 pids_limit=spec.pids_limit,
                 mem_limit=spec.mem_limit,
                 cpuset_cpus=spec.cpuset_cpus,
+                nano_cpus=spec.nano_cpus,
                 tmpfs=dict(spec.tmpfs) or None,
                 binds=binds or None,
                 port_bindings={p: ("127.0.0.1", h or None) for p, h in spec.publish.items()} if spec.publish else None,

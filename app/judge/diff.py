@@ -10,8 +10,9 @@
   stay green); a new arch or cell, and a lost cell that was not ready, are changes.
 - reports of different matrices or profiles, or of a subset of the other's cells, are
   compared all the same, but the diff says so first (`mismatch`).
-- bench series whose median tps moved by more than twice the coefficient of variation
-  (at least `NOISE_FLOOR` each side); a drop is a regression. A series measured once on
+- bench series whose median tps moved by more than twice the noise of a difference of two
+  measurements: each side's coefficient of variation (at least `NOISE_FLOOR`, what a
+  server's restart alone moves), added in quadrature; a drop is a regression. A series measured once on
   either side has no measured noise, so no change is called on it (`quick` measures each
   point once: "not enough runs to call a change", never a regression). Emulated numbers,
   numbers from different hosts and series not measured alone on their host in both
@@ -21,6 +22,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,11 +171,18 @@ def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) ->
         if a.median_tps <= 0:
             continue
         change = b.median_tps / a.median_tps - 1.0
-        noise = 2 * max(a.cv, b.cv, NOISE_FLOOR)
+        noise = noise_of(a, b)
         if abs(change) > noise:
             changes.append(BenchChange(new.id, key[0], key[1], key[2], a.median_tps, b.median_tps, change, noise))
     not_compared.extend(f"{new.id}: {why}: bench not compared" for why in crowded)
     return changes
+
+
+def noise_of(old: BenchSeries, new: BenchSeries) -> float:
+    """The change (a fraction) two runs of the same series may show by noise alone: twice
+    the spread of a difference of two measurements, each side's measured CV (at least
+    NOISE_FLOOR: one run's repeats share one server, a new run does not) in quadrature."""
+    return 2 * math.hypot(max(old.cv, NOISE_FLOOR), max(new.cv, NOISE_FLOOR))
 
 
 def _too_few_runs(old: BenchSeries, new: BenchSeries) -> str:

@@ -32,7 +32,12 @@ COMPONENT_KEYS = (
     *("id", "name", "category", "probe", "image", "backend", "arches", "timeout", "options"),
     *("service", "platform", "pinned_at"),  # where `ecoready init` found the row, its arch pin and where that is
     "bench",  # false: no bench stage (a row that only tests publishing)
+    "cpus",  # a CPU quota for the row's own containers (Component.cpus)
 )
+
+
+# The least CPU quota an engine takes (Docker refuses NanoCpus below 0.01 CPUs)
+MIN_CPUS = 0.01
 
 
 _PLATFORM = re.compile(r"^linux/([a-z0-9_-]+)(/v[0-9])?\Z")
@@ -181,6 +186,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
         platform = c.typed(item, path, "platform", str, check=_platform_check) or ""
         pinned_at = c.typed(item, path, "pinned_at", list, check=_strings_check) or []
         bench = c.typed(item, path, "bench", bool)
+        cpus = c.typed(item, path, "cpus", (int, float), check=_cpus_check)
         if probe in KINDS:
             kind = KINDS[probe]
             _options(options, (*path, "options"), kind, c)
@@ -210,6 +216,7 @@ def components_section(data: dict[str, Any], c: Checker) -> list[Component]:
                 platform=platform,
                 pinned_at=tuple(pinned_at),
                 bench=True if bench is None else bench,
+                cpus=None if cpus is None else float(cpus),
             )
         )
     _backends(raw or [], components, c)
@@ -221,6 +228,12 @@ def _image_check(ref: str) -> str | None:
         return "must be an image reference like registry/name:tag"
     if ref != ref.strip() or ref.endswith((":", "@")):
         return "must be an image reference like registry/name:tag"
+    return None
+
+
+def _cpus_check(value: float) -> str | None:
+    if value < MIN_CPUS:
+        return f"must be at least {MIN_CPUS} (a share of CPUs: 0.5 is half of one)"
     return None
 
 

@@ -38,6 +38,7 @@ from ecoready.domain.specs import (
     ContainerState,
     ExecResult,
     SecretFile,
+    nano_cpus,
 )
 from ecoready.domain.text import one_line
 from ecoready.engine.platform import emulated_cpu_env
@@ -200,7 +201,8 @@ class ProbeContext:
         `files` maps container paths to content; a Secret becomes a 0444 file, so a
         password reaches the container only as `*_FILE`, never in its environment.
         `tool`: the image is one of ecoready's tools (e.g. sysbench), not the component:
-        when it is not available for the arch, that is an infrastructure error.
+        when it is not available for the arch, that is an infrastructure error; the row's
+        `cpus` quota holds every other container (a backend's: its own row's).
         `image_id`: a local image (e.g. from `install`) instead of a registry reference.
         `healthcheck`: Docker's test (empty: the image's own), run every `health_interval`
         seconds (`state().health`). A refused start is blamed in `refusals.start_refused`.
@@ -231,6 +233,7 @@ class ProbeContext:
             user=user,
             mem_limit=mem_limit,
             cpuset_cpus=cpuset_cpus,
+            nano_cpus=None if tool else nano_cpus(self.cell.component.cpus),
             volumes=dict(volumes or {}),
             healthcheck=tuple(healthcheck),
             health_interval=health_interval,

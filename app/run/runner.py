@@ -136,6 +136,7 @@ class Runner:
                 verification=verification(KINDS[c.component.probe], c.component.options),
                 bench_s=_bench_seconds(c),
                 expected_s=0.0 if c.unrunnable else round(expected_seconds(c, self.history), 1),
+                probe=c.component.probe,
             )
             for c in self.plan.cells
         )

@@ -96,19 +96,23 @@ def scaled(report: Report, cell_id: str, factor: float, cv: float | None = None)
     return replace(report, cells=cells)
 
 
-def test_bench_changes_count_only_beyond_twice_the_noise() -> None:
-    old = bench_report()  # its series have a CV of 0.8%, so the floor of 2.5% applies: +-5%
+def test_bench_changes_count_only_beyond_twice_the_noise_of_a_difference() -> None:
+    # its series have a CV of 0.8%, so the floor of 2.5% applies to each side: the noise of
+    # their difference is 2 x sqrt(2.5%^2 + 2.5%^2) = +-7.1%
+    old = bench_report()
     assert NOISE_FLOOR == 0.025
-    within = diff(old, scaled(old, "mariadb-10.11/amd64", 0.96))
+    within = diff(old, scaled(old, "mariadb-10.11/amd64", 0.94))
     assert not within.bench and not within.changed
     beyond = diff(old, scaled(old, "mariadb-10.11/amd64", 0.90))
     assert len(beyond.bench) == 8 and beyond.regressed
     first = beyond.bench[0]
-    assert first.change == pytest.approx(-0.10) and first.noise == pytest.approx(0.05)
+    assert first.change == pytest.approx(-0.10) and first.noise == pytest.approx(0.0707, abs=1e-4)
+    assert "(-10.0%, beyond the noise of ±7.1%)" in diff_text(beyond)
     faster = diff(old, scaled(old, "mariadb-10.11/amd64", 1.10))
     assert faster.changed and not faster.regressed
-    noisy = diff(old, scaled(old, "mariadb-10.11/amd64", 0.90, cv=0.06))  # noise +-12%: -10% is within it
+    noisy = diff(old, scaled(old, "mariadb-10.11/amd64", 0.88, cv=0.06))  # 2 x sqrt(2.5%^2 + 6%^2) = +-13%
     assert not noisy.bench
+    assert diff(old, scaled(old, "mariadb-10.11/amd64", 0.80, cv=0.06)).regressed
 
 
 def once(report: Report) -> Report:

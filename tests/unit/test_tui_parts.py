@@ -180,55 +180,19 @@ def test_the_compare_column_only_when_native_numbers_can_fill_it() -> None:
     assert not comparable(fold(streams.lab_like()))  # arm64 only emulated: nothing to compare
 
 
-def test_the_eta_plays_the_cells_left_through_the_slots_with_benches_one_after_the_other() -> None:
-    """What each cell is expected to take (plan/eta.py), never its budget: cells side by
-    side on the host's slots count once, benches run alone one after the other, and the
-    pace the finished cells kept scales what is left."""
-    from ecoready.domain.model import (
-        Category,
-        CellResult,
-        HostFacts,
-        Outcome,
-        Profile,
-        Report,
-        Stage,
-        StageResult,
-        Status,
-    )
+def test_the_progress_line_says_estimating_until_the_run_has_shown_enough() -> None:
+    """The ETA (plan/eta.py, tested in test_eta.py) is learned from finished cells: with none
+    finished the line says so instead of a guess."""
+    from ecoready.domain.model import Category, CellResult, HostFacts, Profile, Report
     from ecoready.plan.eta import Expected
-    from ecoready.ui.tui.statusbar import Batch
+    from ecoready.ui.tui.statusbar import ProgressState
 
-    host = HostFacts("h", "amd64", (), {}, cpus=2)  # 10 slot units: ten native cells at once
-
-    def cell(name: str, status: Status, took: float = 0.0, bench: float = 0.0) -> CellResult:
-        stages: tuple[StageResult, ...] = (StageResult(Stage.START, Outcome.PASS, took),) if took else ()
-        if bench:
-            stages += (StageResult(Stage.BENCH, Outcome.PASS, bench),)
-        return CellResult(
-            f"{name}/amd64",
-            name,
-            name,
-            Category.SERVER,
-            "amd64",
-            "h",
-            False,
-            status,
-            seconds=took + bench,
-            stages=stages,
-        )
-
-    def report(*cells: CellResult) -> Report:
-        return Report(1, "r", "0", "m", Profile.QUICK, "t", hosts=(host,), cells={c.id: c for c in cells})
-
-    waiting = [cell(f"c{i}", Status.PENDING) for i in range(10)]
-    alone = report(*waiting)
-    expected = {c.id: Expected(10.0, 0.0, 1, "h") for c in waiting}
-    assert Batch(frozenset(alone.cells), expected=expected).eta(alone, 0.0) == 10.0  # side by side: once
-    benches = {cid: Expected(10.0, 80.0, 1, "h") for cid in expected}
-    assert Batch(frozenset(alone.cells), expected=benches).eta(alone, 0.0) == 10.0 + 10 * 80.0  # alone, in turn
-    slow = report(cell("done", Status.READY, took=20.0), *waiting)  # took twice what it was expected to
-    paced = {**expected, "done/amd64": Expected(10.0, 0.0, 1, "h")}
-    assert Batch(frozenset(slow.cells), expected=paced).eta(slow, 20.0) == 20.0
-    assert Batch(frozenset(slow.cells)).eta(slow, 20.0) is None  # a plan that expected nothing: no guess
-    budgets = {cid: Expected(10.0, 0.0, 3, "h") for cid in expected}  # emulated: weight 3, three at a time
-    assert Batch(frozenset(alone.cells), expected=budgets).eta(alone, 0.0) == 40.0
+    host = HostFacts("h", "amd64", (), {}, cpus=2)
+    cells = {
+        f"c{i}/amd64": CellResult(f"c{i}/amd64", f"c{i}", f"c{i}", Category.SERVER, "amd64", "h", False)
+        for i in range(4)
+    }
+    report = Report(1, "r", "0", "m", Profile.SMOKE, "t", hosts=(host,), cells=cells)
+    state = ProgressState(clock=lambda: 5.0)
+    state.start(cells, "run", {cid: Expected(10.0, 0.0, 1, "h", "server") for cid in cells})
+    assert "0:00 elapsed · ETA estimating" in state.text(report).plain

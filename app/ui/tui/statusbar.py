@@ -1,6 +1,6 @@
 """The progress line above the key hints: cells done of total (per status), elapsed time
 and an estimate of what is left for the batch under way (the run, or a re-run), from what
-its cells are expected to take (`plan/eta.py`)."""
+its finished cells took (`plan/eta.py`)."""
 
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ class Batch:
         return sum(1 for cid in self.cells if cid in report.cells and not report.cells[cid].status.finished)
 
     def eta(self, report: Report, elapsed: float) -> float | None:
-        """Seconds left, from what each cell still to finish is expected to take
-        (`plan/eta.py`: through the host's slots, benches one after the other, at the pace
-        the run has kept so far); never from budgets. None when the plan expects nothing."""
+        """Seconds left, from what the finished cells took (`plan/eta.py`: per stage, by
+        kind and emulation, through the host's slots, benches one after the other); never
+        from budgets. None while too few cells have finished ("estimating")."""
         return seconds_left(report, self.expected, self.cells)
 
 
@@ -82,7 +82,7 @@ class ProgressState:
                 out.append(f"  {batch.label} took {clock_text(elapsed)}", style=Style(dim=True))
             else:
                 left = batch.eta(report, elapsed)
-                eta = "ETA –" if left is None else f"ETA ~{clock_text(left)}"
+                eta = "ETA estimating" if left is None else f"ETA ~{clock_text(left)}"
                 out.append(f"  {clock_text(elapsed)} elapsed · {eta}", style=Style(dim=True))
         if filter_text:
             out.append(f"  filter: {filter_text}", style=Style(italic=True))
