@@ -43,9 +43,8 @@ from ecoready.domain.specs import (
 from ecoready.domain.text import one_line
 from ecoready.engine.platform import emulated_cpu_env
 from ecoready.engine.procnet import until_listening
-from ecoready.probe_api.exits import classify_exit, cpu_level_missing, exit_cause, narrow_cpu_refusal
+from ecoready.probe_api.exits import classify_exit, emulator_refusal, stopped_failure
 from ecoready.probe_api.handles import Container, Endpoint
-from ecoready.probe_api.licences import licence_refusal
 from ecoready.probe_api.refusals import start_refused
 from ecoready.probe_api.resources import CellResources
 from ecoready.probe_api.run_context import RunContext, resource_labels
@@ -290,13 +289,9 @@ class ProbeContext:
         limit = timeout if timeout is not None else self.scaled(DEFAULT_EXEC_TIMEOUT)
         result = await self.run.host.exec(container.id, argv, timeout=limit, user=user, env=env)
         if self.emulated and not result.ok:
-            output = result.stderr + result.stdout
-            level = cpu_level_missing(output)
-            if level is not None:
-                raise EmulatorTooOld(level, f"`{argv[0]}`: emulator too old: CPU does not support {level}")
-            narrow = self._narrow_cpu(result.exit_code, output)
-            if narrow is not None:
-                raise EmulatorTooOld("", f"`{argv[0]}`: the {narrow.problem}", problem=narrow.problem, fix=narrow.fix)
+            refused = emulator_refusal(f"`{argv[0]}`", result.stderr + result.stdout, result.exit_code, self._qemu_cpu)
+            if refused is not None:
+                raise refused
         return ExecResult(result.exit_code, self.redact(result.stdout), self.redact(result.stderr), result.seconds)
 
     async def put_files(self, container: Container, files: Mapping[str, bytes | Secret]) -> None:
@@ -319,26 +314,16 @@ class ProbeContext:
         return classify_exit(state, await self.logs(container, 60), emulated=self.emulated)
 
     async def stopped_error(self, container: Container) -> StageFailed | LicenceRequired:
-        """The failure to raise for a container that stopped: LicenceRequired when its log asks
-        for a licence key or a EULA's acceptance (probe_api/licences.py), EmulatorTooOld when
-        glibc refused the emulated CPU (the runner retries that), else StageFailed."""
+        """The failure to raise for a container that stopped (`exits.stopped_failure`)."""
         lines = await self.logs(container, 60)
         state = await self.state(container)
-        if (refusal := licence_refusal(lines, "" if container is self.main else container.role)) is not None:
-            return refusal
-        level = cpu_level_missing("\n".join(lines))
-        detail = classify_exit(state, lines, emulated=self.emulated)
-        if level is not None and self.emulated:
-            return EmulatorTooOld(level, f"{container.role}: {detail}")
-        narrow = self._narrow_cpu(state.exit_code, "\n".join(lines))
-        if narrow is not None:
-            return EmulatorTooOld("", f"{container.role}: {detail}", problem=narrow.problem, fix=narrow.fix)
-        cause = exit_cause(state, lines)
-        return StageFailed(detail if container is self.main else f"{container.role}: {detail}", cause=cause)
+        main = container is self.main
+        return stopped_failure(state, lines, container.role, main=main, emulated=self.emulated, qemu_cpu=self._qemu_cpu)
 
-    def _narrow_cpu(self, exit_code: int | None, text: str) -> EmulatorTooOld | None:
-        """The runner's retry with `max` tells whether the program runs on a wider core."""
-        return narrow_cpu_refusal(self.extra_env.get("QEMU_CPU", "") if self.emulated else "", exit_code, text)
+    @property
+    def _qemu_cpu(self) -> str:
+        """The CPU the emulator runs as (`narrow_cpu_refusal`: a wider core is tried next)."""
+        return self.extra_env.get("QEMU_CPU", "") if self.emulated else ""
 
     # -- SQL ---------------------------------------------------------------------------
     async def _client(self, via: Container) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ecoready.domain.blame import Cause
-from ecoready.domain.errors import EmulatorTooOld
+from ecoready.domain.errors import EmulatorTooOld, LicenceRequired, StageFailed
 from ecoready.domain.specs import ContainerState
 from ecoready.domain.text import one_line
 from ecoready.engine.platform import WIDEST_CPU
+from ecoready.probe_api.licences import licence_refusal
 
 GLIBC_CPU_MARKER = "CPU does not support x86-64-v"
 EMULATOR_UPGRADE = "register qemu-user >= 8 for this arch (e.g. tonistiigi/binfmt)"
@@ -75,3 +76,36 @@ def narrow_cpu_refusal(cpu: str, exit_code: int | None, text: str) -> EmulatorTo
     if not cpu or cpu == WIDEST_CPU or not illegal_instruction(exit_code, text):
         return None
     return EmulatorTooOld("", problem=narrow_cpu_problem(cpu), fix=NARROW_CPU_FIX)
+
+
+def emulator_refusal(what: str, output: str, exit_code: int | None, qemu_cpu: str) -> EmulatorTooOld | None:
+    """An emulated program's failure that is the emulator's CPU, not the program's: glibc
+    refusing the CPU level, or a wider core than `qemu_cpu` needed (the runner retries)."""
+    level = cpu_level_missing(output)
+    if level is not None:
+        return EmulatorTooOld(level, f"{what}: emulator too old: CPU does not support {level}")
+    narrow = narrow_cpu_refusal(qemu_cpu, exit_code, output)
+    if narrow is not None:
+        return EmulatorTooOld("", f"{what}: the {narrow.problem}", problem=narrow.problem, fix=narrow.fix)
+    return None
+
+
+def stopped_failure(
+    state: ContainerState, lines: Sequence[str], role: str, *, main: bool, emulated: bool, qemu_cpu: str
+) -> StageFailed | LicenceRequired:
+    """The failure to raise for a container that stopped (`main`: the cell's own container,
+    named by its role only where a retry says it): LicenceRequired when its log asks for a
+    licence key or a EULA's acceptance (licences.py), EmulatorTooOld when glibc refused the
+    emulated CPU or the program needs a wider core than `qemu_cpu` (the runner retries
+    those), else StageFailed."""
+    if (refusal := licence_refusal(lines, "" if main else role)) is not None:
+        return refusal
+    text = "\n".join(lines)
+    detail = classify_exit(state, lines, emulated=emulated)
+    level = cpu_level_missing(text)
+    if level is not None and emulated:
+        return EmulatorTooOld(level, f"{role}: {detail}")
+    narrow = narrow_cpu_refusal(qemu_cpu, state.exit_code, text)
+    if narrow is not None:
+        return EmulatorTooOld("", f"{role}: {detail}", problem=narrow.problem, fix=narrow.fix)
+    return StageFailed(detail if main else f"{role}: {detail}", cause=exit_cause(state, lines))
