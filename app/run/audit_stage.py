@@ -43,7 +43,7 @@ from ecoready.plan.cells import AUDIT_BUDGET_S, Plan
 from ecoready.probe_api.run_context import RunContext, resource_labels
 
 # Part of every cache key: entries written by another version of the audit are not read.
-AUDIT_VERSION = 2
+AUDIT_VERSION = 3
 MAX_PROGRAM_BYTES = 512 << 20  # a main program larger than this is named, not read
 MAX_CACHED_BYTES = 4 << 20  # one image's cached audit
 READ_TIMEOUT = 90.0  # seconds for every file of one image
