@@ -186,7 +186,8 @@ class Auditor:
     async def _read(
         self, run: RunContext, cell_id: str, image: ImageInfo, programs: Sequence[Sequence[str]]
     ) -> tuple[AuditResult, Facts | None]:
-        key = cache_key(image.digest or image.image_id, image.arch, programs)
+        # without parity the image's packages are not read: its own entries, never taken for one that read them
+        key = cache_key(image.digest or image.image_id, image.arch, programs) + ("" if self._parity else " -packages")
         shared = key in self._reads  # read (or being read) for another cell of this run
         result, packages = await self._reads.ask(key, lambda: self._cached_or_read(run, cell_id, image, programs, key))
         return (replace(result, cached=True) if shared else result), packages
@@ -195,7 +196,7 @@ class Auditor:
         self, run: RunContext, cell_id: str, image: ImageInfo, programs: Sequence[Sequence[str]], key: str
     ) -> tuple[AuditResult, Facts | None]:
         kept = await asyncio.to_thread(self._cache.entry, key)
-        if kept is not None and (kept[1] is not None or not self._parity):
+        if kept is not None:
             return replace(kept[0], cached=True), kept[1]
         began = time.monotonic()
         engine = run.host.images
