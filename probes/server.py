@@ -10,8 +10,11 @@ arch, and the authentication defaults (MySQL 8.4 and later: root uses
 caching_sha2_password, mysql_native_password is disabled or gone). Two client runs for the
 four checks (each run is an exec: engine CPU, and an emulated client's start-up); the last
 three read one row, and fall back to a query each when that row cannot be read, so one
-failing expression never fails the others. bench: sysbench against the server
-(`app/probe_api/bench.py`), the server pinned to its own half of the host's CPUs.
+failing expression never fails the others. With parity on (docs/parity.md), that second
+client run reads the server's facts too (engines, plugins, character sets, collations,
+global variables), and the server program's `--version` is asked meanwhile (one exec).
+bench: sysbench against the server (`app/probe_api/bench.py`), the server pinned to its
+own half of the host's CPUs.
 """
 
 from __future__ import annotations
