@@ -18,6 +18,7 @@ from ecoready.domain.events import (
     CellFinished,
     CellPlanned,
     CellStarted,
+    Event,
     FactsGathered,
     ParityCompared,
     RunStarted,
@@ -240,7 +241,7 @@ def gathered(cell_id: str, found: dict[Facet, Facts]) -> FactsGathered:
 def test_the_parity_stage_compares_once_every_cell_of_the_component_finished() -> None:
     watch = ParityWatch()
     arm = {**AMD, Facet.VERSION: Facts(Facet.VERSION, {"": "10.11.14-MariaDB"})}
-    events = [START, CellStarted("db/amd64", "t"), CellStarted("db/arm64", "t")]
+    events: list[Event] = [START, CellStarted("db/amd64", "t"), CellStarted("db/arm64", "t")]
     events += [gathered("db/amd64", AMD), gathered("db/arm64", arm)]
     out = [more for e in [*events, CellFinished("db/amd64", "t", 1.0)] for more in watch.see(e)]
     assert out == []  # the arm64 cell is still under way
@@ -266,11 +267,11 @@ def test_the_parity_stage_compares_once_every_cell_of_the_component_finished() -
 def test_a_component_with_one_arch_or_without_facts_is_not_compared() -> None:
     watch = ParityWatch()
     start = RunStarted("r", "t", "m", Profile.SMOKE, ("amd64",), planned("db", "amd64"))
-    assert [m for e in [start, gathered("db/amd64", AMD), CellFinished("db/amd64", "t", 1)] for m in watch.see(e)] == []
+    one: list[Event] = [start, gathered("db/amd64", AMD), CellFinished("db/amd64", "t", 1)]
+    assert [m for e in one for m in watch.see(e)] == []
     watch = ParityWatch()
-    assert [
-        m for e in [START, CellFinished("db/amd64", "t", 1), CellFinished("db/arm64", "t", 1)] for m in watch.see(e)
-    ] == []
+    bare: list[Event] = [START, CellFinished("db/amd64", "t", 1), CellFinished("db/arm64", "t", 1)]
+    assert [m for e in bare for m in watch.see(e)] == []
 
 
 def test_parity_can_be_turned_off_for_a_run() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
-from typing import cast
 
 from ecoready.domain.events import FactsGathered
 from ecoready.domain.images import ImageInfo
@@ -16,7 +15,6 @@ from ecoready.domain.model import ComponentOrigin, Migration, Report, Status
 from ecoready.domain.parity import ArchParity, Difference, Facet, Facts, print_of
 from ecoready.domain.specs import ExecResult
 from ecoready.judge.diff import diff, diff_dict, diff_lines
-from ecoready.probe_api.run_context import RunContext
 from ecoready.report import html, junit, markdown
 from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
@@ -118,7 +116,7 @@ def test_the_server_probe_reads_its_facts_in_the_checks_client_run_and_asks_its_
     calls: list[str] = []
 
     @r.host.sql
-    def server(call: object) -> object:
+    def server(call: Sql) -> Any:
         statement = call.statement
         calls.append(statement)
         if statement == CRUD:
@@ -165,7 +163,7 @@ def test_without_parity_the_probe_gathers_nothing() -> None:
     seen: list[str] = []
 
     @r.host.sql
-    def server(call: object) -> object:
+    def server(call: Sql) -> Any:
         seen.append(call.statement)
         return [[{"n": "2", "updated": "1"}], [{"n": "0"}]] if len(seen) == 1 else [VERSION_ROW]
 
@@ -189,7 +187,7 @@ def test_the_audit_reads_the_package_database_with_the_programs(tmp_path: object
     for parity in (True, False):
         events: list[object] = []
         auditor = Auditor(events.append, AuditCache(Path(str(tmp_path))), parity=parity)
-        asyncio.run(auditor.audit(cast(RunContext, r.run), "db/amd64", "fake", image, (("mariadbd",),)))
+        asyncio.run(auditor.audit(r.run, "db/amd64", "fake", image, (("mariadbd",),)))
         gathered = [e for e in events if isinstance(e, FactsGathered)]
         if parity:
             (event,) = gathered
