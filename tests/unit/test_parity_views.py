@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import replace
+from typing import Any
 
 from ecoready.domain.events import FactsGathered
 from ecoready.domain.images import ImageInfo
@@ -25,7 +26,7 @@ from ecoready.report.text_grid import render_summary
 from ecoready.report.verdict import arch_verdicts
 from ecoready.run.audit_stage import AuditCache, Auditor
 from ecoready.ui.tui.detail import detail_renderable, plain
-from tests.support.fake_host import FakeContainer, component, context, rig
+from tests.support.fake_host import FakeContainer, Sql, component, context, rig
 from tests.support.reports_sample import lab_report
 from tests.support.schema import validate_report
 
