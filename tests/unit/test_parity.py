@@ -23,7 +23,7 @@ from ecoready.domain.events import (
     ParityCompared,
     RunStarted,
 )
-from ecoready.domain.model import Profile
+from ecoready.domain.model import Profile, Report
 from ecoready.domain.parity import (
     KEEP_DIFFERENCES,
     KEEP_VALUES,
@@ -277,3 +277,27 @@ def test_a_component_with_one_arch_or_without_facts_is_not_compared() -> None:
 def test_parity_can_be_turned_off_for_a_run() -> None:
     assert parity_wanted({}) and parity_wanted({"ECOREADY_PARITY": "on"})
     assert not parity_wanted({"ECOREADY_PARITY": "off"}) and not parity_wanted({"ECOREADY_PARITY": "0"})
+
+
+def test_reports_run_apart_are_compared_from_their_fingerprints_when_merged() -> None:
+    from dataclasses import replace
+
+    from ecoready.report.merge import merge
+    from tests.support.reports_sample import lab_report
+
+    base = lab_report("lab-run")
+
+    def only(arch: str, version: str) -> Report:
+        prints = (
+            print_of(Facts(Facet.VERSION, {"": version})),
+            print_of(Facts(Facet.PACKAGES, {f"p{i}": version for i in range(20)})),
+        )
+        cells = {k: replace(c, facts=prints, parity=None) for k, c in base.cells.items() if c.arch == arch}
+        return replace(base, cells=cells, arches=(arch,))
+
+    merged = merge([("amd64.json", only("amd64", "1.0")), ("arm64.json", only("arm64", "1.1"))])
+    p = merged.cells["mariadb-10.11/arm64"].parity
+    assert p is not None and p.count(Facet.VERSION) == 1 and p.unknown == (Facet.PACKAGES,)
+    assert merged.cells["mariadb-10.11/amd64"].parity is None
+    same = merge([("amd64.json", only("amd64", "1.0")), ("arm64.json", only("arm64", "1.0"))])
+    assert not any(c.parity is not None and c.parity.differs for c in same.cells.values())
