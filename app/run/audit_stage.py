@@ -152,14 +152,14 @@ class Auditor:
         self._audited.pop(cell_id, None)
         result, packages = await self._read(run, cell_id, image, programs)
         self._audited[cell_id] = (host, result)
-        facts = program_facts(result.binaries, packages) if self._parity else ()
-        if facts:
-            self._emit(FactsGathered(cell_id, facts))
         self._report(cell_id, host, result)
         wrong = mislabelled(result.binaries, image.arch)
         if wrong:
             said = (f"{b.program} ({b.path}) is built for {b.machine}, the image says {image.arch}" for b in wrong)
             raise MislabelledBinary("; ".join(said))  # said as `mislabelled binary: …` (its cause's label)
+        facts = program_facts(result.binaries, packages) if self._parity else ()  # of an image that is its arch's
+        if facts:
+            self._emit(FactsGathered(cell_id, facts))
         return summary(result.binaries) + (" (cached)" if result.cached else "")
 
     def forget(self, cell_id: str) -> None:
