@@ -21,11 +21,12 @@ from ecoready.report import json as json_report
 from ecoready.report.load import parse_report
 from ecoready.report.migration import plan_steps
 from ecoready.report.parity_words import PARITY_MARK
-from ecoready.report.status_words import cell_text
+from ecoready.report.status_words import EMULATED_MARK, cell_text
 from ecoready.report.text_grid import render_summary
 from ecoready.report.verdict import arch_verdicts
 from ecoready.run.audit_stage import AuditCache, Auditor
 from ecoready.ui.tui.detail import detail_renderable, plain
+from ecoready.ui.tui.look import cell_label
 from tests.support.fake_host import FakeContainer, Sql, component, context, rig
 from tests.support.reports_sample import lab_report
 from tests.support.schema import validate_report
@@ -58,6 +59,8 @@ def test_a_ready_cell_that_differs_stays_ready_and_says_so_in_every_view() -> No
     cell = report.cells[CELL]
     assert cell.status is Status.READY
     assert cell_text(cell, 60).endswith(PARITY_MARK) and PARITY_MARK in render_summary(report)
+    for width in (12, 20, 60):  # the TUI grid keeps the marks whatever it cuts
+        assert cell_label(cell, width).endswith(f"{EMULATED_MARK} {PARITY_MARK}")
     (line,) = [v for v in arch_verdicts(report) if v.startswith("arm64 parity:")]
     assert line == f"arm64 parity: 1 component differs from amd64: mariadb-10.11 ({FINDING.split(': ', 1)[1]})"
     assert FINDING in markdown.render(report)
