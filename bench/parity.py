@@ -7,7 +7,9 @@ cold; the run with parity reads the package databases too). Wall time, the conta
 run with parity over the run without. Target: under 10% more wall time.
 
     .venv/bin/python bench/parity.py [--matrix containers/lab.toml] [--only a,b] [--arch amd64]
-                                     [--profile smoke] [--pairs 2]
+                                     [--profile smoke] [--pairs 2] [--pure-only]
+
+It first measures ecoready's own share without the engine (`--pure-only`: only that).
 
 Needs the lab (`ecoready lab build`, the gaps included). Run it on a quiet machine: every
 container of the engine counts.
@@ -64,6 +66,34 @@ def one_run(args: argparse.Namespace, parity: bool) -> Run:
     return Run(wall, containers.total, usage.ru_utime + usage.ru_stime, compared, note)
 
 
+def pure_cost(repeats: int = 20) -> float:
+    """ecoready's own work for one component's two cells, without the engine: a package
+    database the size of this machine's dpkg status parsed twice, 600 variables and 500
+    collations fingerprinted and compared; CPU milliseconds, the median of `repeats`."""
+    from ecoready.audit.packages import dpkg
+    from ecoready.domain.parity import Facet, Facts, compare, print_of
+
+    status = Path("/var/lib/dpkg/status")
+    data = status.read_bytes() if status.is_file() else b""
+    variables = {f"variable_{i}": str(i) for i in range(600)}
+    collations = {f"collation_{i}": "" for i in range(500)}
+    times = []
+    for _ in range(repeats):
+        began = time.process_time()
+        cells = []
+        for _arch in ("amd64", "arm64"):
+            found = {
+                Facet.PACKAGES: Facts(Facet.PACKAGES, dpkg(data)),
+                Facet.VARIABLES: Facts(Facet.VARIABLES, variables),
+                Facet.COLLATIONS: Facts(Facet.COLLATIONS, collations),
+            }
+            [print_of(f) for f in found.values()]
+            cells.append(found)
+        compare("amd64", cells[0], cells[1])
+        times.append((time.process_time() - began) * 1000)
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matrix", default="containers/lab.toml")
@@ -71,7 +101,11 @@ def main() -> None:
     parser.add_argument("--arch", default="", help="one arch (default: the matrix's)")
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--pure-only", action="store_true", help="only ecoready's own work, no engine")
     args = parser.parse_args()
+    print(f"ecoready's own parity work for a component's two cells: {pure_cost():.1f} CPU ms", flush=True)
+    if args.pure_only:
+        return
     runs: dict[bool, list[Run]] = {False: [], True: []}
     for i in range(args.pairs):
         for parity in (False, True) if i % 2 == 0 else (True, False):  # alternate which goes first
