@@ -98,11 +98,15 @@ class ParityChange:
     now: str  # the new finding ("" = none)
 
 
+def _what_differs(cell: CellResult) -> tuple[object, ...] | None:
+    p = cell.parity
+    return (p.reference, p.differences, sorted(p.counts.items()), p.unknown) if p is not None and p.differs else None
+
+
 def _parity_change(old: CellResult, new: CellResult) -> ParityChange | None:
-    was, now = cell_finding(old), cell_finding(new)
-    if was == now or (not now and new.parity is None):  # not compared now: nothing is said of it
+    if _what_differs(old) == _what_differs(new) or new.parity is None:  # not compared now: nothing said of it
         return None
-    return ParityChange(new.id, was, now)
+    return ParityChange(new.id, cell_finding(old), cell_finding(new))
 
 
 @dataclass(frozen=True)

@@ -54,28 +54,34 @@ def _facet_words(p: ArchParity, facet: Facet, arch: str) -> str:
     return f"{total} {plural} differ ({', '.join(named)}, …)"
 
 
-def finding(arch: str, p: ArchParity) -> str:
-    """`arm64 differs from amd64: …` ("" when it does not differ)."""
-    if not p.differs:
-        return ""
+def what_differs(arch: str, p: ArchParity) -> str:
+    """`version 11.8.3 vs 11.8.4; no `rocksdb` engine` ("" when nothing differs)."""
     parts = [_facet_words(p, facet, arch) for facet in Facet if p.count(facet)]
     parts += [f"its {facet.value} differ (digest; what differs is not in the report)" for facet in p.unknown]
-    return f"{arch} differs from {p.reference}: " + "; ".join(part for part in parts if part)
+    return "; ".join(part for part in parts if part)
+
+
+def finding(arch: str, p: ArchParity) -> str:
+    """`arm64 differs from amd64: …` ("" when it does not differ)."""
+    return f"{arch} differs from {p.reference}: {what_differs(arch, p)}" if p.differs else ""
 
 
 def cell_finding(cell: CellResult) -> str:
     return finding(cell.arch, cell.parity) if cell.parity is not None else ""
 
 
-def compared_line(cell: CellResult) -> str:
-    """`parity: 812 things compared with amd64, none differ` / `… arm64 differs from amd64: …`."""
+def compared_words(cell: CellResult) -> str:
+    """`812 things compared with amd64 (version, …): the same` / `…: arm64 differs from amd64: …`."""
     p = cell.parity
     if p is None:
         return ""
     facets = ", ".join(f.value for f in p.facets)
-    if not p.differs:
-        return f"parity: {p.compared} things compared with {p.reference} ({facets}): the same"
-    return f"parity: {p.compared} things compared with {p.reference} ({facets}): {cell_finding(cell)}"
+    return f"{p.compared} things compared with {p.reference} ({facets}): {cell_finding(cell) or 'the same'}"
+
+
+def compared_line(cell: CellResult) -> str:
+    """`parity: ` and `compared_words` ("" for a cell not compared)."""
+    return f"parity: {compared_words(cell)}" if cell.parity is not None else ""
 
 
 def with_findings(cells: Iterable[CellResult]) -> list[CellResult]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import plural
 from ecoready.report.order import arches_of, grid_rows
-from ecoready.report.parity_words import cell_finding, differs
+from ecoready.report.parity_words import differs, what_differs
 from ecoready.report.reasons import Advice, advice
 
 
@@ -101,7 +101,7 @@ def parity_verdict(arch: str, cells: list[CellResult]) -> list[str]:
     if not found:
         return []
     references = sorted({c.parity.reference for c in found if c.parity is not None})
-    named = "; ".join(f"{c.component} ({cell_finding(c).split(': ', 1)[1]})" for c in found[:MAX_NAMED])
+    named = "; ".join(f"{c.component} ({what_differs(c.arch, c.parity)})" for c in found[:MAX_NAMED] if c.parity)
     more = f"; and {len(found) - MAX_NAMED} more" if len(found) > MAX_NAMED else ""
     word = "differs" if len(found) == 1 else "differ"
     return [f"{arch} parity: {plural(len(found), 'component')} {word} from {', '.join(references)}: {named}{more}"]

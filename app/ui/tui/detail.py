@@ -29,7 +29,7 @@ from ecoready.domain.text import inert
 from ecoready.report import mirror_words
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
 from ecoready.report.exporter_text import bench_conditions, cv_text
-from ecoready.report.parity_words import compared_line
+from ecoready.report.parity_words import compared_words
 from ecoready.report.reasons import Advice, advice_for
 from ecoready.report.status_words import (
     EMULATED_MARK,
@@ -233,7 +233,7 @@ def advice_section(advised: Advice) -> RenderableType:
 def detail_renderable(cell: CellResult, width: int, advised: Advice | None = None) -> RenderableType:
     packaging = [heading("packaging"), packaging_section(cell.packaging)] if cell.packaging is not None else []
     answer = [Text(""), advice_section(advised)] if advised is not None else []
-    parity = [heading("parity"), safe(compared_line(cell).removeprefix("parity: "))] if cell.parity is not None else []
+    parity = [heading("parity"), safe(compared_words(cell))] if cell.parity is not None else []
     return Group(
         summary_section(cell),
         *answer,
