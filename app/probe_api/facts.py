@@ -7,8 +7,10 @@ gathered when the run's parity is off (`RunContext.parity`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 
+from ecoready.domain.errors import EcoreadyError
 from ecoready.domain.events import FactsGathered
 from ecoready.domain.parity import Facet, Facts
 from ecoready.domain.parity_rules import kept
@@ -25,6 +27,7 @@ SERVER_QUERIES: tuple[tuple[Facet, str], ...] = (
     (Facet.VARIABLES, "SHOW GLOBAL VARIABLES"),
 )
 SERVER_STATEMENT = "; ".join(query for _facet, query in SERVER_QUERIES)
+log = logging.getLogger("ecoready.parity")
 MAX_VERSION_OUTPUT = 400  # characters of a program's version output kept
 # `$@`: the names a program goes by; the first found runs with --version (never started as a service)
 VERSION_SCRIPT = (
@@ -56,8 +59,13 @@ def server_facts(version: Row, results: Sequence[Sequence[Row]]) -> tuple[Facts,
 
 async def program_version(ctx: ProbeContext, container: Container, names: Sequence[str]) -> Facts | None:
     """The version output of the first of `names` found in `container` (one exec), arch
-    words made neutral; None when none is there or it said nothing."""
-    result = await ctx.exec(container, ["sh", "-c", VERSION_SCRIPT, "sh", *names], timeout=ctx.scaled(30))
+    words made neutral; None when none is there, it said nothing, or the exec failed (a
+    fact for parity never decides the cell: what failed here fails the cell's own steps)."""
+    try:
+        result = await ctx.exec(container, ["sh", "-c", VERSION_SCRIPT, "sh", *names], timeout=ctx.scaled(30))
+    except EcoreadyError as exc:
+        log.debug("%s: no version output for parity: %s", ctx.cell.id, exc)
+        return None
     program, _, output = result.stdout.partition("\n")
     if not result.ok or not program.strip() or not output.strip():
         return None

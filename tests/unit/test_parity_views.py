@@ -201,3 +201,31 @@ def test_the_audit_reads_the_package_database_with_the_programs(tmp_path: object
             assert gathered == []
     asked = [path for _image, path in r.host.images.read]
     assert asked.count("/var/lib/dpkg/status") == 1  # the run without parity never asked for it
+
+
+def test_a_version_exec_that_fails_leaves_the_checks_alone() -> None:
+    from ecoready.domain.errors import EngineError
+    from ecoready.probes.server import CRUD, ServerProbe
+
+    r = rig(parity=True)
+    ctx = context(r, component("mariadb-11.8", "server", "lab/mariadb:11.8"))
+
+    @r.host.sql
+    def server(call: Sql) -> Any:
+        return [[{"n": "2", "updated": "1"}], [{"n": "0"}]] if call.statement == CRUD else [[VERSION_ROW]]
+
+    @r.host.execs_to
+    def version(container: FakeContainer, argv: list[str]) -> ExecResult | None:
+        if argv[:2] == ["sh", "-c"] and "--version" in argv[2]:
+            raise EngineError("the engine refused the exec")
+        return None
+
+    async def go() -> None:
+        probe = ServerProbe(ctx)
+        await probe.start()
+        await probe.smoke()
+
+    asyncio.run(go())
+    assert {c.outcome.value for c in r.checks().values()} == {"pass"}
+    (event,) = [e for e in r.events if isinstance(e, FactsGathered)]
+    assert {f.facet for f in event.facts} == {Facet.VERSION, Facet.VERSION_COMMENT}  # no other result set came
