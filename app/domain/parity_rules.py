@@ -67,6 +67,8 @@ LEFT_OUT: tuple[LeftOut, ...] = (
     LeftOut(_V, "innodb_log_file_buffering", Why.HOST, "chosen from the file system's O_DIRECT support"),
     LeftOut(_V, "innodb_log_file_mmap", Why.HOST, "chosen from the file system (persistent memory or not)"),
     LeftOut(_V, "server_uuid", Why.RUN, "generated at the first start"),
+    LeftOut(_V, "server_uid", Why.RUN, "generated at the first start (MariaDB)"),
+    LeftOut(_V, "build_id", Why.ARCH, "the server program's build ID (MySQL): differs between arches by nature"),
     LeftOut(_V, "gtid_*", Why.RUN, "the positions of what this run wrote"),
     LeftOut(_V, "open_files_limit", Why.SIZED, "the container's file limit"),
     LeftOut(_V, "table_open_cache", Why.SIZED, "lowered to fit the file limit"),
@@ -90,11 +92,45 @@ LEFT_OUT: tuple[LeftOut, ...] = (
     LeftOut(_V, "innodb_buffer_pool_in_core_file", Why.HOST, "off where the kernel supports MADV_DONTDUMP (MySQL 8.4)"),
     LeftOut(_V, "temptable_max_ram", Why.SIZED, "3% of the host's memory (MySQL 8.4)"),
     LeftOut(Facet.BUILD_IDS, "*", Why.ARCH, "a build ID differs between arches by nature (kept, compared across runs)"),
+    LeftOut(
+        Facet.PACKAGES,
+        "libunwind*",
+        Why.ARCH,
+        "Debian's gperftools links libunwind on amd64 only (on arm64 it unwinds with its own code)",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Neutral:
+    """A part of a value said the same on every arch (a regex and what it reads as)."""
+
+    facet: Facet
+    pattern: str
+    said: str
+    why: Why
+    reason: str
+
+
+_ARCH_WORDS = r"\b(x86[_-]64|amd64|aarch64|arm64(?:v8)?|ppc64le|s390x)\b"
+NEUTRAL: tuple[Neutral, ...] = (
+    Neutral(Facet.PROGRAMS, _ARCH_WORDS, "<arch>", Why.ARCH, "a program's version output names the CPU it runs on"),
+    Neutral(Facet.VARIABLES, _ARCH_WORDS, "<arch>", Why.ARCH, "a value may name the CPU (version_malloc_library)"),
+    Neutral(
+        Facet.PACKAGES,
+        r"\+b\d+$",
+        "",
+        Why.ARCH,
+        "a Debian binNMU (+bN): the same source rebuilt on some arches only",
+    ),
 )
 
 # Words that name the arch, in a value: said as <arch> so `mysqld Ver 9.7.4 for Linux on
 # x86_64` and `... on aarch64` compare equal.
-ARCH_WORDS = re.compile(r"\b(x86[_-]64|amd64|aarch64|arm64(?:v8)?|ppc64le|s390x)\b", re.IGNORECASE)
+ARCH_WORDS = re.compile(_ARCH_WORDS, re.IGNORECASE)
+_NEUTRAL = {
+    facet: [(re.compile(n.pattern, re.IGNORECASE), n.said) for n in NEUTRAL if n.facet is facet] for facet in Facet
+}
 
 
 def left_out(facet: Facet, name: str) -> LeftOut | None:
@@ -106,12 +142,13 @@ def arch_neutral(text: str) -> str:
     return ARCH_WORDS.sub("<arch>", text)
 
 
+def _neutral(facet: Facet, value: str) -> str:
+    for pattern, said in _NEUTRAL[facet]:
+        value = pattern.sub(said, value)
+    return value
+
+
 def kept(facet: Facet, items: Mapping[str, str]) -> dict[str, str]:
-    """`items` without what `LEFT_OUT` leaves out of `facet`, arch words made neutral in
-    the values of what a program says of itself (its version output, the variables)."""
-    neutral = facet in (Facet.PROGRAMS, Facet.VARIABLES)
-    return {
-        name: arch_neutral(value) if neutral else value
-        for name, value in items.items()
-        if left_out(facet, name) is None
-    }
+    """`items` without what `LEFT_OUT` leaves out of `facet`, their values made the same on
+    every arch where `NEUTRAL` says how (arch words, a Debian binNMU's suffix)."""
+    return {name: _neutral(facet, value) for name, value in items.items() if left_out(facet, name) is None}

@@ -236,13 +236,13 @@ def package_facts(files: Sequence[ImageFile | None]) -> Facts:
     if found is None:
         return Facts(Facet.PACKAGES, {}, "none")
     kind, packages = found
-    return Facts(Facet.PACKAGES, kept(Facet.PACKAGES, packages), kind)
+    return Facts(Facet.PACKAGES, packages, kind)  # as read (and cached): the rules apply when reported
 
 
 def program_facts(binaries: Sequence[BinaryAudit], packages: Facts | None) -> tuple[Facts, ...]:
     """What the audit learned for parity: the packages, and the programs' build IDs."""
     ids = {b.program: b.build_id for b in binaries if b.build_id}
-    facts = [packages] if packages is not None else []
+    facts = [replace(packages, items=kept(Facet.PACKAGES, packages.items))] if packages is not None else []
     if ids:
         facts.append(Facts(Facet.BUILD_IDS, ids, "elf"))
     return tuple(facts)

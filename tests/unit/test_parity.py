@@ -301,3 +301,13 @@ def test_reports_run_apart_are_compared_from_their_fingerprints_when_merged() ->
     assert merged.cells["mariadb-10.11/amd64"].parity is None
     same = merge([("amd64.json", only("amd64", "1.0")), ("arm64.json", only("arm64", "1.0"))])
     assert not any(c.parity is not None and c.parity.differs for c in same.cells.values())
+
+
+def test_what_the_lab_showed_differs_by_nature_is_left_out() -> None:
+    # seen on the lab's MySQL 9.7 (Debian unstable): binNMUs on arm64, libunwind on amd64 only
+    amd = {"dash": "0.5.12-12", "libunwind8": "1.8.1-0.4", "mysql-server-core": "9.7.4-2"}
+    arm = {"dash": "0.5.12-12+b1", "mysql-server-core": "9.7.4-2"}
+    assert (
+        kept(Facet.PACKAGES, amd) == kept(Facet.PACKAGES, arm) == {"dash": "0.5.12-12", "mysql-server-core": "9.7.4-2"}
+    )
+    assert kept(Facet.VARIABLES, {"server_uid": "hLHc4Q", "build_id": "cc8a18", "port": "3306"}) == {"port": "3306"}
