@@ -98,6 +98,7 @@ LEFT_OUT: tuple[LeftOut, ...] = (
         Why.ARCH,
         "Debian's gperftools links libunwind on amd64 only (on arm64 it unwinds with its own code)",
     ),
+    LeftOut(Facet.PACKAGES, "libipt*", Why.ARCH, "Intel Processor Trace's decoder: x86 only (gdb uses it on amd64)"),
 )
 
 
