@@ -10,15 +10,36 @@ arch, and the authentication defaults (MySQL 8.4 and later: root uses
 caching_sha2_password, mysql_native_password is disabled or gone). Two client runs for the
 four checks (each run is an exec: engine CPU, and an emulated client's start-up); the last
 three read one row, and fall back to a query each when that row cannot be read, so one
-failing expression never fails the others. bench: sysbench against the server
-(`app/probe_api/bench.py`), the server pinned to its own half of the host's CPUs.
+failing expression never fails the others. With parity on (docs/parity.md), that second
+client run reads the server's facts too (engines, plugins, character sets, collations,
+global variables), and the server program's `--version` is asked meanwhile (one exec).
+bench: sysbench against the server (`app/probe_api/bench.py`), the server pinned to its
+own half of the host's CPUs.
 """
 
 from __future__ import annotations
 
-from ecoready.probe_api import UNAME_MACHINE, CheckFailed, Probe, Row, Secret, SqlError, bench_detail, run_bench
+import contextlib
+
+from ecoready.probe_api import (
+    SERVER_STATEMENT,
+    UNAME_MACHINE,
+    CheckFailed,
+    Facts,
+    Probe,
+    Row,
+    Secret,
+    SqlError,
+    bench_detail,
+    gathering,
+    program_version,
+    report_facts,
+    run_bench,
+    server_facts,
+    together,
+)
 from ecoready.probes.shared.sql_server import ROOT_SECRET_PATH as SECRET_PATH
-from ecoready.probes.shared.sql_server import Server, flavor_of, start_server
+from ecoready.probes.shared.sql_server import Server, flavor_of, server_binary, start_server
 
 __all__ = ["AUTH_QUERY", "FACTS_QUERY", "SECRET_PATH", "ServerProbe", "describe_auth", "flavor_of"]
 
@@ -81,7 +102,11 @@ class ServerProbe(Probe):
 
     async def _fact(self, own_query: str) -> Row:
         """The row a check reads: FACTS_QUERY's, read once for the three checks, or when
-        that failed, the check's own query's."""
+        that failed, the check's own query's. With parity on, the same client run reads
+        the server's facts, and the server program's version output is asked meanwhile."""
+        if self._facts is None and not self._facts_failed and gathering(self.ctx):
+            with contextlib.suppress(SqlError):  # parity's queries refused: the checks' own row alone
+                await self._with_parity_facts()
         if self._facts is None and not self._facts_failed:
             try:
                 rows = await self.query(FACTS_QUERY)
@@ -93,6 +118,21 @@ class ServerProbe(Probe):
             return self._facts
         rows = await self.query(own_query)
         return rows[0] if rows else {}
+
+    async def _with_parity_facts(self) -> None:
+        sets: list[list[Row]] = []
+        versions: list[Facts | None] = []
+
+        async def read() -> None:
+            sets.extend(await self.server.query_results(f"{FACTS_QUERY}; {SERVER_STATEMENT}"))
+
+        async def version() -> None:
+            names = dict.fromkeys((server_binary(self.flavor), "mariadbd", "mysqld"))
+            versions.append(await program_version(self.ctx, self.server.container, list(names)))
+
+        await together(read(), version())
+        self._facts = sets[0][0] if sets and sets[0] else {}
+        report_facts(self.ctx, (*server_facts(self._facts, sets[1:]), *versions))
 
     async def _version(self) -> str:
         row = await self._fact(VERSION_QUERY)

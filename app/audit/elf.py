@@ -31,6 +31,9 @@ SHT_PROGBITS, SHT_SYMTAB, SHT_NOTE, SHT_DYNSYM = 1, 2, 7, 11
 SHF_EXECINSTR = 4
 STT_FUNC, STT_GNU_IFUNC = 2, 10
 NT_GNU_PROPERTY_TYPE_0 = 5
+NT_GNU_BUILD_ID = 3
+PT_NOTE = 4
+MAX_BUILD_ID = 64  # bytes: a linker writes 20 (sha1) or 16 (md5, uuid)
 GNU_PROPERTY_AARCH64_FEATURE_1_AND = 0xC0000000
 GNU_PROPERTY_X86_ISA_1_NEEDED = 0xC0008002
 GNU_PROPERTY_X86_ISA_1_USED = 0xC0010002
@@ -197,6 +200,23 @@ class Elf:
                 found.update(self._gnu_properties(desc_at, descsz, align))
             where = desc_at + _round(descsz, align)
         return found
+
+    @cached_property
+    def build_id(self) -> str:
+        """The GNU build ID in hex (`.note.gnu.build-id`, or a PT_NOTE segment), "" when none."""
+        section = self.section(".note.gnu.build-id")
+        places = [(section.offset, section.size)] if section is not None else []
+        places += [(s.offset, s.filesz) for s in self.segments if s.type == PT_NOTE and not places]
+        for where, size in places:
+            end = min(where + size, len(self.data))
+            while where + 12 <= end:
+                namesz, descsz, ntype = self._unpack("III", where)
+                name_at = where + 12
+                desc_at = name_at + _round(namesz, 4)
+                if ntype == NT_GNU_BUILD_ID and bytes(self.data[name_at : name_at + namesz]) == b"GNU\0":
+                    return bytes(self.data[desc_at : desc_at + min(descsz, MAX_BUILD_ID)]).hex()
+                where = desc_at + _round(descsz, 4)
+        return ""
 
     def _gnu_properties(self, where: int, size: int, align: int) -> Iterator[tuple[int, int]]:
         end = where + size

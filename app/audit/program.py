@@ -57,6 +57,7 @@ def audit_program(program: str, path: str, data: bytes, deadline: float | None =
             load_align=elf.load_align,
             interpreter=elf.interpreter,
             build=build_notes(elf),
+            build_id=elf.build_id,
         )
         if elf.arch == "arm64":
             return _arm64(elf, found, clock)

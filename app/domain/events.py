@@ -4,6 +4,7 @@ into the report, and the TUI and the headless progress both consume the same str
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ecoready.domain.blame import Blame, Trouble
@@ -24,6 +25,7 @@ from ecoready.domain.model import (
     Verification,
 )
 from ecoready.domain.packaging import Packaging
+from ecoready.domain.parity import ArchParity, Facts
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,24 @@ class AuditReported:
 
 
 @dataclass(frozen=True)
+class FactsGathered:
+    """Facts of a cell for parity, whole (the reducer keeps their fingerprint; the run's
+    parity stage keeps them until the cells of the component are compared)."""
+
+    cell_id: str
+    facts: tuple[Facts, ...]
+
+
+@dataclass(frozen=True)
+class ParityCompared:
+    """A component's cells compared across arches, once all of them finished: arch -> how
+    its cell compares with the reference arch's (a cell of an arch not named has none)."""
+
+    component: str
+    by_arch: Mapping[str, ArchParity]
+
+
+@dataclass(frozen=True)
 class CellLog:
     """The last lines of the cell's main container log (already redacted)."""
 
@@ -201,6 +221,8 @@ Event = (
     | BenchReported
     | PackagingReported
     | AuditReported
+    | FactsGathered
+    | ParityCompared
     | CellLog
     | CellFinished
     | RunNote

@@ -18,6 +18,7 @@ from ecoready.domain.blame import Status as Status
 from ecoready.domain.cpus import ProgramFit, Target
 from ecoready.domain.images import ImageInfo, RegistryStatus
 from ecoready.domain.packaging import Packaging
+from ecoready.domain.parity import ArchParity, FacetPrint
 
 
 class Category(str, enum.Enum):
@@ -250,6 +251,7 @@ class BinaryAudit:
     x86_uses: str = ""  # amd64: the highest level of any instruction (paths chosen at run time too)
     x86_basis: str = ""  # how x86_needs was decided
     note: str = ""  # why there is nothing more: not found, not an ELF program, too large
+    build_id: str = ""  # its GNU build ID in hex ("" = none recorded): which build this is
 
 
 @dataclass(frozen=True)
@@ -300,6 +302,10 @@ class CellResult:
     audit: AuditResult | None = None
     # the probe's verification (app/matrix/kinds.py); None in reports written before it was said
     verification: Verification | None = None
+    # parity (domain/parity.py): what the cell's image and server are, a digest per facet;
+    # and, on a cell of another arch than its component's reference, how it compares with it
+    facts: tuple[FacetPrint, ...] = ()
+    parity: ArchParity | None = None
 
     @property
     def queued(self) -> bool:

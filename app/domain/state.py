@@ -21,9 +21,11 @@ from ecoready.domain.events import (
     CellStarted,
     CheckReported,
     Event,
+    FactsGathered,
     HostLost,
     ImageResolved,
     PackagingReported,
+    ParityCompared,
     PlatformObserved,
     RegistryObserved,
     RunFinished,
@@ -46,6 +48,7 @@ from ecoready.domain.model import (
     StageResult,
     Status,
 )
+from ecoready.domain.parity import merged_prints, print_of
 
 LOG_TAIL_LINES = 40
 
@@ -184,6 +187,12 @@ def reduce(report: Report, event: Event) -> Report:  # noqa: C901 - one branch p
         key = (event.search.component, event.search.arch)
         kept = tuple(s for s in report.migration.searches if (s.component, s.arch) != key)
         return replace(report, migration=replace(report.migration, searches=(*kept, event.search)))
+    if isinstance(event, ParityCompared):
+        cells = {
+            k: replace(c, parity=event.by_arch.get(c.arch)) if c.component == event.component else c
+            for k, c in report.cells.items()
+        }
+        return replace(report, cells=cells)
     if isinstance(event, HostLost):
         hosts = tuple(
             replace(h, error=f"lost mid-run: {event.reason}") if h.name == event.host else h for h in report.hosts
@@ -216,6 +225,8 @@ def reduce(report: Report, event: Event) -> Report:  # noqa: C901 - one branch p
             bench=None,
             packaging=None,
             audit=None,
+            facts=(),
+            parity=None,
         )
     elif isinstance(event, CellQueued):
         cell = replace(cell, stage=None)  # waiting: no stage under way (CellResult.queued)
@@ -236,6 +247,8 @@ def reduce(report: Report, event: Event) -> Report:  # noqa: C901 - one branch p
         cell = replace(cell, packaging=event.packaging)
     elif isinstance(event, AuditReported):
         cell = replace(cell, audit=event.audit)
+    elif isinstance(event, FactsGathered):
+        cell = replace(cell, facts=merged_prints(cell.facts, (print_of(f) for f in event.facts)))
     elif isinstance(event, CellLog):
         cell = replace(cell, log_tail=tuple(event.lines[-LOG_TAIL_LINES:]))
     elif isinstance(event, CellFinished):

@@ -30,6 +30,7 @@ from typing import Any
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
 from ecoready.domain.text import inert
 from ecoready.report.order import arches_of
+from ecoready.report.parity_words import cell_finding
 
 RANK: Mapping[Status, int] = {
     Status.READY: 0,
@@ -91,6 +92,27 @@ class LostSeries:
 
 
 @dataclass(frozen=True)
+class ParityChange:
+    """A cell's parity finding that appeared, disappeared or changed (a change, never a
+    regression: the cell's readiness is its status)."""
+
+    cell: str
+    was: str  # the old finding ("" = none)
+    now: str  # the new finding ("" = none)
+
+
+def _what_differs(cell: CellResult) -> tuple[object, ...] | None:
+    p = cell.parity
+    return (p.reference, p.differences, sorted(p.counts.items()), p.unknown) if p is not None and p.differs else None
+
+
+def _parity_change(old: CellResult, new: CellResult) -> ParityChange | None:
+    if _what_differs(old) == _what_differs(new) or new.parity is None:  # not compared now: nothing said of it
+        return None
+    return ParityChange(new.id, cell_finding(old), cell_finding(new))
+
+
+@dataclass(frozen=True)
 class Diff:
     old_run: str
     new_run: str
@@ -106,11 +128,12 @@ class Diff:
     not_compared: tuple[str, ...] = field(default=())  # bench left out, and why
     lost_series: tuple[LostSeries, ...] = ()
     mismatch: tuple[str, ...] = ()  # the two reports did not ask the same thing, and how
+    parity: tuple[ParityChange, ...] = ()
 
     @property
     def changed(self) -> bool:
         cells = self.new_cells or self.lost_cells or self.new_arches or self.lost_arches
-        return bool(self.status or cells or self.bench or self.lost_series)
+        return bool(self.status or cells or self.bench or self.lost_series or self.parity)
 
     @property
     def regressions(self) -> list[str]:
@@ -213,10 +236,13 @@ def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None 
     bench: list[BenchChange] = []
     not_compared: list[str] = []
     lost_series: list[LostSeries] = []
+    parity: list[ParityChange] = []
     for cell_id, cell in new.cells.items():
         before = old.cells.get(cell_id)
         if before is None:
             continue
+        if (change := _parity_change(before, cell)) is not None:
+            parity.append(change)
         if before.status is not cell.status:
             reference = before.status
             against = None
@@ -256,6 +282,7 @@ def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None 
         not_compared=tuple(not_compared),
         lost_series=tuple(lost_series),
         mismatch=mismatch(old, new),
+        parity=tuple(parity),
     )
 
 
@@ -314,6 +341,13 @@ def diff_lines(d: Diff) -> list[str]:
         f"{'REGRESSED ' if c.status is Status.READY else ''}lost cell {c.cell} (was {c.status.value})" for c in lost
     )
     lines.extend(f"REGRESSED lost bench {s.cell} {s.workload} {s.access} {s.threads} threads" for s in d.lost_series)
+    for p in d.parity:
+        if not p.was:
+            lines.append(f"parity {p.cell}: now {p.now}")
+        elif not p.now:
+            lines.append(f"parity {p.cell}: no longer differs (was: {p.was})")
+        else:
+            lines.append(f"parity {p.cell}: {p.now} (was: {p.was})")
     lines.extend(f"new arch {a}" for a in d.new_arches)
     lines.extend(f"new cell {c.cell}: {c.status.value}" for c in d.new_cells)
     # report files come from elsewhere: nothing in them may reach a terminal as an escape
@@ -383,5 +417,6 @@ def diff_dict(d: Diff) -> dict[str, Any]:
             {"cell": s.cell, "workload": s.workload, "access": s.access, "threads": s.threads} for s in d.lost_series
         ],
         "mismatch": list(d.mismatch),
+        "parity_changes": [{"cell": p.cell, "was": p.was, "now": p.now} for p in d.parity],
         "regressions": d.regressions,
     }

@@ -10,9 +10,11 @@ availability checks (and the build audit) meet each case in a real registry.
 | gap-suffix-only        | an index with amd64 only, and a `1-aarch64` tag for arm64     |
 | gap-upgrade            | `1`: an index with amd64 only; `2`: amd64 and arm64 (arm64 only in a newer tag) |
 | gap-binary-mislabelled | an index and an image config saying arm64 over amd64 layers  |
+| gap-parity             | an index of MariaDB 11.8 for amd64 and 10.11 for arm64: both run, not the same (parity) |
 
 They are made from the per-arch MariaDB manifests the lab already publishes
-(`amd64/mariadb:10.11`, `arm64/mariadb:10.11`, and the amd64 image's config): blobs are
+(`amd64/mariadb:10.11`, `arm64/mariadb:10.11`, and the amd64 image's config; gap-parity
+also from `amd64/mariadb:11.8`, and only once that is published): blobs are
 mounted across repositories and manifests put, nothing is built. Every body is
 deterministic, so a tag that already points at it is left alone: a warm `lab build` costs
 a few requests.
@@ -40,7 +42,9 @@ GAPS = (
     "gap-suffix-only",
     "gap-upgrade",
     "gap-binary-mislabelled",
+    "gap-parity",
 )
+PARITY_NAME, PARITY_TAG = "mariadb", "11.8"  # gap-parity's amd64 entry: another server version
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 Log = Callable[[str], None]
@@ -160,8 +164,9 @@ def relabelled(amd: Manifest, amd_config: bytes, arch: str, variant: str) -> tup
     return _manifest(amd.media_type, json.dumps(data, separators=(",", ":")).encode()), config_body
 
 
-def plan(amd: Manifest, arm: Manifest, amd_config: bytes) -> list[GapTag]:
-    """Every tag of every gap, from the per-arch source manifests (and the amd64 config)."""
+def plan(amd: Manifest, arm: Manifest, amd_config: bytes, newer: Manifest | None = None) -> list[GapTag]:
+    """Every tag of every gap, from the per-arch source manifests (and the amd64 config);
+    gap-parity from `newer` (amd64/mariadb:11.8) too, when it is published."""
     amd_repo, arm_repo = f"amd64/{SOURCE_NAME}", f"arm64/{SOURCE_NAME}"
     amd_entry = IndexEntry(amd, "linux", "amd64")
     arm_entry = IndexEntry(arm, "linux", "arm64", "v8")
@@ -210,6 +215,13 @@ def plan(amd: Manifest, arm: Manifest, amd_config: bytes) -> list[GapTag]:
     fake, fake_config = relabelled(amd, amd_config, "arm64", "v8")
     prepare = _all(_copy(amd, amd_repo, repo), _blobs(repo, fake_config), _put(fake, repo))
     tags.append(GapTag(repo, GAP_TAG, *index_body([amd_entry, IndexEntry(fake, "linux", "arm64", "v8")]), prepare))
+    # One tag, two servers: amd64 is MariaDB 11.8 (Debian 13), arm64 MariaDB 10.11 (Debian
+    # 12). Both are ready; parity finds another version, other packages, a plugin fewer.
+    if newer is not None:
+        repo = "lab/gap-parity"
+        entries = [IndexEntry(newer, "linux", "amd64"), arm_entry]
+        both = _all(_copy(newer, f"amd64/{PARITY_NAME}", repo), _copy(arm, arm_repo, repo))
+        tags.append(GapTag(repo, GAP_TAG, *index_body(entries), both))
     return tags
 
 
@@ -226,6 +238,12 @@ def sources(writer: RegistryWriter) -> tuple[Manifest, Manifest, bytes]:
     return amd, arm, config
 
 
+def parity_source(writer: RegistryWriter) -> Manifest | None:
+    """gap-parity's amd64 entry (amd64/mariadb:11.8), None while it is not published."""
+    found = writer.manifest(f"amd64/{PARITY_NAME}", PARITY_TAG)
+    return None if found is None or found.is_index else found
+
+
 def gap_sources_published(writer: RegistryWriter) -> bool:
     try:
         sources(writer)
@@ -238,7 +256,7 @@ def publish_gaps(writer: RegistryWriter, log: Log) -> list[str]:
     """Make every gap tag point at what it should; the tags written (none on a warm lab)."""
     written = []
     try:
-        for tag in plan(*sources(writer)):
+        for tag in plan(*sources(writer), parity_source(writer)):
             if writer.digest_of_tag(tag.repo, tag.tag) == tag.digest:
                 continue
             tag.prepare(writer)
@@ -254,7 +272,9 @@ def publish_gaps(writer: RegistryWriter, log: Log) -> list[str]:
 def gap_status(writer: RegistryWriter) -> list[tuple[str, bool]]:
     """(repo:tag, points at what it should) for every gap tag."""
     try:
-        tags: Sequence[GapTag] = plan(*sources(writer))
+        tags: Sequence[GapTag] = plan(*sources(writer), parity_source(writer))
     except EnvironmentProblem:
         return [(f"lab/{name}:{GAP_TAG}", False) for name in GAPS]
-    return [(f"{t.repo}:{t.tag}", writer.digest_of_tag(t.repo, t.tag) == t.digest) for t in tags]
+    found = [(f"{t.repo}:{t.tag}", writer.digest_of_tag(t.repo, t.tag) == t.digest) for t in tags]
+    planned = {t.repo for t in tags}
+    return found + [(f"lab/{name}:{GAP_TAG}", False) for name in GAPS if f"lab/{name}" not in planned]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ecoready.domain.model import Category, Component
-from ecoready.lab.gaps import GAPS, SOURCE_NAME, SOURCE_TAG
+from ecoready.lab.gaps import GAPS, PARITY_NAME, PARITY_TAG, SOURCE_NAME, SOURCE_TAG
 from ecoready.lab.recipes import IMAGES, REGISTRY, STAND_IN, STAND_IN_BASES, LabImage, stand_in_repository
 from ecoready.matrix.document import Matrix
 
@@ -90,9 +90,11 @@ def needs(matrix: Matrix, rows: Sequence[str]) -> Needs:
         path = _under_registry(reference)
         if path in names:
             found.add(names[path].key)
-        elif path.removeprefix("lab/").partition(":")[0] in GAPS:
+        elif (gap := path.removeprefix("lab/").partition(":")[0]) in GAPS:
             gaps = True
             found.add(f"{SOURCE_NAME}:{SOURCE_TAG}")
+            if gap == "gap-parity":  # its amd64 entry is another server version
+                found.add(f"{PARITY_NAME}:{PARITY_TAG}")
         elif path in {f"{STAND_IN}/library/debian:{suite}-slim" for suite in STAND_IN_BASES}:
             bases = True
     return Needs(tuple(i for i in IMAGES if i.key in found), gaps, bases)

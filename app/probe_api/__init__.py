@@ -20,12 +20,14 @@ from ecoready.domain.errors import (
 )
 from ecoready.domain.model import UNAME_MACHINE
 from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
+from ecoready.domain.parity import Facts
 from ecoready.domain.specs import ContainerState, ExecResult
 from ecoready.engine.aio import together
 from ecoready.packages.http import base_url as registry_url
 from ecoready.packages.needs import absent_script
 from ecoready.probe_api.bench import BenchTarget, bench_detail, run_bench
 from ecoready.probe_api.context import ProbeContext
+from ecoready.probe_api.facts import SERVER_STATEMENT, gathering, program_version, report_facts, server_facts
 from ecoready.probe_api.handles import Container, Endpoint
 from ecoready.probe_api.install_cache import (
     TRUST_JAVA,
@@ -44,6 +46,7 @@ from ecoready.probe_api.secrets import Secret
 from ecoready.probe_api.sql import Row, SqlTarget, option_file, parse_xml
 
 __all__ = [
+    "SERVER_STATEMENT",
     "TRUST_JAVA",
     "TRUST_PEM",
     "UNAME_MACHINE",
@@ -56,6 +59,7 @@ __all__ = [
     "EmulatorTooOld",
     "Endpoint",
     "ExecResult",
+    "Facts",
     "InfraError",
     "InstallKind",
     "Installed",
@@ -73,6 +77,7 @@ __all__ = [
     "StageFailed",
     "absent_script",
     "bench_detail",
+    "gathering",
     "install",
     "installed_file",
     "licence_refusal",
@@ -81,8 +86,11 @@ __all__ = [
     "option_file",
     "parse_xml",
     "port_listens",
+    "program_version",
     "registry_url",
+    "report_facts",
     "report_packaging",
     "run_bench",
+    "server_facts",
     "together",
 ]

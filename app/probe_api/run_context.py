@@ -65,6 +65,8 @@ class RunContext:
     # gate that runs its bench stages one at a time with nothing else of the run beside them.
     activity: HostActivity = field(default_factory=HostActivity)
     gate: BenchGate = field(default_factory=BenchGate)
+    # Parity (domain/parity.py): cells gather facts (packages, build IDs, a server's own) to compare
+    parity: bool = True
 
 
 def resource_labels(run: RunContext, cell_id: str, role: str) -> dict[str, str]:

@@ -50,6 +50,14 @@ from ecoready.report.exporter_text import (
 )
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
+from ecoready.report.parity_words import (
+    PARITY_MARK,
+    PARITY_MEANING,
+    cell_finding,
+    compared_line,
+    differs,
+    section_lines,
+)
 from ecoready.report.reasons import advice_by_cell
 from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.status_words import (
@@ -156,6 +164,8 @@ def cell_body(cell: CellResult) -> str:
         parts.append(f"<p>{esc(cell.detail)}</p>")
     if shows_emulated(cell):
         parts.append(f"<p class=emu>{EMULATED_MARK} {esc(EMULATED_MEANING)}</p>")
+    if cell.parity is not None:
+        parts.append(f"<p class=parity>{PARITY_MARK if differs(cell) else '='} {esc(compared_line(cell))}</p>")
     if cell.packaging is not None:
         packaging = esc(packaging_line(cell.packaging))
         parts.append(f"<p>packaging: {packaging}<br><small>{esc(cell.packaging.detail)}</small></p>")
@@ -193,6 +203,7 @@ def grid_cell(cell: CellResult | None, where: str = "") -> str:
     if cell is None:
         return "<td class=none>not in the matrix</td>"
     emu = f' <span class=emu title="emulated">{EMULATED_MARK}</span>' if shows_emulated(cell) else ""
+    emu += f' <span class=parity title="{esc(cell_finding(cell))}">{PARITY_MARK}</span>' if differs(cell) else ""
     emu += f" <small>{esc(where.strip())}</small>" if where else ""
     label = esc(short_text(cell))
     return (
@@ -225,6 +236,8 @@ def legend(report: Report) -> str:
         if s in seen or s in (Status.READY, Status.PARTIAL, Status.BROKEN, Status.MISSING, Status.ERROR)
     ]
     items.append(f"<li><span>{EMULATED_MARK} {esc(EMULATED_MEANING)}</span></li>")
+    if any(differs(c) for c in report.cells.values()):
+        items.append(f"<li><span>{PARITY_MARK} {esc(PARITY_MEANING)}</span></li>")
     return f'<ul class=legend aria-label="legend">{"".join(items)}</ul>'
 
 
@@ -429,6 +442,11 @@ def render(report: Report) -> str:
     ]
     if audited_cells(report):
         parts.append(binaries(report))
+    compared = section_lines(report)
+    if compared:
+        parts.append(
+            "<h2>Parity across arches</h2><ul>" + "".join(f"<li>{esc(line)}</li>" for line in compared) + "</ul>"
+        )
     if report.hosts:
         parts.append("<h2>Hosts</h2><ul>" + "".join(f"<li>{esc(host_line(h))}</li>" for h in report.hosts) + "</ul>")
     if report.platforms:

@@ -89,7 +89,8 @@ LAYOUTS = {
             *("started_at", "finished_at", "image", "audit", "stages", "bench", "log_tail"),
         ),
         skip=frozenset({"stage"}),  # only while a run is under way
-        optional=frozenset({"audit", "packaging", "verification"}),  # added after schema 1 was first written
+        optional=frozenset({"audit", "packaging", "verification"})  # added after schema 1 was first written
+        | frozenset({"facts", "parity"}),  # parity (issue 58)
         finish=_with_coverage,
         prepare=_without_coverage,
     ),
@@ -125,7 +126,7 @@ LAYOUTS = {
     ),
     # added after schema 1 was first written: the target CPUs and the CPU's part
     PlatformFitness: Layout(optional=frozenset({"cpu_part"})),
-    BinaryAudit: Layout(optional=frozenset({"sve_count"})),
+    BinaryAudit: Layout(optional=frozenset({"sve_count", "build_id"})),
     AuditResult: Layout(optional=frozenset({"targets"})),
     ComponentOrigin: Layout(optional=frozenset({"pinned_at"})),  # added after schema 1 was first written
     # reports before mirrors per registry; before `found_tag`, read from `found_as`'s words

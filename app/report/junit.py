@@ -19,6 +19,7 @@ from ecoready.domain.text import inert
 from ecoready.report import mirror_words
 from ecoready.report.coverage_words import coverage_line, rests_on
 from ecoready.report.exporter_text import cells_in_grid_order, failures, run_seconds
+from ecoready.report.parity_words import cell_finding, compared_line, differs
 from ecoready.report.reasons import Advice, advice_by_cell, why
 from ecoready.report.status_words import EMULATED_MEANING, packaging_line, shows_emulated, status_detail
 from ecoready.report.troubles import infra_lines
@@ -75,6 +76,8 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
     props = ET.SubElement(case, "properties")
     if cell.status.finished:  # what its verdict rests on (report/coverage_words.py)
         ET.SubElement(props, "property", name="rests_on", value=xml_text(coverage_line(coverage_of(cell))))
+    if cell.parity is not None:  # ready or not, how it compares with its reference arch
+        ET.SubElement(props, "property", name="parity", value=xml_text(compared_line(cell)))
     if cell.emulated:
         ET.SubElement(props, "property", name="emulated", value="true")
     if cell.packaging is not None:  # a driver row: its packaging verdict next to the runtime result
@@ -97,6 +100,8 @@ def testcase(parent: ET.Element, cell: CellResult, advised: Advice | None = None
         out.append(f"emulated: {EMULATED_MEANING}")
     elif cell.emulated:
         out.append("emulated: planned so, but it did not run")
+    if differs(cell):
+        out.append(cell_finding(cell))
     if cell.status is not Status.READY:
         out.extend(cell.log_tail)
     if not len(props):

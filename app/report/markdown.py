@@ -57,6 +57,7 @@ from ecoready.report.exporter_text import (
 )
 from ecoready.report.migration import PIN_HEADER, PLAN_HEADER, actions, pin_row, plan_pins, plan_steps, step_row
 from ecoready.report.order import arches_of, grid_rows
+from ecoready.report.parity_words import PARITY_MARK, PARITY_MEANING, differs, section_lines
 from ecoready.report.reasons import advice_by_cell
 from ecoready.report.samecost import headline, line_text, same_cost
 from ecoready.report.status_words import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING, short_text, shows_emulated
@@ -107,7 +108,11 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[
 
 
 def cell_label(cell: CellResult) -> str:
-    return md(short_text(cell)) + (f" {EMULATED_MARK}" if shows_emulated(cell) else "")
+    return (
+        md(short_text(cell))
+        + (f" {EMULATED_MARK}" if shows_emulated(cell) else "")
+        + (f" {PARITY_MARK}" if differs(cell) else "")
+    )
 
 
 NOT_IN = "· not in the matrix"  # never a blank cell: GitHub draws it as nothing at all
@@ -137,6 +142,8 @@ def legend(report: Report) -> str:
     parts = [f"{GLYPH[s]} {s.value}: {MEANING[s]}" for s in Status if s in seen]
     if any(c.emulated for c in report.cells.values()):
         parts.append(f"{EMULATED_MARK} {EMULATED_MEANING}")
+    if any(differs(c) for c in report.cells.values()):
+        parts.append(f"{PARITY_MARK} {PARITY_MEANING}")
     return "Legend: " + " · ".join(parts)
 
 
@@ -325,6 +332,9 @@ def render(report: Report) -> str:
     if benched:
         lines.extend(comparison(report, compare(report)))
     lines.extend(binaries(report))
+    compared = section_lines(report)
+    if compared:
+        lines.extend(["## Parity across arches", "", *(f"- {md(line)}" for line in compared), ""])
     if report.hosts:
         lines.extend(["## Hosts", ""])
         lines.extend(f"- {md(host_line(h))}" for h in report.hosts)

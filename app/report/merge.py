@@ -4,13 +4,14 @@ Cells are united by id. When two reports hold the same cell, a native result win
 emulated one, then the one that finished later; the report notes which was kept. Hosts
 with the same name but different facts (both runners call theirs `local`) are each renamed
 `<name>-<native arch>` so every cell still points at the host that ran it, by a name
-that says which machine it is.
+that says which machine it is. A component's cells from different reports are compared
+for parity from their fingerprints (docs/parity.md).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ecoready.domain.errors import ReportError
@@ -24,6 +25,7 @@ from ecoready.domain.model import (
     Report,
     TagSearch,
 )
+from ecoready.domain.parity import compare_prints, reference_arch
 
 
 def _unique(values: Sequence[str]) -> list[str]:
@@ -113,6 +115,23 @@ def _better(a: CellResult, b: CellResult) -> CellResult:
     return b if (b.finished_at or "") >= (a.finished_at or "") else a
 
 
+def _parity_apart(cells: dict[str, CellResult], origin: Mapping[str, str]) -> dict[str, CellResult]:
+    """A component's cells that came from different reports compared from their fingerprints
+    (docs/parity.md): small facets item by item, the others by digest."""
+    by_component: dict[str, list[CellResult]] = {}
+    for cell in cells.values():
+        if cell.facts:
+            by_component.setdefault(cell.component, []).append(cell)
+    out = dict(cells)
+    for members in by_component.values():
+        reference = reference_arch(sorted(c.arch for c in members))
+        ref = next(c for c in members if c.arch == reference)
+        for cell in members:
+            if cell is not ref and origin[cell.id] != origin[ref.id]:
+                out[cell.id] = replace(cell, parity=compare_prints(reference, ref.facts, cell.facts))
+    return out
+
+
 def merge(parts: Sequence[tuple[str, Report]]) -> Report:
     """`parts` are (label, report), the label (a file name) used in notes."""
     if not parts:
@@ -134,6 +153,7 @@ def merge(parts: Sequence[tuple[str, Report]]) -> Report:
             else:
                 cells[cell_id] = cell
                 origin[cell_id] = label
+    cells = _parity_apart(cells, origin)
     profiles = _unique([r.profile.value for r in reports])
     if len(profiles) > 1:
         notes.append(f"the merged reports ran different profiles: {', '.join(profiles)}")

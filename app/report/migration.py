@@ -24,6 +24,7 @@ from ecoready.domain.blame import Cause
 from ecoready.domain.model import CellResult, ComponentOrigin, Report, Stage, Status, TagSearch, normalize_arch
 from ecoready.domain.state import deciding
 from ecoready.report.order import arches_of, grid_rows
+from ecoready.report.parity_words import cell_finding, differs
 from ecoready.report.status_words import status_detail
 
 
@@ -97,6 +98,9 @@ def _step(
         if tag:
             return step(Action.USE, f"use {tag}", f"{image} has no {arch} entry; its tag {tag} has, and is ready", tag)
         checked = " (checked under emulation)" if cell.emulated else ""
+        if differs(cell) and cell.parity is not None:  # ready, but not the same software as the reference arch
+            text = f"ready, but differs from {cell.parity.reference}"
+            return step(Action.READY, text, f"every stage passed{checked}; {cell_finding(cell)}")
         return step(Action.READY, "ready", f"every stage passed{checked}")
     if cell.status is Status.LOCKED:
         return step(Action.PROVIDE, _provide(cell), status_detail(cell))

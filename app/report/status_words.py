@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from ecoready.domain.blame import Outcome
 from ecoready.domain.model import UNAME_MACHINE, CellResult, PlatformFitness, Stage, Status
 from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
+from ecoready.report.parity_words import PARITY_MARK, differs
 
 GLYPH: Mapping[Status, str] = {
     Status.PENDING: "·",
@@ -109,7 +110,7 @@ def cell_text(cell: CellResult, width: int = 28) -> str:
     else:
         words = f"{cell.status.value}: {cell.detail}" if cell.detail else cell.status.value
     text = f"{glyph} {words}"
-    mark = f" {EMULATED_MARK}" if shows_emulated(cell) else ""
+    mark = (f" {EMULATED_MARK}" if shows_emulated(cell) else "") + (f" {PARITY_MARK}" if differs(cell) else "")
     if len(text) + len(mark) > width:  # cut the words, never the mark
         text = text[: max(width - len(mark) - 1, 1)] + "…"
     return text + mark

@@ -10,6 +10,7 @@ from ecoready.domain.text import inert, plural
 from ecoready.report.coverage_words import RESTS_ON_TITLE, rests_on_lines
 from ecoready.report.images_table import registry_line
 from ecoready.report.order import arches_of, grid_rows
+from ecoready.report.parity_words import PARITY_MARK, differs
 from ecoready.report.status_words import EMULATED_MARK, GLYPH, cell_text, packaging_line, platform_text, shows_emulated
 from ecoready.report.troubles import advice_to_list, infra_lines, registry_troubles, trouble
 from ecoready.report.verdict import arch_verdicts
@@ -119,7 +120,8 @@ def render_summary(report: Report) -> str:
         "",
         f"{plural(len(cells), 'cell')}: "
         + ", ".join(parts)
-        + (f"   ({EMULATED_MARK} = emulated)" if any(shows_emulated(c) for c in cells) else ""),
+        + (f"   ({EMULATED_MARK} = emulated)" if any(shows_emulated(c) for c in cells) else "")
+        + (f"   ({PARITY_MARK} = differs from its reference arch)" if any(differs(c) for c in cells) else ""),
     ]
     several = len({c.host for c in cells if c.host}) > 1
     for advised in advice_to_list(report):  # what failed, and what to do about it

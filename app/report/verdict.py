@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ecoready.domain.model import CellResult, Report, Status
 from ecoready.domain.text import plural
 from ecoready.report.order import arches_of, grid_rows
+from ecoready.report.parity_words import differs, what_differs
 from ecoready.report.reasons import Advice, advice
 
 
@@ -90,7 +91,21 @@ def arch_verdicts(report: Report, short: bool = False) -> list[str]:
             if named:
                 text += f"; {group.verdict} {_named(named)}"
         lines.append(text)
+        lines.extend(parity_verdict(arch, cells))
     return lines
+
+
+def parity_verdict(arch: str, cells: list[CellResult]) -> list[str]:
+    """The arch's own parity line when some of its cells differ from their reference arch:
+    `arm64 parity: 1 component differs from amd64: gap-parity (version … vs …; …)`."""
+    found = [c for c in cells if differs(c)]
+    if not found:
+        return []
+    references = sorted({c.parity.reference for c in found if c.parity is not None})
+    named = "; ".join(f"{c.component} ({what_differs(c.arch, c.parity)})" for c in found[:MAX_NAMED] if c.parity)
+    more = f"; and {len(found) - MAX_NAMED} more" if len(found) > MAX_NAMED else ""
+    word = "differs" if len(found) == 1 else "differ"
+    return [f"{arch} parity: {plural(len(found), 'component')} {word} from {', '.join(references)}: {named}{more}"]
 
 
 MAX_NAMED = 6  # components named per group in a verdict line; the rest are counted

@@ -104,7 +104,7 @@ class Runner:
         self._lost: dict[str, str] = {}  # host name -> why it is considered gone
         self.finishing = finishing  # emits run-wide events (e.g. registry notes) before RunFinished
         self.history = dict(history or {})
-        self.auditor = Auditor(run.emit, AuditCache(default_dir()), audit_targets(plan))
+        self.auditor = Auditor(run.emit, AuditCache(default_dir()), audit_targets(plan), parity=run.parity)
         # Cells under way, by id: the plan's first pass and any re-runs of an open session.
         self._active: dict[str, asyncio.Task[None]] = {}
         # Held while sweeping: a re-run must not create resources that a sweep by this run's

@@ -11,7 +11,7 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ecoready.domain.blame import Cause, Shared, Trouble
@@ -35,6 +35,7 @@ from ecoready.registry.image_store import ImageStore
 from ecoready.run.emulation import EngineMemory
 from ecoready.run.fitness import hazards
 from ecoready.run.hosts import ArchNeeds, Engine, close_all, connect_all, host_specs, learn_facts, unreachable_facts
+from ecoready.run.parity_stage import ParityWatch, parity_wanted
 from ecoready.run.runner import Runner, load_probe
 from ecoready.run.survey import ask
 
@@ -50,6 +51,7 @@ class RunOptions:
     profile: Profile | None = None
     concurrency: int | None = None
     history: Path | None = None  # where previous reports are (for the longest-first order)
+    parity: bool = field(default_factory=parity_wanted)  # compare each component's arches (run/parity_stage.py)
 
 
 def extra_labels(text: str | None = None) -> dict[str, str]:
@@ -74,7 +76,8 @@ class Session:
     def __init__(self, matrix: Matrix, options: RunOptions, emit: Callable[[Event], None]) -> None:
         self.matrix = matrix
         self.options = options
-        self.emit = emit
+        self._emit_out = emit
+        self.parity = ParityWatch() if options.parity else None
         self.run_id = uuid.uuid4().hex
         self.secrets = Secrets()
         self.registry: RegistryClient | None = None
@@ -84,6 +87,12 @@ class Session:
         self.engines: list[Engine] = []
         self.runs: dict[str, RunContext] = {}
         self.memory = EngineMemory()  # what engines answered before about the arches they run
+
+    def emit(self, event: Event) -> None:
+        """Every event out, and after it what parity makes of it (a component compared)."""
+        self._emit_out(event)
+        for more in self.parity.see(event) if self.parity is not None else ():
+            self._emit_out(more)
 
     async def open(self) -> Plan:
         """Connect to every host at once (exit 3 when none answers), sweep dead runs'
@@ -111,6 +120,7 @@ class Session:
                 extra_labels=labels,
                 load_probe=load_probe,
                 packages=self.packages,
+                parity=self.options.parity,
             )
         await self._sweep_dead_runs(reachable)
         wanted = tuple(self.options.arches or self.matrix.arches)
@@ -148,7 +158,7 @@ class Session:
             self.plan,
             first,
             concurrency=limits.get(first_name),
-            finishing=self._registry_summary,
+            finishing=self._finishing,
             history=history_seconds(self.options.history or default_history_dir()),
             hosts=self.runs,
             limits=limits,
@@ -230,6 +240,13 @@ class Session:
                 self.runner.auditor.observe(fitness)
 
         await asyncio.gather(*(one(*pair) for pair in pairs if pair[0] in self.runs))
+
+    def _finishing(self) -> None:
+        """Run-wide events before RunFinished: the registries, what parity compared."""
+        self._registry_summary()
+        note = self.parity.note() if self.parity is not None else None
+        if note is not None:
+            self.emit(note)
 
     def _registry_summary(self) -> None:
         """Each registry as last seen (with its request count), and one note per registry

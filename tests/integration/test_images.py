@@ -46,6 +46,9 @@ EXPECTED = {
     # the index and the config agree: only the build audit tells (tests/integration/test_lab_audit.py)
     ("gap-binary-mislabelled", "amd64"): ("available", "index"),
     ("gap-binary-mislabelled", "arm64"): ("available", "index"),
+    # two servers under one tag: both published, only parity tells (tests/integration/test_lab_matrix.py)
+    ("gap-parity", "amd64"): ("available", "index"),
+    ("gap-parity", "arm64"): ("available", "index"),
 }
 
 
@@ -200,6 +203,7 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
     try:
         for arch in ("amd64", "arm64"):  # tiny stand-ins for the lab's per-arch MariaDB
             push_tiny_image(writer, f"{arch}/mariadb", "10.11", arch)
+        push_tiny_image(writer, "amd64/mariadb", "11.8", "amd64", build="11.8")  # gap-parity's amd64 entry
         logged: list[str] = []
         first = await asyncio.to_thread(publish_gaps, writer, logged.append)
         served = scratch_registry.requests()
@@ -215,10 +219,11 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
             "lab/gap-upgrade:1",
             "lab/gap-upgrade:2",
             "lab/gap-binary-mislabelled:1",
+            "lab/gap-parity:1",
         ]
     )
     assert second == [] and len(logged) == 1
-    assert warm_requests == 3 + 9  # the two sources and the amd64 config, one HEAD per gap tag
+    assert warm_requests == 4 + 10  # the three sources and the amd64 config, one HEAD per gap tag
     async with RegistryClient(cache=False) as client:
         verdicts = {
             (gap, arch): (found.verdict, found.found_as)
@@ -252,6 +257,8 @@ async def test_publish_gaps_builds_every_gap_once(scratch_registry: Registry, tm
         ("gap-upgrade", "arm64"): (Verdict.MISSING, ""),
         ("gap-binary-mislabelled", "amd64"): (Verdict.AVAILABLE, "index"),
         ("gap-binary-mislabelled", "arm64"): (Verdict.AVAILABLE, "index"),
+        ("gap-parity", "amd64"): (Verdict.AVAILABLE, "index"),
+        ("gap-parity", "arm64"): (Verdict.AVAILABLE, "index"),
     }
 
 

@@ -3,11 +3,23 @@ arm64 (emulated), through the real engine. One run; one test result per cell."""
 
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from ecoready.domain.model import Report
+from ecoready.judge.diff import diff, diff_lines
 from ecoready.matrix.load import load
+from ecoready.report import html, junit, markdown
+from ecoready.report.load import parse_report
+from ecoready.report.parity_words import PARITY_MARK, cell_finding
+from ecoready.report.status_words import cell_text
+from ecoready.report.text_grid import render_summary
+from ecoready.report.verdict import arch_verdicts
+from ecoready.ui.tui.detail import detail_renderable, plain
 from tests.support.cli import LAB_MATRIX
 
 pytestmark = pytest.mark.docker
@@ -63,3 +75,56 @@ def test_the_whole_run_gets_the_expected_grid(lab_report: dict[str, Any]) -> Non
         status = EXPECTED.get(cell_id, "ready")
         counts[status] = counts.get(status, 0) + 1
     assert lab_report["summary"] == dict(sorted(counts.items()))
+
+
+# -- parity: the same tag on both arches is the same software, but for the parity gap -------
+PARITY_GAP = "gap-parity"
+
+
+def loaded(lab_report: dict[str, Any]) -> Report:
+    return parse_report(json.dumps({k: v for k, v in lab_report.items() if not k.startswith("_")}), "lab")
+
+
+def test_the_parity_gap_is_ready_and_differs_in_every_view(lab_report: dict[str, Any]) -> None:
+    cells = {c["id"]: c for c in lab_report["cells"]}
+    amd, arm = cells[f"{PARITY_GAP}/amd64"], cells[f"{PARITY_GAP}/arm64"]
+    assert amd["status"] == arm["status"] == "ready"
+    assert amd["parity"] is None  # the reference
+    found = arm["parity"]
+    assert found["reference"] == "amd64" and found["compared"] > 500
+    assert found["counts"]["version"] == 1 and found["counts"]["packages"] > 0
+    versions = next(d for d in found["differences"] if d["facet"] == "version")
+    assert versions["reference"].startswith("11.8.") and versions["other"].startswith("10.11.")
+    assert {"facet": "plugins", "name": "online_alter_log", "reference": "ACTIVE", "other": None} in found[
+        "differences"
+    ]
+    assert any(d["facet"] == "packages" and d["name"] == "mariadb-server" for d in found["differences"])
+    report = loaded(lab_report)
+    cell = report.cells[f"{PARITY_GAP}/arm64"]
+    said = cell_finding(cell)
+    assert said.startswith("arm64 differs from amd64: version 11.8.") and "no `online_alter_log` plugin" in said
+    assert said in markdown.render(report) and html.esc(said) in html.render(report)
+    xml = junit.render(report)
+    assert 'name="parity"' in xml and f"{cell.parity.compared if cell.parity else 0} things compared with amd64" in xml
+    assert cell_text(cell, 80).endswith(PARITY_MARK) and PARITY_MARK in render_summary(report)
+    assert any(
+        line.startswith("arm64 parity: 1 component differs from amd64: gap-parity (") for line in arch_verdicts(report)
+    )
+    assert said in plain(detail_renderable(cell, 400), 400).replace("\n", " ")
+    no_parity = replace(report, cells={k: replace(c, parity=None) for k, c in report.cells.items()})
+    assert f"parity {PARITY_GAP}/arm64: now {said}" in diff_lines(diff(no_parity, report))
+
+
+def test_no_other_lab_row_differs_across_arches(lab_report: dict[str, Any]) -> None:
+    cells = lab_report["cells"]
+    compared = {c["component"] for c in cells if c["parity"] is not None}
+    assert {"mariadb-10.11", "mariadb-11.8", "mysql-9.7", "gap-parity"} <= compared  # the server rows
+    differing = {
+        c["id"]: c["parity"]["differences"][:5]
+        for c in cells
+        if c["parity"] and (c["parity"]["counts"] or c["parity"]["unknown"]) and c["component"] != PARITY_GAP
+    }
+    assert differing == {}
+    (note,) = [n["text"] for n in lab_report["notes"] if n["text"].startswith("parity: things compared")]
+    for component in compared:
+        assert re.search(rf"\b{re.escape(component)} \d+", note), note

@@ -378,7 +378,9 @@ class Rig:
         return {e.check.name: e.check for e in self.events if isinstance(e, CheckReported)}
 
 
-def rig(missing: Iterable[str] = ()) -> Rig:
+def rig(missing: Iterable[str] = (), *, parity: bool = False) -> Rig:
+    """`parity`: the probes gather parity's facts (their own tests ask for it; the others
+    keep their command sequences without the facts' statement and exec)."""
     host = FakeHost()
     images = FakeImages(missing)
     events: list[Event] = []
@@ -391,6 +393,7 @@ def rig(missing: Iterable[str] = ()) -> Rig:
         emit=events.append,
         emulation_factor=6.0,
         load_probe=load_probe,
+        parity=parity,
     )
     return Rig(host, images, events, run)
 

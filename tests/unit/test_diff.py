@@ -191,6 +191,7 @@ def test_diff_dict_has_stable_keys() -> None:
         "not_compared",
         "lost_series",
         "mismatch",
+        "parity_changes",
         "regressions",
     ]
     assert data["status_changes"] == [

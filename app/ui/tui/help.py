@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ecoready.report.parity_words import PARITY_MARK, PARITY_MEANING
 from ecoready.report.status_words import EMULATED_MARK, EMULATED_MEANING, GLYPH, MEANING
 
 KEYS: tuple[tuple[str, str], ...] = (
@@ -42,6 +43,7 @@ def help_renderable() -> Table:
     for status, what in MEANING.items():
         table.add_row(Text(f"{GLYPH[status]} {status.value}"), Text(what))
     table.add_row(Text(EMULATED_MARK), Text(EMULATED_MEANING))
+    table.add_row(Text(PARITY_MARK), Text(PARITY_MEANING))
     table.add_row(Text("arm64÷amd64"), Text("tps ratio (and tps per USD) when both ran natively with a benchmark"))
     return table
 

@@ -15,6 +15,7 @@ from textual.theme import Theme
 from ecoready.domain.model import CellResult, Status
 from ecoready.domain.text import inert
 from ecoready.report.cost import CompareTable, Comparison
+from ecoready.report.parity_words import PARITY_MARK, differs
 from ecoready.report.status_words import EMULATED_MARK, GLYPH, cell_text, shows_emulated, took_text
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -87,7 +88,7 @@ def cell_label(cell: CellResult, width: int, motion: Motion | None = None) -> st
 
     When the words do not fit, the glyph, the status and the emulated mark stay and the
     detail goes first (a detail cut to a few letters says nothing)."""
-    tail = f" {EMULATED_MARK}" if shows_emulated(cell) else ""
+    tail = (f" {EMULATED_MARK}" if shows_emulated(cell) else "") + (f" {PARITY_MARK}" if differs(cell) else "")
     # details come from containers: inert() drops escape sequences, Text keeps brackets literal
     text = inert(cell_text(cell, 10_000), 0).replace("\n", " ").removesuffix(tail)
     if cell.status is Status.RUNNING and not cell.queued:
