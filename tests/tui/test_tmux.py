@@ -39,13 +39,38 @@ def tmux(socket: str, *args: str) -> str:
     return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout
 
 
-def screen_at(tmp_path: Path, columns: int, rows: int) -> list[str]:
+def descendants(pid: int) -> set[int]:
+    """`pid` and every process under it, from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, todo = set(), [pid]
+    while todo:
+        current = todo.pop()
+        found.add(current)
+        todo += [child for child, parent in parents.items() if parent == current and child not in found]
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    return {pid for pid in pids if Path(f"/proc/{pid}").exists()}
+
+
+def screen_at(tmp_path: Path, columns: int, rows: int, *, quit_first: bool = True) -> list[str]:
+    """The screen once both cells showed; then `q` (unless not `quit_first`) and the
+    terminal killed: the TUI must end, its cleanup done, whatever moment the terminal went."""
     (tmp_path / "m.toml").write_text(MATRIX)
     session = f"ecoready-{uuid.uuid4().hex[:8]}"
     socket = session
     # the terminal says its size (COLUMNS or LINES inherited from pytest would override it)
     command = f"cd {tmp_path} && env -u COLUMNS -u LINES NO_COLOR=1 {EXE} run --matrix m.toml"
     tmux(socket, "new-session", "-d", "-s", session, "-x", str(columns), "-y", str(rows), command)
+    pane = int(tmux(socket, "display-message", "-p", "-t", session, "#{pane_pid}"))
+    processes = descendants(pane)
     try:
         deadline = time.monotonic() + 60
         lines: list[str] = []
@@ -54,13 +79,22 @@ def screen_at(tmp_path: Path, columns: int, rows: int) -> list[str]:
             text = "\n".join(lines)
             if "done" in text and "missing" in text and "error" in text:
                 time.sleep(1)  # the last frame
+                processes |= descendants(pane)
                 return tmux(socket, "capture-pane", "-p", "-t", session).splitlines()
             time.sleep(0.3)
         raise AssertionError("the grid never showed both cells:\n" + "\n".join(lines))
     finally:
-        subprocess.run(["tmux", "-L", socket, "send-keys", "-t", session, "q"], capture_output=True, timeout=10)
-        time.sleep(0.5)
+        if quit_first:
+            subprocess.run(["tmux", "-L", socket, "send-keys", "-t", session, "q"], capture_output=True, timeout=10)
+            time.sleep(0.5)
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=10)
+        gone_by = time.monotonic() + 60
+        while alive(processes) and time.monotonic() < gone_by:
+            time.sleep(0.2)
+        left = alive(processes)
+        for pid in left:
+            subprocess.run(["kill", "-9", str(pid)], capture_output=True, timeout=10)
+        assert not left, f"the TUI outlived its terminal by 60 s: {left}"
 
 
 def arch_column(lines: list[str], word: str) -> str:
@@ -88,3 +122,9 @@ def test_the_tui_uses_a_large_terminal(tmp_path: Path) -> None:
     assert len(arch_column(large, "ghost")) > len(arch_column(small, "ghost"))
     # a wide terminal shows a failure's whole reason in its cell (two of them side by side)
     assert arch_column(large, "far").count("unreachable (cannot resolve the name)") == 2
+
+
+def test_the_tui_ends_when_its_terminal_is_gone(tmp_path: Path) -> None:
+    # the terminal killed under the running app (an ssh session dropped): no `q` first
+    lines = screen_at(tmp_path, 80, 24, quit_first=False)
+    assert any("missing" in line for line in lines)

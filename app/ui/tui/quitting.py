@@ -8,9 +8,12 @@ whether stopping now cuts cells short (`cut_short`) and the run's own code (`run
 from __future__ import annotations
 
 import asyncio
+import sys
+import threading
 
 from textual import work
 from textual.app import App
+from textual.driver import Driver
 from textual.worker import Worker
 
 from ecoready.domain.text import inert
@@ -26,6 +29,9 @@ class CleanQuit(App[int]):
         self.session: RunSession | None = None
         self._quitting = False
         self._session_closed = False
+
+    def get_driver_class(self) -> type[Driver]:
+        return ending_driver(super().get_driver_class())
 
     def stopping(self, notice: str) -> None:
         """Show what the app does while it stops."""
@@ -86,3 +92,31 @@ class CleanQuit(App[int]):
 
     async def on_unmount(self) -> None:
         await self._close_session()  # whatever ended the app, the run's resources go
+
+
+def ending_driver(base: type[Driver]) -> type[Driver]:
+    """Textual's terminal driver, made to let the process end when the terminal is gone.
+
+    Its input thread reads the terminal until the driver's `exit_event` is set, which it
+    does only after writing to the terminal the codes that leave application mode: with the
+    terminal gone (an ssh session dropped, a tmux server killed while the app quits) that
+    writing fails first, the event is never set, the thread spins on a terminal that reads
+    as ended, and the process, its cleanup done, can never exit (seen: 33 minutes at half
+    a core after `kill-server`). Here the event is set whatever the writing does."""
+    if sys.platform == "win32":
+        return base
+    from textual.drivers.linux_driver import LinuxDriver
+
+    if base is not LinuxDriver:  # another driver chosen (TEXTUAL_DRIVER): as it is
+        return base
+
+    class EndingDriver(LinuxDriver):
+        def stop_application_mode(self) -> None:
+            try:
+                super().stop_application_mode()
+            finally:
+                stop = getattr(self, "exit_event", None)
+                if isinstance(stop, threading.Event):
+                    stop.set()  # the input thread ends within its select timeout
+
+    return EndingDriver
