@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -37,6 +38,7 @@ COMPARED: tuple[Facet, ...] = tuple(f for f in Facet if f is not Facet.BUILD_IDS
 KEEP_VALUES = 8  # a facet of at most this many items keeps its values on the cell's fingerprint
 KEEP_DIFFERENCES = 6  # differences kept per facet in a finding; the rest are counted
 DIGEST_HEX = 16
+VERSION_NUMBER = re.compile(r"\d+\.\d+\.\d+")
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,30 @@ def reference_arch(arches: Sequence[str]) -> str:
     return "amd64" if "amd64" in arches else arches[0]
 
 
+def own_versions(ref: Mapping[Facet, Facts], other: Mapping[Facet, Facts]) -> frozenset[str]:
+    """The server's own version numbers on both arches (`11.8.3` of `11.8.3-MariaDB-1`)."""
+    found = set()
+    for facts in (ref.get(Facet.VERSION), other.get(Facet.VERSION)):
+        for value in facts.items.values() if facts else ():
+            match = VERSION_NUMBER.search(value)
+            if match:
+                found.add(match.group(0))
+    return frozenset(found)
+
+
+def telling_first(
+    names: Sequence[str], a: Mapping[str, str], b: Mapping[str, str], versions: frozenset[str]
+) -> list[str]:
+    """Differing items, those whose values carry the server's own version first and of
+    these a server package first (`mariadb-server 1:11.8.3-…`, not `libmariadb3` or a
+    library that happens to sort before it), then by name."""
+
+    def carries(name: str) -> bool:
+        return any(v in (a.get(name) or "") or v in (b.get(name) or "") for v in versions)
+
+    return sorted(names, key=lambda name: (not carries(name), "server" not in name, name))
+
+
 def compare(reference: str, ref: Mapping[Facet, Facts], other: Mapping[Facet, Facts]) -> ArchParity:
     """`other` (a cell's facts) against `ref` (the reference arch's cell's), facet by facet."""
     compared = 0
@@ -134,7 +160,8 @@ def compare(reference: str, ref: Mapping[Facet, Facts], other: Mapping[Facet, Fa
         differ = [n for n in names if a.get(n) != b.get(n)]
         if differ:
             counts[facet.value] = len(differ)
-            differences.extend(Difference(facet, n, a.get(n), b.get(n)) for n in differ[:KEEP_DIFFERENCES])
+            kept = telling_first(differ, a, b, own_versions(ref, other))[:KEEP_DIFFERENCES]
+            differences.extend(Difference(facet, n, a.get(n), b.get(n)) for n in kept)
     return ArchParity(reference, compared, tuple(facets), tuple(differences), counts)
 
 

@@ -81,7 +81,10 @@ def test_headless_run_writes_every_format_and_report_rerenders_them(lab: Path, t
     report = json.loads(out["json"].read_text())
     validate_report(report, str(out["json"]))
     (case,) = ET.parse(out["junit"]).getroot().iter("testcase")
-    assert (case.get("classname"), case.get("name"), list(case)) == ("server", "mariadb-10.11/amd64", [])
+    assert (case.get("classname"), case.get("name")) == ("server", "mariadb-10.11/amd64")
+    assert [child.tag for child in case] == ["properties", "system-out"]  # ready: no failure, error or skip
+    (rests,) = [p.get("value") for p in case.iter("property") if p.get("name") == "rests_on"]
+    assert rests and "checks passed" in (rests or "") and rests in (case.findtext("system-out") or "")
     assert "st-ready" in out["html"].read_text() and "✔ ready" in out["md"].read_text()
     # the live outputs are exactly what re-rendering the saved JSON gives
     for fmt in ("md", "html", "junit"):

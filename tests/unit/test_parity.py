@@ -127,6 +127,28 @@ def test_many_differences_are_counted_and_a_few_kept() -> None:
     assert said.startswith("arm64 differs from amd64: 40 packages differ (`lib0` 1 vs 2, ") and said.endswith("…)")
 
 
+def test_the_kept_differences_are_those_that_carry_the_server_s_own_version_first() -> None:
+    libs = {f"lib{i}": "1" for i in range(20)}
+    own = ("libmariadb3", "mariadb-backup", "mariadb-client", "mariadb-common", "mariadb-plugin-x", "mariadb-server")
+    amd = facts(version={"": "11.8.3-MariaDB"}, packages={**libs, **{k: "1:11.8.3-1" for k in own}})
+    arm = facts(
+        version={"": "10.11.14-MariaDB"},
+        packages={**{k: "2" for k in libs}, **{k: "1:10.11.14-1" for k in own}},
+    )
+    p = compare("amd64", amd, arm)
+    kept = [d.name for d in p.differences if d.facet is Facet.PACKAGES]
+    assert p.count(Facet.PACKAGES) == 26 and len(kept) == KEEP_DIFFERENCES
+    # by name alone, lib0..lib5 would be kept and the server's package lost
+    assert kept == [
+        "mariadb-server",
+        "libmariadb3",
+        "mariadb-backup",
+        "mariadb-client",
+        "mariadb-common",
+        "mariadb-plugin-x",
+    ]
+
+
 def test_build_ids_are_kept_but_never_compared_across_arches() -> None:
     amd = facts(build_ids={"mariadbd": "aa"}, version={"": "1"})
     arm = facts(build_ids={"mariadbd": "bb"}, version={"": "1"})
