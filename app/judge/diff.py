@@ -14,7 +14,8 @@
   measurements: each side's coefficient of variation (at least `NOISE_FLOOR`, what a
   server's restart alone moves), added in quadrature; a drop is a regression. A series measured once on
   either side has no measured noise, so no change is called on it (`quick` measures each
-  point once: "not enough runs to call a change", never a regression). Emulated numbers,
+  point once: "not enough runs to call a change", never a regression), nor on a series
+  whose repeats spread more than `UNSTEADY_CV` (not at a steady state). Emulated numbers,
   numbers from different hosts and series not measured alone on their host in both
   reports (another cell's stage beside them, or not recorded) are never compared: said in
   `not_compared`.
@@ -46,6 +47,10 @@ NOISE_FLOOR = 0.025
 # Runs a series needs on both sides before a change is called: one run measures no noise
 # (two quick runs of the same rows on one quiet machine differed by +12% to +50%)
 MIN_RUNS = 2
+# The most a series' repeats may spread (CV) for its median to be a measurement: beyond it
+# the server was not at a steady state (a lab run's first bench after the engine tests:
+# 6,105, 7,256 and 14,599 tps, then 18,229-20,664 a minute later), so no change is called
+UNSTEADY_CV = 0.25
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,9 @@ def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) ->
         if min(len(a.runs), len(b.runs)) < MIN_RUNS:
             crowded[_too_few_runs(a, b)] = None
             continue
+        if max(a.cv, b.cv) > UNSTEADY_CV:
+            crowded[_unsteady(a, b)] = None
+            continue
         if a.median_tps <= 0:
             continue
         change = b.median_tps / a.median_tps - 1.0
@@ -213,6 +221,14 @@ def _too_few_runs(old: BenchSeries, new: BenchSeries) -> str:
     return (
         f"{runs} run per point in the {'old' if len(old.runs) == runs else 'new'} report: not enough runs to "
         f"call a change (its noise is not measured; a profile with repeats >= {MIN_RUNS} measures it)"
+    )
+
+
+def _unsteady(old: BenchSeries, new: BenchSeries) -> str:
+    which, series = ("old", old) if old.cv >= new.cv else ("new", new)
+    return (
+        f"{series.workload} {series.threads} threads: the {which} report's repeats spread {series.cv * 100:.0f}% "
+        f"(over {UNSTEADY_CV * 100:.0f}%): not steady enough to call a change (a longer warmup or time steadies it)"
     )
 
 

@@ -54,11 +54,16 @@ def _facet_words(p: ArchParity, facet: Facet, arch: str) -> str:
     return f"{total} {plural} differ ({', '.join(named)}, …)"
 
 
-def what_differs(arch: str, p: ArchParity) -> str:
-    """`version 11.8.3 vs 11.8.4; no `rocksdb` engine` ("" when nothing differs)."""
+def differing_parts(arch: str, p: ArchParity) -> list[str]:
+    """One part per facet that differs: `version 11.8.3 vs 11.8.4`, `no `rocksdb` engine`."""
     parts = [_facet_words(p, facet, arch) for facet in Facet if p.count(facet)]
     parts += [f"its {facet.value} differ (digest; what differs is not in the report)" for facet in p.unknown]
-    return "; ".join(part for part in parts if part)
+    return [part for part in parts if part]
+
+
+def what_differs(arch: str, p: ArchParity) -> str:
+    """`version 11.8.3 vs 11.8.4; no `rocksdb` engine` ("" when nothing differs)."""
+    return "; ".join(differing_parts(arch, p))
 
 
 def finding(arch: str, p: ArchParity) -> str:
@@ -77,6 +82,22 @@ def compared_words(cell: CellResult) -> str:
         return ""
     facets = ", ".join(f.value for f in p.facets)
     return f"{p.compared} things compared with {p.reference} ({facets}): {cell_finding(cell) or 'the same'}"
+
+
+def compared_lines(cell: CellResult) -> list[str]:
+    """`compared_words` as lines, a facet's difference on each (the TUI's detail: a long
+    finding read whole, not cut at the pane's line bound)."""
+    p = cell.parity
+    if p is None:
+        return []
+    head = f"{p.compared} things compared with {p.reference} ({', '.join(f.value for f in p.facets)})"
+    if not p.differs:
+        return [f"{head}: the same"]
+    return [
+        f"{head}:",
+        f"{cell.arch} differs from {p.reference}:",
+        *(f"  {part}" for part in differing_parts(cell.arch, p)),
+    ]
 
 
 def compared_line(cell: CellResult) -> str:

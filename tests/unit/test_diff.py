@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
-from ecoready.judge.diff import NOISE_FLOOR, diff, diff_dict, diff_text, is_regression
+from ecoready.judge.diff import NOISE_FLOOR, UNSTEADY_CV, diff, diff_dict, diff_text, is_regression
 from ecoready.report import json as json_report
 from tests.support.cli import ecoready
 from tests.support.reports_sample import bench_report, lab_report
@@ -113,6 +113,22 @@ def test_bench_changes_count_only_beyond_twice_the_noise_of_a_difference() -> No
     noisy = diff(old, scaled(old, "mariadb-10.11/amd64", 0.88, cv=0.06))  # 2 x sqrt(2.5%^2 + 6%^2) = +-13%
     assert not noisy.bench
     assert diff(old, scaled(old, "mariadb-10.11/amd64", 0.80, cv=0.06)).regressed
+
+
+def test_repeats_that_spread_too_far_are_not_steady_enough_to_call_a_change() -> None:
+    """A run's first bench after a busy phase: 6,105, 7,256 and 14,599 tps (CV 49%), then
+    18,229-20,664: no change is called on a series that was not at a steady state."""
+    old = scaled(bench_report(), "mariadb-10.11/amd64", 1.0, cv=0.49)
+    tripled = diff(old, scaled(bench_report(), "mariadb-10.11/amd64", 2.8))
+    assert not tripled.bench and not tripled.changed and not tripled.regressed
+    assert any(
+        "the old report's repeats spread 49% (over 25%): not steady enough to call a change" in line
+        for line in tripled.not_compared
+    ), tripled.not_compared
+    assert "no change since run" in diff_text(tripled)
+    # at the bound, still compared
+    steady = scaled(bench_report(), "mariadb-10.11/amd64", 1.0, cv=UNSTEADY_CV)
+    assert diff(steady, scaled(bench_report(), "mariadb-10.11/amd64", 0.3)).regressed
 
 
 def once(report: Report) -> Report:

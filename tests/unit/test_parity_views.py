@@ -69,7 +69,11 @@ def test_a_ready_cell_that_differs_stays_ready_and_says_so_in_every_view() -> No
     xml = junit.render(report)
     assert 'name="parity"' in xml and "812 things compared with amd64" in xml
     shown = plain(detail_renderable(cell, 200), 200)
-    assert f"\nparity\n812 things compared with amd64 (version, plugins, packages): {FINDING}" in shown
+    said = "\n  ".join(FINDING.split(": ", 1)[1].split("; "))  # a facet a line, each whole
+    assert (
+        f"\nparity\n812 things compared with amd64 (version, plugins, packages):\narm64 differs from amd64:\n  {said}\n"
+        in shown
+    )
     planned = replace(report, migration=Migration(origins=(ComponentOrigin("mariadb-10.11", "lab/mariadb:10.11"),)))
     step = next(s for s in plan_steps(planned) if (s.component, s.arch) == ("mariadb-10.11", "arm64"))
     assert step.text == "ready, but differs from amd64" and FINDING in step.why

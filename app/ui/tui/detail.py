@@ -30,7 +30,7 @@ from ecoready.report import mirror_words
 from ecoready.report.binaries import BINARY_HEADER, audit_about, binary_row, finding_lines
 from ecoready.report.coverage_words import rests_on
 from ecoready.report.exporter_text import bench_conditions, cv_text
-from ecoready.report.parity_words import compared_words
+from ecoready.report.parity_words import compared_lines
 from ecoready.report.reasons import Advice, advice_for
 from ecoready.report.status_words import (
     EMULATED_MARK,
@@ -235,7 +235,7 @@ def detail_renderable(cell: CellResult, width: int, advised: Advice | None = Non
     packaging = [heading("packaging"), packaging_section(cell.packaging)] if cell.packaging is not None else []
     answer = [Text(""), advice_section(advised)] if advised is not None else []
     rests = [safe(rests_on(cell), Style(dim=True))] if cell.status.finished else []
-    parity = [heading("parity"), safe(compared_words(cell))] if cell.parity is not None else []
+    parity = [heading("parity"), safe("\n".join(compared_lines(cell)))] if cell.parity is not None else []
     return Group(
         summary_section(cell),
         *rests,
