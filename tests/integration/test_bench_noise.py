@@ -42,6 +42,18 @@ def run(matrix: Path, out: Path) -> dict[str, Any]:
     return dict(series)
 
 
+def steady_run(matrix: Path, out: Path, tries: int = 3) -> dict[str, Any]:
+    """A run whose repeats are steady enough for `diff` to call a change on (this shared
+    VM's first benches after a busy phase can spread 26-49%), tried up to `tries` times."""
+    spreads = []
+    for _ in range(tries):
+        series = run(matrix, out)
+        if series["cv"] <= UNSTEADY_CV:
+            return series
+        spreads.append(round(series["cv"], 3))
+    pytest.fail(f"no steady run of {matrix.name} in {tries} tries (CVs {spreads}): the machine is not quiet")
+
+
 def test_the_same_row_twice_is_no_change_and_a_throttled_server_is_a_regression(
     lab: Path, tmp_path: Path, no_leaks: None
 ) -> None:
@@ -53,14 +65,15 @@ def test_the_same_row_twice_is_no_change_and_a_throttled_server_is_a_regression(
     assert same.returncode == 0 and "no change since run" in same.stdout, (same.stdout, first, second)
     if max(first["cv"], second["cv"]) > UNSTEADY_CV:  # not at a steady state: said, no change called
         assert "not steady enough to call a change" in same.stdout, same.stdout
-    # the throttled run against the steadier of the two (a run's first bench after a busy
-    # phase can spread: 6,105, 7,256 and 14,599 tps, then 18,229-20,664)
+    # the throttled run against a steady baseline (a run's first bench after a busy phase
+    # can spread: 6,105, 7,256 and 14,599 tps, then 18,229-20,664)
     base, baseline = min((first, "first"), (second, "second"), key=lambda pair: pair[0]["cv"])
-    assert base["cv"] <= UNSTEADY_CV, (first, second)
+    if base["cv"] > UNSTEADY_CV:
+        base, baseline = steady_run(plain, tmp_path / "third.json"), "third"
 
     throttled = tmp_path / "throttled.toml"
     throttled.write_text(BENCH + LAB_SERVER + "cpus = 0.1\n")
-    slow = run(throttled, tmp_path / "throttled.json")
+    slow = steady_run(throttled, tmp_path / "throttled.json")
     drop = ecoready("diff", str(tmp_path / f"{baseline}.json"), str(tmp_path / "throttled.json"))
     assert slow["median_tps"] < 0.5 * base["median_tps"], (base, slow)  # the quota reached the engine
     assert drop.returncode == 1, (drop.stdout, drop.stderr)
