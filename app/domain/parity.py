@@ -38,7 +38,8 @@ COMPARED: tuple[Facet, ...] = tuple(f for f in Facet if f is not Facet.BUILD_IDS
 KEEP_VALUES = 8  # a facet of at most this many items keeps its values on the cell's fingerprint
 KEEP_DIFFERENCES = 6  # differences kept per facet in a finding; the rest are counted
 DIGEST_HEX = 16
-VERSION_NUMBER = re.compile(r"\d+\.\d+\.\d+")
+VERSION_NUMBER = re.compile(r"\d+\.\d+\.\d+")  # the server's own version in its @@version
+MAIN_PACKAGE_WORD = "server"  # of the items carrying that version, those named so are kept first
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def telling_first(
     def carries(name: str) -> bool:
         return any(v in (a.get(name) or "") or v in (b.get(name) or "") for v in versions)
 
-    return sorted(names, key=lambda name: (not carries(name), "server" not in name, name))
+    return sorted(names, key=lambda name: (not carries(name), MAIN_PACKAGE_WORD not in name, name))
 
 
 def compare(reference: str, ref: Mapping[Facet, Facts], other: Mapping[Facet, Facts]) -> ArchParity:
@@ -150,6 +151,7 @@ def compare(reference: str, ref: Mapping[Facet, Facts], other: Mapping[Facet, Fa
     facets: list[Facet] = []
     differences: list[Difference] = []
     counts: dict[str, int] = {}
+    versions = own_versions(ref, other)
     for facet in COMPARED:
         if facet not in ref or facet not in other:
             continue
@@ -160,7 +162,7 @@ def compare(reference: str, ref: Mapping[Facet, Facts], other: Mapping[Facet, Fa
         differ = [n for n in names if a.get(n) != b.get(n)]
         if differ:
             counts[facet.value] = len(differ)
-            kept = telling_first(differ, a, b, own_versions(ref, other))[:KEEP_DIFFERENCES]
+            kept = telling_first(differ, a, b, versions)[:KEEP_DIFFERENCES]
             differences.extend(Difference(facet, n, a.get(n), b.get(n)) for n in kept)
     return ArchParity(reference, compared, tuple(facets), tuple(differences), counts)
 

@@ -80,8 +80,11 @@ def compared_words(cell: CellResult) -> str:
     p = cell.parity
     if p is None:
         return ""
-    facets = ", ".join(f.value for f in p.facets)
-    return f"{p.compared} things compared with {p.reference} ({facets}): {cell_finding(cell) or 'the same'}"
+    return f"{_compared_head(p)}: {cell_finding(cell) or 'the same'}"
+
+
+def _compared_head(p: ArchParity) -> str:
+    return f"{p.compared} things compared with {p.reference} ({', '.join(f.value for f in p.facets)})"
 
 
 def compared_lines(cell: CellResult) -> list[str]:
@@ -90,7 +93,7 @@ def compared_lines(cell: CellResult) -> list[str]:
     p = cell.parity
     if p is None:
         return []
-    head = f"{p.compared} things compared with {p.reference} ({', '.join(f.value for f in p.facets)})"
+    head = _compared_head(p)
     if not p.differs:
         return [f"{head}: the same"]
     return [
