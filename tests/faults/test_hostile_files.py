@@ -130,7 +130,7 @@ def test_an_alias_bomb_in_any_list_field_is_refused_in_bounded_time(field: str) 
     start = time.monotonic()
     with pytest.raises(ConfigError) as caught:
         parse_compose(text, "c.yml")
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 10  # expanded, the bomb takes hours
     assert str(caught.value).startswith("c.yml:")
     assert f"aliases here expand to more than {MAX_VALUES} values" in str(caught.value)
 

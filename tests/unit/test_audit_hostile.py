@@ -67,7 +67,7 @@ def test_overlapping_program_headers_are_read_once_each_byte() -> None:
 def test_65535_program_headers_are_no_program_a_compiler_made() -> None:
     start = time.monotonic()
     found = audit_program("haproxy", "/usr/sbin/haproxy", with_program_headers(65_535))
-    assert time.monotonic() - start < 2
+    assert time.monotonic() - start < 5  # refused before reading them
     assert found.note == f"65535 program headers: more than the {MAX_PROGRAM_HEADERS} the audit reads"
 
 

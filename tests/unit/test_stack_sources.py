@@ -67,7 +67,7 @@ def test_a_real_alias_bomb_is_refused_in_bounded_time_and_memory() -> None:
         list(load_all(text, "bomb.yaml"))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert time.monotonic() - start < 2 and peak < 20 << 20
+    assert time.monotonic() - start < 10 and peak < 20 << 20  # 9**11 values expanded: hours
 
 
 def test_what_yaml_means_is_kept_merge_keys_anchors_and_types() -> None:

@@ -104,7 +104,7 @@ async def test_an_emulated_twin_that_comes_to_start_after_the_native_failure_is_
     await runner.run_cell(native)  # one after the other: the twin knows before its start
     began = time.monotonic()
     await runner.run_cell(emulated)
-    assert time.monotonic() - began < 1.0
+    assert time.monotonic() - began < 5  # no start, no wait: milliseconds (a busy CI machine has paused past 1 s)
     cut = start_of(r, emulated.id)
     assert cut.blame is not None and cut.blame.cause is Cause.TWIN_FAILED
     assert "does-not-start" not in cut.detail and "exited with code 1" in cut.detail
