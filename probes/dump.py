@@ -107,7 +107,7 @@ class DumpProbe(DumpLoadProbe):
 
     async def _objects(self) -> str:
         try:
-            before = await self.target.query(
+            got = await self.target.row(
                 f"SELECT {COPY_DB}.rows_in_t() AS f, (SELECT COUNT(*) FROM {COPY_DB}.even_rows) AS v"
             )
             results = await self.target.query_results(
@@ -116,7 +116,6 @@ class DumpProbe(DumpLoadProbe):
             )
         except SqlError as exc:
             raise CheckFailed(f"on the copy: {exc}") from None
-        got = before[0] if before else {}
         if got.get("f") != str(ROWS) or got.get("v") != str(ROWS // 2):
             raise CheckFailed(
                 f"the copy's rows_in_t() says {got.get('f')} and its view has {got.get('v')} rows, "

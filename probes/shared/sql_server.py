@@ -130,23 +130,25 @@ class Server:
         rows = await self.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
         return rows[0].get("Value") if rows else None
 
+    async def row(self, statement: str, what: str = "") -> Row:
+        """The one row a read-only `statement` always returns. No row at all is the client's
+        output lost on its way back (an exec whose output never reached us): read once more,
+        and lost twice is ours to answer for (InfraError, naming `what` or the statement),
+        never the component's."""
+        for _ in range(2):
+            rows = await self.query(statement)
+            if rows:
+                return rows[0]
+        lost = "came back without its row twice: the client's output was lost"
+        raise InfraError(f"{what or statement} on {self.alias} {lost}")
+
     async def value(self, expression: str) -> str | None:
-        """`SELECT expression`: one row, always. None is SQL's NULL; no row at all means the
-        client's output never reached us (an exec whose output was lost), which is ours to
-        answer for, never the component's."""
-        rows = await self.query(f"SELECT {expression} AS v")
-        if not rows:
-            lost = "came back without its row: the client's output was lost"
-            raise InfraError(f"SELECT {expression} on {self.alias} {lost}")
-        return rows[0].get("v")
+        """`SELECT expression`: None is SQL's NULL (`row`: one row, always)."""
+        return (await self.row(f"SELECT {expression} AS v", f"SELECT {expression}")).get("v")
 
     async def checksum(self, table: str) -> str | None:
-        """`CHECKSUM TABLE table`: one row, always (NULL for a table that is not there); no
-        row at all is the client's output lost, ours to answer for."""
-        rows = await self.query(f"CHECKSUM TABLE {table}")
-        if not rows:
-            raise InfraError(f"CHECKSUM TABLE {table} on {self.alias} came back without its row")
-        return rows[0].get("Checksum")
+        """`CHECKSUM TABLE table`: NULL for a table that is not there (`row`: one row, always)."""
+        return (await self.row(f"CHECKSUM TABLE {table}")).get("Checksum")
 
     async def ping(self) -> None:
         await self.query("SELECT 1 AS ok", timeout=self.ctx.scaled(10))

@@ -1,10 +1,12 @@
 """Driver rows in the lab: drivers pinned in PyPI, npm, Maven Central and the Go module
 proxy, installed into the lab's language runtime images on amd64 (native) and arm64
-(emulated), then the smoke program against MariaDB 10.11, through the real engine, the
-real registries and the real package registries. A second run (against MySQL) installs
-nothing; a source build without a compiler is `broken` naming what is missing; a pin that
-names no published version and an image without the smoke program are configuration
-errors naming the row."""
+(emulated), then the smoke program against the default matrix's backend of the same row
+(MySQL 9.7 with TLS and caching_sha2_password, or MariaDB 11.8), through the real engine,
+the real registries and the real package registries: each is a default-matrix connector
+row under the lab's names (tests/support/stand_in.py `IN_LAB`), run once, here. A second
+run (the MariaDB row against MySQL) installs nothing; a source build without a compiler is
+`broken` naming what is missing; a pin that names no published version and an image
+without the smoke program are configuration errors naming the row."""
 
 from __future__ import annotations
 
@@ -16,13 +18,10 @@ from typing import Any
 import pytest
 
 from ecoready.domain.codec import from_plain
-from ecoready.domain.drivers import parse_driver
 from ecoready.domain.packaging import Packaging
-from ecoready.lab.needs import lab_image_of
 from ecoready.matrix.load import load
 from ecoready.report.status_words import packaging_text
 from tests.support.cli import LAB_MATRIX, ecoready
-from tests.support.stand_in import CONNECTOR_ROWS
 
 pytestmark = pytest.mark.docker
 
@@ -38,18 +37,9 @@ EXPECTED = {
     "driver-java-mariadb-java-client": "ready (pure-Java jar)",
     "driver-go-mysql": "ready (pure Go)",
 }
-# The driver rows whose driver (registry and package) the default matrix has on the same
-# runtime image against MySQL 9.7: the stand-ins' run checks those against MySQL
-_MYSQL_DRIVERS = {
-    (parse_driver(c.options["driver"]).package, lab_image_of(c.image))
-    for c in CONNECTOR_ROWS
-    if c.backend == "mysql-9.7" and "driver" in c.options
-}
-AGAINST_MYSQL_ELSEWHERE = {
-    c.id
-    for c in load(LAB_MATRIX).components
-    if c.id in ROWS and (parse_driver(c.options["driver"]).package, lab_image_of(c.image)) in _MYSQL_DRIVERS
-}
+CHECKS = ["connect", "version", "prepared_utf8mb4", "rollback", "wrong_password"]
+MYSQL_CHECKS = ["tls", "caching_sha2_password"]  # a MySQL backend's, said not applicable to MariaDB
+BACKENDS = {c.id: c.backend for c in load(LAB_MATRIX).components}
 SERVER = (
     '[[components]]\nid = "mariadb-10.11"\ncategory = "server"\nprobe = "server"\n'
     'image = "127.0.0.1:5000/lab/mariadb:10.11"\n\n'
@@ -98,17 +88,20 @@ def test_driver_rows_are_ready_on_both_arches(lab_report: dict[str, Any]) -> Non
         # the verdict as every view shows it, after the install
         assert packaging_text(from_plain(Packaging, packaging)) == EXPECTED[cell["component"]], packaging
         checks = checks_of(cell)
-        assert [k for k, c in checks.items() if c["outcome"] == "pass"] == [
-            "connect",
-            "version",
-            "prepared_utf8mb4",
-            "rollback",
-            "wrong_password",
-        ], checks
-        # against MariaDB: TLS and caching_sha2_password are MySQL's, and said to be so
-        assert {checks[k]["outcome"] for k in ("tls", "caching_sha2_password")} == {"skip"}
-        assert checks["tls"]["detail"].startswith("not applicable: the backend is MariaDB")
-        assert "MariaDB" in checks["version"]["detail"]
+        passed = [k for k, c in checks.items() if c["outcome"] == "pass"]
+        if BACKENDS[cell["component"]] == "mysql-9.7":
+            assert passed == CHECKS + MYSQL_CHECKS, (cell["id"], checks)
+            assert checks["tls"]["detail"].startswith("encrypted: TLS"), checks["tls"]
+            sha2 = checks["caching_sha2_password"]["detail"]
+            assert "full, then fast authentication" in sha2, (cell["id"], sha2)
+            assert "9.7." in checks["version"]["detail"], checks["version"]
+        else:  # against MariaDB: TLS and caching_sha2_password are MySQL's, and said to be so
+            assert passed == CHECKS, (cell["id"], checks)
+            assert {checks[k]["outcome"] for k in MYSQL_CHECKS} == {"skip"}
+            assert checks["tls"]["detail"].startswith("not applicable: the backend is MariaDB")
+            assert "MariaDB" in checks["version"]["detail"]
+        assert "1045" in checks["wrong_password"]["detail"], (cell["id"], checks["wrong_password"])
+    assert {BACKENDS[row] for row in ROWS} == {"mysql-9.7", "mariadb-11.8"}  # both sides of the checks above
     by_id = {c["id"]: c for c in first["cells"]}
     for arch in ("amd64", "arm64"):
         built = by_id[f"driver-python-mysqlclient/{arch}"]["packaging"]
@@ -122,6 +115,7 @@ def test_driver_rows_are_ready_on_both_arches(lab_report: dict[str, Any]) -> Non
         )  # the very version the packaging stage resolved is the one that ran
         go = by_id[f"driver-go-mysql/{arch}"]
         assert f"go-sql-driver/mysql {go['packaging']['version']}" in checks_of(go)["connect"]["detail"]
+        assert "Python 3.13" in checks_of(by_id[f"driver-python-pymysql/{arch}"])["connect"]["detail"]
 
 
 def _cache_images() -> list[str]:
@@ -190,12 +184,11 @@ def test_an_image_not_of_the_row_s_runtime_is_a_configuration_error(
 def test_against_mysql_the_drivers_do_tls_and_caching_sha2_password_with_the_lab_run_s_installs(
     lab_report: dict[str, Any], tmp_path: Path, no_leaks: None
 ) -> None:
-    """The lab's driver rows run against MariaDB; here, against MySQL 9.7 on both arches
-    (arm64 emulated), after the whole-lab run (tests/conftest.py), the rows whose driver the
-    stand-ins' run of the default matrix does not already check against MySQL 9.7 on the
-    same runtime images (test_stand_in_connectors.py: TLS and caching_sha2_password): a
-    second run of those rows, so it installs nothing."""
-    lab_rows = {c.id: c for c in load(LAB_MATRIX).components if c.id in ROWS and c.id not in AGAINST_MYSQL_ELSEWHERE}
+    """The lab's driver rows whose backend is MariaDB (the others run against MySQL 9.7 in
+    the whole-lab run), here against MySQL 9.7 on both arches (arm64 emulated), after the
+    whole-lab run (tests/conftest.py): TLS and caching_sha2_password for those drivers too,
+    in a second run of those rows, so it installs nothing."""
+    lab_rows = {c.id: c for c in load(LAB_MATRIX).components if c.id in ROWS and BACKENDS[c.id] != "mysql-9.7"}
     assert lab_rows  # else the claim of a second run installing nothing has no test
     text = '[[components]]\nid = "mysql-9.7"\ncategory = "server"\nprobe = "server"\n'
     text += 'image = "127.0.0.1:5000/lab/mysql:9.7"\noptions = { flavor = "mysql" }\n'

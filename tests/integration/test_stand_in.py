@@ -17,7 +17,11 @@ caching_sha2_password (probes/haproxy.py; the lab row `haproxy-mysql`).
 
 The backup and dump tools served: mariadb-backup, and the logical dumps of the `dump` rows
 (mysqldump in mysql:9.7, mariadb-dump in mariadb:11.8, each into a second server). The
-mydumper row's image is not served: Debian has only mydumper 0.10, never `v1.0.3-1`."""
+mydumper row's image is not served: Debian has only mydumper 0.10, never `v1.0.3-1`.
+
+A served row whose cells the whole-lab run already runs as they are (`IN_LAB`: replication
+and group replication on mysql:9.7, mysqldump, the driver rows) is run there, not twice:
+its lab twin must be ready on both arches on the very image (one digest under both names)."""
 
 from __future__ import annotations
 
@@ -25,11 +29,25 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from ecoready.engine.platform import host_arch
+from ecoready.lab.recipes import REGISTRY, STAND_INS
 from tests.support.cli import ROOT, ecoready
-from tests.support.stand_in import MIRRORS, RUN, SERVED, SERVED_IMAGES, STAND_IN_OF, registry_of, require_stand_in
+from tests.support.stand_in import (
+    DEFAULT,
+    IN_LAB,
+    LAB,
+    MIRRORS,
+    RUN,
+    SERVED,
+    SERVED_IMAGES,
+    STAND_IN_OF,
+    registry_of,
+    require_stand_in,
+    runs_as,
+)
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -81,3 +99,36 @@ def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in_report: dic
         assert [s["stage"] for s in cell["stages"]][-1] == "bench", cell["id"]
         assert cell["bench"]["tool"].startswith("sysbench 1.0"), cell["bench"]
     assert report["_exit"] == 0, report["_stderr"][-2000:]  # every cell of the run ready, these and the others
+
+
+def _digest(reference: str) -> str:
+    """The digest the lab's registry serves for a lab name or, for an upstream name, its stand-in's."""
+    if reference.startswith(f"{REGISTRY}/"):
+        path, _, tag = reference.removeprefix(f"{REGISTRY}/").rpartition(":")
+    else:
+        registry = registry_of(reference)
+        path, _, tag = reference.removeprefix(f"{registry}/").rpartition(":")
+        path = f"{STAND_INS[registry]}/{'library/' if '/' not in path else ''}{path}"
+    accept = "application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json"
+    answer = httpx.get(f"http://{REGISTRY}/v2/{path}/manifests/{tag}", headers={"Accept": accept}, timeout=10)
+    assert answer.status_code == 200, (reference, answer.status_code)
+    return answer.headers["Docker-Content-Digest"]
+
+
+def test_the_rows_the_lab_run_holds_are_ready_there_on_the_images_the_stand_in_serves(
+    lab_report: dict[str, Any],
+) -> None:
+    # every lab driver row is a default row's twin, so its cells run once (issue 55)
+    assert {c.id for c in LAB.components if "driver" in c.options} <= set(IN_LAB.values())
+    cells = {(c["component"], c["arch"]): c for c in lab_report["cells"]}
+    for row, twin in IN_LAB.items():
+        default, lab = DEFAULT.component(row), LAB.component(twin)
+        assert default.image in SERVED_IMAGES, row  # its image through the mirror: the images test
+        assert runs_as(DEFAULT, default) == runs_as(LAB, lab) is not None
+        for arch in ("amd64", "arm64"):
+            cell = cells[(twin, arch)]
+            assert cell["status"] == "ready" and cell["emulated"] is (arch == "arm64"), (cell["id"], cell["detail"])
+        while default.backend and lab.backend:
+            assert _digest(default.image) == _digest(lab.image), (default.image, lab.image)
+            default, lab = DEFAULT.component(default.backend), LAB.component(lab.backend)
+        assert _digest(default.image) == _digest(lab.image), (default.image, lab.image)

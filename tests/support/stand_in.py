@@ -2,8 +2,13 @@
 test session (`stand_in_report` in tests/conftest.py): the rows the stand-ins serve
 (tests/integration/test_stand_in.py), the connector rows on the official runtime images'
 stand-ins (test_stand_in_connectors.py) and gh-ost (test_stand_in_ghost.py), on both
-arches, in one run whose report every one of those tests reads: the rows used to run in
-three runs (and the connector rows' drivers were installed by each that had them)."""
+arches, in one run whose report every one of those tests reads.
+
+A default row whose cells the whole-lab run already runs (`IN_LAB`: the same probe, options
+and image under the lab's name, its backend likewise, no bench stage for the profiles to
+tell apart) is not run here a second time: test_stand_in.py checks that its lab twin is
+ready on both arches on the very images the stand-in serves under the upstream name, and
+its image through the mirror with the rest. Each expensive cell runs once (issue 55)."""
 
 from __future__ import annotations
 
@@ -14,9 +19,13 @@ from typing import Any
 import httpx
 import pytest
 
+from ecoready.domain.model import Component
+from ecoready.lab.needs import lab_image_of
 from ecoready.lab.recipes import ORACLE_REGISTRY, REGISTRY, STAND_INS
+from ecoready.matrix.document import Matrix
+from ecoready.matrix.kinds import KINDS
 from ecoready.matrix.load import load
-from tests.support.cli import ROOT, docker_labelled, ecoready
+from tests.support.cli import LAB_MATRIX, ROOT, docker_labelled, ecoready
 
 MATRIX = ROOT / "matrix.toml"
 # the stand-in of each registry, as the mirror of that registry (prefix style)
@@ -54,14 +63,42 @@ SERVED = (
     "galera-mariadb",
     "percona-toolkit",
 )
-# The rows run here: every row served but Galera (three nodes per arch, and not one of the
-# rows issue 41 names; its image is checked by test_stand_in.py's images test).
-# mariadb-11.8's oltp_read_write restarts a few transactions at 8 threads (1020,
-# innodb_snapshot_isolation): counted, not a failure.
-RUN = tuple(row for row in SERVED if row != "galera-mariadb")
-CONNECTOR_ROWS = tuple(c for c in load(MATRIX, {}).components if c.probe == "connector")
-GHOST_ROW = next(c for c in load(MATRIX, {}).components if c.probe == "ghost")
-ROWS = (*RUN, *(c.id for c in CONNECTOR_ROWS), GHOST_ROW.id)
+DEFAULT = load(MATRIX, {})
+LAB = load(LAB_MATRIX, {})
+
+
+def runs_as(matrix: Matrix, row: Component) -> tuple[str, ...] | None:
+    """What `row`'s cells run, names aside: its probe, options and lab image, then its
+    backend's likewise; None when an image is not the lab's."""
+    image = lab_image_of(row.image)
+    backend = runs_as(matrix, matrix.component(row.backend)) if row.backend else ()
+    if image is None or backend is None:
+        return None
+    return (row.probe, json.dumps(dict(row.options), sort_keys=True), image.key, *backend)
+
+
+def _in_lab() -> dict[str, str]:
+    """Default rows -> lab rows whose cells run the same; a row that benches is never one
+    (the default matrix's profile benches, the lab's does not)."""
+    lab = {key: c.id for c in LAB.components if (key := runs_as(LAB, c)) is not None}
+    return {
+        c.id: lab[key]
+        for c in DEFAULT.components
+        if not KINDS[c.probe].benchmarks and (key := runs_as(DEFAULT, c)) is not None and key in lab
+    }
+
+
+# default row -> its lab twin, whose cells the whole-lab run runs
+IN_LAB = _in_lab()
+# The served rows run here: every one but Galera (three nodes per arch, and not one of the
+# rows issue 41 names; its image is checked by test_stand_in.py's images test) and those
+# the lab run holds. mariadb-11.8's oltp_read_write restarts a few transactions at 8
+# threads (1020, innodb_snapshot_isolation): counted, not a failure.
+RUN = tuple(row for row in SERVED if row != "galera-mariadb" and row not in IN_LAB)
+CONNECTOR_ROWS = tuple(c for c in DEFAULT.components if c.probe == "connector")
+RUN_CONNECTORS = tuple(c for c in CONNECTOR_ROWS if c.id not in IN_LAB)
+GHOST_ROW = next(c for c in DEFAULT.components if c.probe == "ghost")
+ROWS = (*RUN, *(c.id for c in RUN_CONNECTORS), GHOST_ROW.id)
 
 
 def registry_of(reference: str) -> str:

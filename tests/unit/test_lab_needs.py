@@ -23,7 +23,7 @@ def test_a_row_needs_its_image_and_its_backend_s() -> None:
     assert keys(["connector-c"]) == ["connectors:bookworm", "mysql:9.7"]
     # lab/haproxy:2.6 is an alias of the tools image; its backend is MariaDB 10.11
     assert keys(["haproxy"]) == ["mariadb:10.11", "tools:bookworm"]
-    assert keys(["driver-go-mysql"]) == ["mariadb:10.11", "golang:1.27"]
+    assert keys(["driver-go-mysql"]) == ["golang:1.27", "mysql:9.7"]
 
 
 def test_a_gap_row_needs_the_gaps_and_their_source() -> None:

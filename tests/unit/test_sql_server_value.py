@@ -27,6 +27,15 @@ async def test_a_value_and_sql_null_are_read_as_given() -> None:
     assert await (await server([{"v": None}])).value("@@gtid_slave_pos") is None
 
 
+async def test_an_output_lost_once_is_read_again_and_the_value_is_the_server_s() -> None:
+    answers: list[list[dict[str, Any]]] = [[], [{"v": "1"}]]  # the client's output lost, then read
+    r = rig()
+    r.host.sql(lambda _call: answers.pop(0))
+    ctx = context(r, component("replica", "server", "mysql:8.4"))
+    replica = Server(ctx, await ctx.start_container("replica"), Secret("root", "pw"), "mysql")
+    assert await replica.value("@@read_only") == "1" and not answers
+
+
 async def test_no_row_at_all_is_an_infrastructure_error_naming_the_server() -> None:
     with pytest.raises(InfraError, match=r"SELECT @@read_only on replica came back without its row"):
         await (await server([])).value("@@read_only")
