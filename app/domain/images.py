@@ -35,6 +35,9 @@ class Verdict(str, enum.Enum):
     AVAILABLE = "available"
     MISSING = "missing"  # not published for the arch (nor under an arch-suffixed tag)
     MISLABELLED = "mislabelled"  # the index says this arch, the image's config says another
+    # the registry answered that it wants a login that is not configured (a private image,
+    # or on Docker Hub a repository that does not exist): the user's to provide, not a fault
+    LOCKED = "locked"
     ERROR = "error"  # the registry could not be asked: infrastructure, never the component
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from ecoready.domain.blame import Cause
-from ecoready.domain.errors import MirrorGap, RegistryError
+from ecoready.domain.errors import LoginRequired, MirrorGap, RegistryError
 from ecoready.domain.images import Availability, ImageCheck, ImagesReport, Verdict
 from ecoready.matrix.document import Matrix
 from ecoready.matrix.kinds import KINDS
@@ -50,6 +50,8 @@ async def check_images(
     troubled: dict[tuple[str, Cause], int] = {}  # (mirror, cause) -> images it failed
 
     def failed(reference: str, arch: str, exc: RegistryError) -> Availability:
+        if isinstance(exc, LoginRequired):  # the registry answered: a login, the user's to give
+            return Availability(reference, arch, Verdict.LOCKED, exc.registry, detail=str(exc), mirror=exc.mirror)
         if isinstance(exc, MirrorGap):  # the mirror's trouble, said on its rows and once with its remedy
             key = (exc.registry, exc.cause or Cause.MIRROR_GAP)
             troubled[key] = troubled.get(key, 0) + 1
@@ -116,7 +118,8 @@ def mirror_notes(troubled: Mapping[tuple[str, Cause], int]) -> list[str]:
 
 
 def exit_code(report: ImagesReport) -> int:
-    """0 every pair available; 3 a registry could not be asked; 1 otherwise."""
+    """0 every pair available; 3 a registry could not be asked; 1 otherwise (missing,
+    mislabelled, or locked: a login to give)."""
     verdicts = [c.availability.verdict for c in report.checks]
     if Verdict.ERROR in verdicts:
         return 3

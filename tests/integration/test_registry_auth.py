@@ -261,3 +261,20 @@ def test_the_images_verb_with_a_wrong_password_says_so_and_shows_no_secret(
     assert f"registry {host}: the credentials for {host} were not accepted" in result.stderr
     assert_no_secret(result.stdout, result.stderr)
     assert "x" + PASSWORD not in result.stdout + result.stderr
+
+
+def test_the_images_verb_without_a_login_says_locked_with_what_to_give(
+    work: Path, basic_registry: Registry, tmp_path: Path
+) -> None:
+    # the registry answered (it wants a login): neither a missing image nor the tool's error
+    config = docker_config(work, {})
+    matrix = one_image_matrix(tmp_path, f"{basic_registry.host}/test/tiny:1")
+    result = ecoready("images", "--matrix", str(matrix), "--json", "-", env={"DOCKER_CONFIG": str(config)})
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["summary"] == {"locked": len(report["checks"])}
+    for check in report["checks"]:
+        assert basic_registry.host in check["detail"] and "no credentials" in check["detail"], check
+    assert "not checked" not in result.stderr  # the registry was asked, and answered
+    text = ecoready("images", "--matrix", str(matrix), env={"DOCKER_CONFIG": str(config), "NO_COLOR": "1"})
+    assert text.returncode == 1 and " locked " in text.stdout, text.stdout

@@ -16,7 +16,7 @@ def add(verbs: options.Verbs) -> None:
         "images",
         help="is each image published for each arch? (registries only, no containers)",
         description="Ask the registries whether every component's image is published for every arch, "
-        "without pulling or starting anything. Exit 0 all available, 1 some missing or mislabelled, "
+        "without pulling or starting anything. Exit 0 all available, 1 some missing, mislabelled or locked, "
         "3 a registry could not be asked.",
     )
     options.matrix(parser)
