@@ -278,3 +278,7 @@ def test_the_images_verb_without_a_login_says_locked_with_what_to_give(
     assert "not checked" not in result.stderr  # the registry was asked, and answered
     text = ecoready("images", "--matrix", str(matrix), env={"DOCKER_CONFIG": str(config), "NO_COLOR": "1"})
     assert text.returncode == 1 and " locked " in text.stdout, text.stdout
+    # doctor: the registry answers, the image is locked; nothing there would stop a run
+    doctor = ecoready("doctor", "--matrix", str(matrix), env={"DOCKER_CONFIG": str(config), "NO_COLOR": "1"})
+    said = [line for line in doctor.stdout.splitlines() if f"registry {basic_registry.host}" in line]
+    assert len(said) == 1 and "answers; " in said[0] and "is locked: " in said[0], doctor.stdout

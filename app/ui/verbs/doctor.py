@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ecoready.domain.errors import EcoreadyError, MirrorGap
+from ecoready.domain.errors import EcoreadyError, LoginRequired, MirrorGap
 from ecoready.ui.args import DEFAULT_MATRIX, load_matrix
 from ecoready.ui.console import say
 from ecoready.ui.verbs import options
@@ -256,6 +256,9 @@ async def registry_check(matrix: Matrix) -> list[tuple[str, str]]:
                 lines.append((f"registry {registry}{mirror}: not served: {answer}", registry))
                 continue
             why = answer.detail if answer.subject == registry else str(answer)  # its name said once
+            if isinstance(answer, LoginRequired):  # it answered: that image is locked, a login to give
+                lines.append((f"registry {registry}{mirror}: answers; {image} is locked: {why}", ""))
+                continue
             lines.append((f"registry {registry}{mirror}: does not answer: {why}", registry))
         elif answer.verdict is Verdict.ERROR:
             lines.append((f"registry {registry}{mirror}: does not answer: {answer.detail}", registry))
