@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,26 @@ MIN_RUNS = 2
 # the server was not at a steady state (a lab run's first bench after the engine tests:
 # 6,105, 7,256 and 14,599 tps, then 18,229-20,664 a minute later), so no change is called
 UNSTEADY_CV = 0.25
+
+
+class Uncompared(str, enum.Enum):
+    """Why a cell's bench numbers were left out of the comparison (the JSON's `why`)."""
+
+    EMULATED = "emulated"  # emulated numbers are not performance
+    OTHER_HOST = "other-host"  # measured on two hosts
+    SHARED_HOST = "shared-host"  # beside other work in a report, or what shared the host not recorded
+    TOO_FEW_RUNS = "too-few-runs"  # one run per point: its noise not measured
+    UNSTEADY = "unsteady"  # repeats spread over UNSTEADY_CV: not at a steady state
+
+
+@dataclass(frozen=True)
+class NotCompared:
+    cell: str
+    why: Uncompared
+    detail: str  # in words, for a person
+
+    def __str__(self) -> str:
+        return f"{self.cell}: {self.detail}"
 
 
 @dataclass(frozen=True)
@@ -130,7 +151,7 @@ class Diff:
     new_arches: tuple[str, ...] = ()
     lost_arches: tuple[str, ...] = ()
     bench: tuple[BenchChange, ...] = ()
-    not_compared: tuple[str, ...] = field(default=())  # bench left out, and why
+    not_compared: tuple[NotCompared, ...] = field(default=())  # bench left out, and why
     lost_series: tuple[LostSeries, ...] = ()
     mismatch: tuple[str, ...] = ()  # the two reports did not ask the same thing, and how
     parity: tuple[ParityChange, ...] = ()
@@ -175,29 +196,30 @@ def _lost_series(old: CellResult, new: CellResult) -> list[LostSeries]:
     return [LostSeries(new.id, *key) for key in sorted(set(_usable(old.bench.series)) - now)]
 
 
-def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) -> list[BenchChange]:
+def _bench_changes(old: CellResult, new: CellResult, not_compared: list[NotCompared]) -> list[BenchChange]:
     if old.bench is None or new.bench is None:
         return []
     if old.emulated or new.emulated or old.bench.emulated or new.bench.emulated:
-        not_compared.append(f"{new.id}: emulated, its bench numbers are not compared")
+        not_compared.append(NotCompared(new.id, Uncompared.EMULATED, "emulated, its bench numbers are not compared"))
         return []
     if old.host != new.host:
-        not_compared.append(f"{new.id}: ran on host {old.host}, now on {new.host}: bench not compared")
+        words = f"ran on host {old.host}, now on {new.host}: bench not compared"
+        not_compared.append(NotCompared(new.id, Uncompared.OTHER_HOST, words))
         return []
 
     before, after = _usable(old.bench.series), _usable(new.bench.series)
     changes = []
-    crowded: dict[str, None] = {}  # why not, once per reason
+    left_out: dict[str, Uncompared] = {}  # why not, once per reason
     for key in sorted(set(before) & set(after)):
         a, b = before[key], after[key]
         if not (a.alone and b.alone):
-            crowded[_not_alone(a, "old") or _not_alone(b, "new")] = None
+            left_out[_not_alone(a, "old") or _not_alone(b, "new")] = Uncompared.SHARED_HOST
             continue
         if min(len(a.runs), len(b.runs)) < MIN_RUNS:
-            crowded[_too_few_runs(a, b)] = None
+            left_out[_too_few_runs(a, b)] = Uncompared.TOO_FEW_RUNS
             continue
         if max(a.cv, b.cv) > UNSTEADY_CV:
-            crowded[_unsteady(a, b)] = None
+            left_out[_unsteady(a, b)] = Uncompared.UNSTEADY
             continue
         if a.median_tps <= 0:
             continue
@@ -205,7 +227,7 @@ def _bench_changes(old: CellResult, new: CellResult, not_compared: list[str]) ->
         noise = noise_of(a, b)
         if abs(change) > noise:
             changes.append(BenchChange(new.id, key[0], key[1], key[2], a.median_tps, b.median_tps, change, noise))
-    not_compared.extend(f"{new.id}: {why}: bench not compared" for why in crowded)
+    not_compared.extend(NotCompared(new.id, why, f"{words}: bench not compared") for words, why in left_out.items())
     return changes
 
 
@@ -250,7 +272,7 @@ def diff(old: Report, new: Report, last_judged: Mapping[str, CellResult] | None 
     lost = tuple(a for a in old_arches if a not in new_arches)
     status: list[StatusChange] = []
     bench: list[BenchChange] = []
-    not_compared: list[str] = []
+    not_compared: list[NotCompared] = []
     lost_series: list[LostSeries] = []
     parity: list[ParityChange] = []
     for cell_id, cell in new.cells.items():
@@ -382,9 +404,25 @@ def headline(d: Diff) -> str:
     return f"{what} {since}"
 
 
+def uncompared_notes(d: Diff) -> list[str]:
+    """One line per reason bench numbers were left out, with how many cells and which (a
+    "no change" that compared no bench must not read as a steady bench)."""
+    by_why: dict[Uncompared, list[NotCompared]] = {}
+    for n in d.not_compared:
+        by_why.setdefault(n.why, []).append(n)
+    lines = []
+    for found in by_why.values():
+        cells = list(dict.fromkeys(n.cell for n in found))
+        named = ", ".join(cells[:3]) + (f" and {len(cells) - 3} more" if len(cells) > 3 else "")
+        count = f"{len(cells)} cell{'s' if len(cells) != 1 else ''}"
+        lines.append(f"bench not compared on {count} ({named}): {found[0].detail.removesuffix(': bench not compared')}")
+    return lines
+
+
 def diff_text(d: Diff) -> str:
     title = inert(f"{d.matrix}: {headline(d)}", 0).replace("\n", " ")
-    notes = [inert(f"  note: {m}", 0).replace("\n", " ") for m in d.mismatch]
+    said = [*d.mismatch, *uncompared_notes(d)]
+    notes = [inert(f"  note: {m}", 0).replace("\n", " ") for m in said]
     return "\n".join([title, *notes, *(f"  {line}" for line in diff_lines(d))]) + "\n"
 
 
@@ -428,7 +466,7 @@ def diff_dict(d: Diff) -> dict[str, Any]:
             }
             for b in d.bench
         ],
-        "not_compared": list(d.not_compared),
+        "not_compared": [{"cell": n.cell, "why": n.why.value, "detail": n.detail} for n in d.not_compared],
         "lost_series": [
             {"cell": s.cell, "workload": s.workload, "access": s.access, "threads": s.threads} for s in d.lost_series
         ],

@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from ecoready.domain.model import BenchSeries, CellResult, Report, Status
-from ecoready.judge.diff import NOISE_FLOOR, UNSTEADY_CV, diff, diff_dict, diff_text, is_regression
+from ecoready.judge.diff import (
+    NOISE_FLOOR,
+    UNSTEADY_CV,
+    Diff,
+    Uncompared,
+    diff,
+    diff_dict,
+    diff_text,
+    is_regression,
+)
 from ecoready.report import json as json_report
 from tests.support.cli import ecoready
 from tests.support.reports_sample import bench_report, lab_report
@@ -115,6 +124,11 @@ def test_bench_changes_count_only_beyond_twice_the_noise_of_a_difference() -> No
     assert diff(old, scaled(old, "mariadb-10.11/amd64", 0.80, cv=0.06)).regressed
 
 
+def said(d: Diff) -> list[str]:
+    """The diff's not-compared reasons as a person reads them."""
+    return [str(n) for n in d.not_compared]
+
+
 def test_repeats_that_spread_too_far_are_not_steady_enough_to_call_a_change() -> None:
     """A run's first bench after a busy phase: 6,105, 7,256 and 14,599 tps (CV 49%), then
     18,229-20,664: no change is called on a series that was not at a steady state."""
@@ -123,8 +137,9 @@ def test_repeats_that_spread_too_far_are_not_steady_enough_to_call_a_change() ->
     assert not tripled.bench and not tripled.changed and not tripled.regressed
     assert any(
         "the old report's repeats spread 49% (over 25%): not steady enough to call a change" in line
-        for line in tripled.not_compared
-    ), tripled.not_compared
+        for line in said(tripled)
+    ), said(tripled)
+    assert Uncompared.UNSTEADY in {n.why for n in tripled.not_compared if n.cell == "mariadb-10.11/amd64"}
     assert "no change since run" in diff_text(tripled)
     # at the bound, still compared
     steady = scaled(bench_report(), "mariadb-10.11/amd64", 1.0, cv=UNSTEADY_CV)
@@ -151,7 +166,12 @@ def test_one_run_per_point_is_not_enough_to_call_a_change() -> None:
     assert (
         "mariadb-10.11/amd64: 1 run per point in the old report: not enough runs to call a change "
         "(its noise is not measured; a profile with repeats >= 2 measures it): bench not compared"
-    ) in halved.not_compared
+    ) in said(halved)
+    whys = {(n["cell"], n["why"]) for n in diff_dict(halved)["not_compared"]}
+    assert ("mariadb-10.11/amd64", "too-few-runs") in whys
+    # the text's "no change" says what it did not compare, one line per reason
+    assert "note: bench not compared on 3 cells (mariadb-10.11/amd64, " in diff_text(halved)
+    assert "1 run per point in the old report: not enough runs to call a change" in diff_text(halved)
     # repeats on one side only: still not enough
     assert not diff(bench_report(), scaled(old, "mariadb-10.11/amd64", 0.5)).regressed
     # with repeats on both sides the same drop is found
@@ -162,7 +182,8 @@ def test_emulated_bench_numbers_are_never_compared() -> None:
     old = bench_report()
     change = diff(old, scaled(old, "mariadb-11.8/arm64", 0.5))
     assert not change.bench and not change.regressed
-    assert "mariadb-11.8/arm64: emulated, its bench numbers are not compared" in change.not_compared
+    assert "mariadb-11.8/arm64: emulated, its bench numbers are not compared" in said(change)
+    assert [n.why for n in change.not_compared] == [Uncompared.EMULATED]
 
 
 def test_bench_on_another_host_is_not_compared() -> None:
@@ -171,7 +192,10 @@ def test_bench_on_another_host_is_not_compared() -> None:
     cells["mariadb-10.11/amd64"] = replace(cells["mariadb-10.11/amd64"], host="elsewhere")
     moved = scaled(replace(old, cells=cells), "mariadb-10.11/amd64", 0.5)
     change = diff(old, moved)
-    assert not change.bench and any("now on elsewhere" in n for n in change.not_compared)
+    assert not change.bench and any("now on elsewhere" in n for n in said(change))
+    (moved_away,) = [n for n in diff_dict(change)["not_compared"] if n["why"] == "other-host"]
+    assert moved_away["cell"] == "mariadb-10.11/amd64"
+    assert moved_away["detail"].endswith("now on elsewhere: bench not compared")
 
 
 def test_failed_bench_runs_are_not_compared() -> None:
@@ -281,13 +305,13 @@ def test_bench_series_are_compared_only_when_both_ran_alone_on_their_host() -> N
     change = diff(beside, old)
     assert not change.bench and not change.regressed and not change.changed
     assert "mariadb-10.11/amd64: in the old report it ran beside mysql-8.4/amd64 bench: bench not compared" in (
-        change.not_compared
+        said(change)
     )
     unknown = crowded(old, "mariadb-10.11/amd64", None)  # a report older than the record
     change = diff(unknown, scaled(old, "mariadb-10.11/amd64", 0.5))
     assert not change.bench
     assert "mariadb-10.11/amd64: the old report does not record what shared the host: bench not compared" in (
-        change.not_compared
+        said(change)
     )
     assert len(diff(old, scaled(old, "mariadb-10.11/amd64", 0.5)).bench) == 8  # both alone: compared
 
