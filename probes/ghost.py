@@ -72,7 +72,10 @@ DATABASE = "ecoready_ghost"
 TABLE = "t"
 ROWS = 3000
 COLUMN = "added_online"
-INSTALL_LIMIT = 420.0  # seconds, on the native arch: the download and a build of gh-ost (about 60 s here)
+# seconds, on the native arch: the download and a build of gh-ost, about 60 s on a quiet
+# 2-core machine; a cold build beside two runs installing drivers under emulation (load 14-16)
+# took over 420 s. Still bounded, never scaled (the build is native).
+INSTALL_LIMIT = 840.0
 PLACE_LIMIT = 60.0  # seconds, native: the binary put into the cell's image and asked what it is
 RUN_LIMIT = 100.0  # seconds, native: one migration of ROWS rows (a few seconds here), within smoke's 120
 STEP_LINE = "ecoready-step: "  # the install script says which step it is in

@@ -49,7 +49,7 @@ DEFAULT_BUDGETS: Mapping[str, Mapping[Stage, float]] = {
 # Driver rows: asking the package registry (network-bound, not scaled for emulation), and
 # the installing (a source build, a Maven or Go download and build) added to the start stage.
 PACKAGING_BUDGET = 120.0
-INSTALL_BUDGET = 420.0
+INSTALL_BUDGET = 900.0  # holds the longest install limit (gh-ost's build, probes/ghost.py) and its placing
 # The build audit reads files of an image already on the host and parses them here: its
 # budget is not scaled under emulation (nothing runs emulated).
 AUDIT_BUDGET_S = 120.0

@@ -243,7 +243,7 @@ async def test_gh_ost_is_built_then_migrates_a_table_and_the_verdict_says_how_it
     ), ctx.packaging.install
     assert ctx.packaging.install.endswith(", from the Go module proxy: GitHub publishes no gh-ost image")
     # one path: built (native here), read out of the build's image, put into the row's image
-    assert seen["staged"] == BINARY and seen["timeouts"] == ["420", "60"]
+    assert seen["staged"] == BINARY and seen["timeouts"] == ["840", "60"]
     (build, place) = (image_id for image_id, _ in r.host.images.committed.values())
     assert r.host.images.read == [(build, BIN)]
     tool = r.host.by_role("gh-ost")
@@ -279,7 +279,7 @@ async def test_an_emulated_cell_s_gh_ost_is_cross_compiled_natively_and_runs_in_
     (build_argv, build_env), (place_argv, place_env) = installs
     assert "GOARCH=arm64" in build_argv[-1] and "QEMU_CPU" not in build_env
     assert STAGED in place_argv[-1] and place_env["QEMU_CPU"] == ctx.extra_env["QEMU_CPU"]
-    assert seen["timeouts"] == ["420", "360"]  # the build is native; putting it in is emulated (60 s x 6)
+    assert seen["timeouts"] == ["840", "360"]  # the build is native; putting it in is emulated (60 s x 6)
     assert seen["staged"] == BINARY
 
 
