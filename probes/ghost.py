@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from ecoready.probe_api import (
+    STEP_LINE,
     UNAME_MACHINE,
     CheckFailed,
     InfraError,
@@ -57,6 +58,7 @@ from ecoready.probe_api import (
     native_arch,
     registry_url,
     report_packaging,
+    step_of,
 )
 from ecoready.probes.shared import drivers
 from ecoready.probes.shared.accounts import warm_auth_cache
@@ -78,7 +80,6 @@ COLUMN = "added_online"
 INSTALL_LIMIT = 840.0
 PLACE_LIMIT = 60.0  # seconds, native: the binary put into the cell's image and asked what it is
 RUN_LIMIT = 100.0  # seconds, native: one migration of ROWS rows (a few seconds here), within smoke's 120
-STEP_LINE = "ecoready-step: "  # the install script says which step it is in
 SEED = (
     f"CREATE DATABASE {DATABASE}; "
     f"CREATE TABLE {DATABASE}.{TABLE} (id INT PRIMARY KEY, v CHAR(32) NOT NULL) ENGINE=InnoDB; "
@@ -182,12 +183,6 @@ def outcome(stdout: str, stderr: str, exit_code: int) -> Outcome:
     said = (fatal or errors or lines or [""])[0 if fatal else -1]
     why = said or "no output"
     return Outcome(False, f"exit {exit_code}: {why}" if exit_code else f"no `Done migrating`: {why}")
-
-
-def failed_step(stdout: str) -> str:
-    """The install script's step when it stopped: download, build, or "" (before both)."""
-    steps = [ln[len(STEP_LINE) :].strip() for ln in stdout.splitlines() if ln.startswith(STEP_LINE)]
-    return steps[-1] if steps else ""
 
 
 class GhostProbe(Probe):
@@ -301,7 +296,7 @@ class GhostProbe(Probe):
         too_old = next((ln.strip() for ln in output if "requires go >=" in ln and "GOTOOLCHAIN=local" in ln), "")
         if too_old:  # the row's image, not gh-ost nor the proxy
             raise MatrixMismatch(f"row {ctx.cell.component.id}: the image's Go is too old for gh-ost: {too_old}")
-        step = failed_step(done.result.stdout)
+        step = step_of(done.result.stdout)
         if step == "download":  # gh-ost's source (or a module it needs) never arrived
             raise RegistryError(registry_url("go"), f"go get of gh-ost {packaging.version} failed: {why}")
         if step != "build":  # our own steps around the build

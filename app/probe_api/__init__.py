@@ -30,6 +30,7 @@ from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.facts import SERVER_STATEMENT, gathering, program_version, report_facts, server_facts
 from ecoready.probe_api.handles import Container, Endpoint
 from ecoready.probe_api.install_cache import (
+    STEP_LINE,
     TRUST_JAVA,
     TRUST_PEM,
     Installed,
@@ -37,6 +38,7 @@ from ecoready.probe_api.install_cache import (
     installed_file,
     native_arch,
     report_packaging,
+    step_of,
 )
 from ecoready.probe_api.licences import licence_refusal
 from ecoready.probe_api.ports import port_listens
@@ -47,6 +49,7 @@ from ecoready.probe_api.sql import Row, SqlTarget, option_file, parse_xml
 
 __all__ = [
     "SERVER_STATEMENT",
+    "STEP_LINE",
     "TRUST_JAVA",
     "TRUST_PEM",
     "UNAME_MACHINE",
@@ -92,5 +95,6 @@ __all__ = [
     "report_packaging",
     "run_bench",
     "server_facts",
+    "step_of",
     "together",
 ]

@@ -55,6 +55,7 @@ LABEL_CACHE_KEY = "ecoready.cache.key"
 LABEL_CACHE_OF = "ecoready.cache.of"  # what was installed, e.g. "pypi:mysqlclient==2.2.7"
 LABEL_INSTALLING = "ecoready.installing"  # on an installer container: the key it installs
 LABEL_LINE = "ecoready-label: "
+STEP_LINE = "ecoready-step: "  # an install script says which step it is in: `echo ecoready-step: build`
 TRUST_DIR = "/run/ecoready/trust"
 TRUST_PEM = f"{TRUST_DIR}/ca-certificates.crt"
 TRUST_JAVA = f"{TRUST_DIR}/java-cacerts"  # only when the host has a Java trust store
@@ -128,6 +129,12 @@ def labels_printed(stdout: str) -> dict[str, str]:
             key, _, value = line[len(LABEL_LINE) :].partition("=")
             found[f"ecoready.install.{key.strip()}"] = value.strip()[:200]
     return found
+
+
+def step_of(stdout: str) -> str:
+    """The step an install script said it was in last (`ecoready-step: NAME`), or "" (none said)."""
+    steps = [ln[len(STEP_LINE) :].strip() for ln in stdout.splitlines() if ln.startswith(STEP_LINE)]
+    return steps[-1] if steps else ""
 
 
 async def cached(host: EngineHost, key: str) -> Installed | None:
@@ -285,7 +292,12 @@ async def _installer(host: EngineHost, job: InstallJob) -> Installed | None:
         result = await host.exec(container, limited, timeout=job.timeout + KILL_GRACE + 30, user="0", env=job.env)
         if result.exit_code in TIMED_OUT:
             last = one_line(result.stdout + "\n" + result.stderr, 160)
-            raise DeadlineExceeded(f"the install of {job.of} did not finish within {job.timeout:.0f} s (last: {last})")
+            step = step_of(result.stdout)
+            within = f"its {step} step" if step else "it"
+            raise DeadlineExceeded(
+                f"the install of {job.of} did not finish within {job.timeout:.0f} s: {within} ran out of time "
+                f"(last: {last})"
+            )
         facts = labels_printed(result.stdout)
         if not result.ok:
             return Installed("", False, facts, result, asyncio.get_running_loop().time() - started)

@@ -12,14 +12,14 @@ from dataclasses import replace
 import pytest
 
 from ecoready.domain.drivers import parse_driver
-from ecoready.domain.errors import ConfigError
+from ecoready.domain.errors import ConfigError, DeadlineExceeded
 from ecoready.domain.events import CellFinished, CellStarted, CheckReported, Event, PackagingReported, StageFinished
 from ecoready.domain.model import Check, HostFacts, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
 from ecoready.domain.state import fold, reduce
 from ecoready.matrix.load import parse
 from ecoready.plan.cells import INSTALL_BUDGET, PACKAGING_BUDGET, make_plan
-from ecoready.probe_api.install_cache import InstallJob, cache_key, install_once, labels_printed
+from ecoready.probe_api.install_cache import InstallJob, cache_key, install_once, labels_printed, step_of
 from ecoready.probes import smoke
 from ecoready.probes.shared.drivers import MISMATCH, failure, recipe
 from ecoready.report import html, junit, markdown
@@ -28,7 +28,7 @@ from ecoready.report.load import report_from_dict
 from ecoready.report.status_words import packaging_text
 from ecoready.report.text_grid import render_summary
 from ecoready.ui.cli import main
-from tests.support.fake_host import ok, rig
+from tests.support.fake_host import failed, ok, rig
 from tests.support.reports_sample import lab_report
 
 HEAD = textwrap.dedent("""\
@@ -291,6 +291,20 @@ async def test_an_install_is_committed_once_and_found_with_its_facts_after() -> 
     assert again.labels == done.labels == {"ecoready.install.how": "wheel"}
     (installer,) = r.host.started  # the second found the image: nothing installed again
     assert installer.id in r.host.removed
+
+
+async def test_an_install_that_runs_out_of_time_says_the_step_it_was_in() -> None:
+    r = rig()
+    said = "ecoready-step: download\necoready-step: build\n# runtime/cgo\n"
+    r.host.execs_to(lambda container, argv: failed(124, "", said) if argv[0] == "timeout" else None)
+    job = InstallJob("img:go", "g" * 32, "go:gh-ost@v1.1.7", "go build", {}, "installer", {}, 840)
+    with pytest.raises(DeadlineExceeded) as caught:
+        await install_once(r.host, job)
+    assert caught.value.detail == (
+        "the install of go:gh-ost@v1.1.7 did not finish within 840 s: its build step ran out of time "
+        "(last: # runtime/cgo)"
+    )
+    assert step_of("nothing said\n") == "" and r.host.started[0].id in r.host.removed
 
 
 def test_the_drivers_verb_refuses_a_bad_pin_before_asking_anything(capsys: pytest.CaptureFixture[str]) -> None:

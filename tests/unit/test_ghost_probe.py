@@ -18,6 +18,7 @@ from ecoready.domain.model import Category, HostFacts
 from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
 from ecoready.matrix.load import load
 from ecoready.packages.client import PackageClient
+from ecoready.probe_api import step_of
 from ecoready.probes.ghost import (
     AFTER,
     BIN,
@@ -28,7 +29,6 @@ from ecoready.probes.ghost import (
     STAGED,
     GhostProbe,
     conf_file,
-    failed_step,
     ghost_command,
     install_script,
     outcome,
@@ -95,9 +95,9 @@ def test_the_build_is_go_get_of_the_exact_release_then_go_build_and_says_which_s
     assert (
         script.index("command -v go") < script.index("ecoready-step: download") < script.index("ecoready-step: build")
     )
-    assert failed_step("go: creating new go.mod\necoready-step: download\n") == "download"
-    assert failed_step("ecoready-step: download\necoready-step: build\n") == "build"
-    assert failed_step("") == ""
+    assert step_of("go: creating new go.mod\necoready-step: download\n") == "download"
+    assert step_of("ecoready-step: download\necoready-step: build\n") == "build"
+    assert step_of("") == ""
 
 
 def test_the_binary_is_put_into_the_cell_s_image_and_says_there_what_it_is_and_where_it_runs() -> None:
