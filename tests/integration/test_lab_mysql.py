@@ -188,24 +188,3 @@ def test_the_mysql_client_with_its_server_gone_fails_its_checks(lab: Path, tmp_p
     # from the first check that sees the server gone, every later one fails too
     order = ["version", "batch", "error-exit", "xml"]
     assert status == "partial" and failed and failed == order[order.index(failed[0]) :], failed
-
-
-# -- the bench stage on MySQL --------------------------------------------------------------
-def test_the_quick_bench_runs_on_mysql(lab: Path, tmp_path: Path, no_leaks: None) -> None:
-    """The quick profile's three workloads against MySQL 9.7 on amd64, by the lab's
-    sysbench (MariaDB's client library, caching_sha2_password). Runs shortened: the
-    numbers are not under test, that each workload gives some is."""
-    matrix = write_matrix(
-        tmp_path / "m.toml",
-        'arches = ["amd64"]\nprofile = "quick"\n'
-        '[sysbench]\nimage = "127.0.0.1:5000/lab/mariadb:10.11"\ntime = 3\nwarmup = 1\n' + row("mysql", "server"),
-    )
-    run = Run(matrix, tmp_path)
-    code, report = run.finish(timeout=900)
-    assert code == 0, report.get("_stderr", "")[-2000:]
-    (cell,) = report["cells"]
-    bench = cell["bench"]
-    assert bench is not None and bench["target"] == "server" and not bench["emulated"]
-    workloads = {s["workload"] for s in bench["series"]}
-    assert workloads == {"oltp_point_select", "oltp_read_only", "oltp_read_write"}
-    assert all(r["tps"] > 0 and r["errors"] == 0 for s in bench["series"] for r in s["runs"])

@@ -1,13 +1,14 @@
-"""The default matrix, unchanged, through registry mirrors pointed at the lab's stand-ins
-(`ecoready lab build` publishes what it really makes under the upstream names in a
-namespace of the local registry per upstream registry: `hub/` for Docker Hub with
+"""The default matrix's rows, unchanged, through registry mirrors pointed at the lab's
+stand-ins (`ecoready lab build` publishes what it really makes under the upstream names in
+a namespace of the local registry per upstream registry: `hub/` for Docker Hub with
 mariadb:10.11 and 11.8, mysql:9.7, haproxy:3.2, percona/percona-toolkit:3.7.1 and
 debian:bookworm-slim / trixie-slim from its debootstrap bases; `oracle/` for Oracle's
 registry with mysql/community-router:9.7), `--only` the rows the stand-ins serve, on both
-arches, with the matrix's own profile (quick): every cell ready, the bench stage included,
-sysbench derived from the stand-in's debian:trixie-slim on first use. The rows they cannot
-serve (mysql:8.4, Percona's servers, ProxySQL, MaxScale, PMM, ...) are the mirror's gap:
-`ecoready images` says so, never `missing`.
+arches, with the matrix's own profile (quick; its runs of 2 s, tests/support/stand_in.py):
+every cell ready, the bench stage included, sysbench derived from the stand-in's
+debian:trixie-slim on first use. The rows they cannot serve (mysql:8.4, Percona's servers,
+ProxySQL, MaxScale, PMM, ...) are the mirror's gap: `ecoready images` says so, never
+`missing`.
 
 The rows haproxy, replication-mariadb and the 9.7 pins of replication-mysql,
 group-replication, mysql-router and percona-toolkit are the default matrix's as of the
@@ -98,6 +99,9 @@ def test_the_default_matrix_runs_ready_through_the_stand_in(stand_in_report: dic
     for cell in benched:
         assert [s["stage"] for s in cell["stages"]][-1] == "bench", cell["id"]
         assert cell["bench"]["tool"].startswith("sysbench 1.0"), cell["bench"]
+        # the quick profile's series in the runs of 2 s the test asks for (short_benches)
+        series = {(s["workload"], s["threads"]) for s in cell["bench"]["series"]}
+        assert len(series) == (3 if cell["emulated"] else 6) and "2 s runs" in cell["bench"]["method"], cell["bench"]
     assert report["_exit"] == 0, report["_stderr"][-2000:]  # every cell of the run ready, these and the others
 
 
