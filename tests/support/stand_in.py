@@ -132,15 +132,19 @@ def short_benches(text: str) -> str:
 
 def run_stand_in(work: Path) -> dict[str, Any]:
     """One run of ROWS through the stand-ins, both arches; its report, with `_stderr`,
-    `_exit` and `_path` (the file) added, and nothing of it left on the engine."""
+    `_exit`, `_path` (the file) and `_events` (its event log) added, and nothing of it
+    left on the engine."""
     out = work / "report.json"
     matrix = work / "matrix.toml"
     matrix.write_text(short_benches(MATRIX.read_text()))
     args = ("run", "--headless", "--matrix", str(matrix), "--only", ",".join(ROWS), "--json", str(out))
-    result = ecoready(*args, env={**MIRRORS, "XDG_CACHE_HOME": str(work / "cache")}, timeout=5400)
+    events = work / "events.jsonl"  # what the run emitted, in order (test_bench_isolation.py)
+    env = {**MIRRORS, "XDG_CACHE_HOME": str(work / "cache"), "ECOREADY_EVENT_LOG": str(events)}
+    result = ecoready(*args, env=env, timeout=5400)
     report: dict[str, Any] = json.loads(out.read_text())
     report["_stderr"] = result.stderr
     report["_exit"] = result.returncode
     report["_path"] = str(out)
+    report["_events"] = str(events)
     assert docker_labelled(f"ecoready.run={report['run_id']}") == {"containers": [], "networks": [], "volumes": []}
     return report
