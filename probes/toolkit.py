@@ -132,9 +132,9 @@ class ToolkitProbe(Probe):
         self.endpoint = backend
 
     async def smoke(self) -> None:
-        # The two summaries at once: pt-summary reads only the tools container, and each is a
-        # shell script of a few hundred short processes, which under qemu cost ~0.3-0.8 s
-        # each to start (the two took 124 s and 160 s of an arm64 cell's 338 s smoke).
+        # The two summaries at once: pt-summary reads only the tools container, and each is
+        # a shell script of a few hundred short processes, slow to start under qemu (an arm64
+        # smoke alone on a quiet machine: 54 s one after the other, 44 s at once).
         await together(
             self.ctx.check("pt-summary", self._summary), self.ctx.check("pt-mysql-summary", self._mysql_summary)
         )
