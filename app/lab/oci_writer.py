@@ -124,14 +124,28 @@ class RegistryWriter:
         manifest = self.manifest(source_repo, reference)
         if manifest is None:
             raise RuntimeError(f"{source_repo}:{reference} is not in the registry")
+        if self.holds(target_repo, manifest.digest, manifest.digest):
+            return manifest
         for digest in manifest.blobs():
             self.mount(target_repo, digest, source_repo)
         self.put_manifest(target_repo, manifest.digest, manifest.media_type, manifest.body)
         return manifest
 
     def put_index(self, repo: str, tag: str, entries: Sequence[IndexEntry], *, oci: bool = False) -> str:
+        """`repo:tag` made this index, unless it is that already: the registry rewrites a
+        tag's link on every put, and a reader that meets the link mid-write gets an HTTP 500
+        ("invalid checksum digest format"), as `make demo`'s first run did while the next
+        wave's build published the same indexes again."""
         media, body = index_body(entries, oci=oci)
+        digest = "sha256:" + hashlib.sha256(body).hexdigest()
+        if self.holds(repo, tag, digest):
+            return digest
         return self.put_manifest(repo, tag, media, body)
+
+    def holds(self, repo: str, reference: str, digest: str) -> bool:
+        """Whether `repo:reference` is the manifest `digest` (a HEAD: nothing read but the header)."""
+        response = self.http.head(f"{self.base}/v2/{repo}/manifests/{reference}", headers={"Accept": ACCEPT})
+        return response.status_code == 200 and response.headers.get("docker-content-digest") == digest
 
 
 def index_body(entries: Sequence[IndexEntry], *, oci: bool = False) -> tuple[str, bytes]:

@@ -50,6 +50,11 @@ DEFAULT_TIMEOUT = httpx.Timeout(connect=CONNECT_TIMEOUT, read=20.0, write=10.0, 
 REQUEST_DEADLINE = 45.0  # one request, however slowly the server trickles its answer
 MAX_BODY = 4 << 20  # distribution refuses bigger manifests; a config blob is far smaller
 RETRY_PAUSE = 0.5
+# Answers asked once more (after RETRY_PAUSE) before they count: a gateway's 502/503/504,
+# and a 500, which a registry also gives for a moment (Docker's distribution reading a
+# tag's link while a push rewrites it: "invalid checksum digest format"). Only reads are
+# sent here, so asking again changes nothing on the registry.
+TRANSIENT = (500, 502, 503, 504)
 MAX_THROTTLED = 20  # 429s answered with a wait for one request, however short the waits
 HEAD_REFUSED = (405, 501)  # answers of a registry that does not do HEAD on manifests
 
@@ -138,7 +143,7 @@ class RegistryTransport:
         repository: str = "",
     ) -> Reply:
         """One exchange under the registry's concurrency limit and a whole-request deadline;
-        one retry for a connection the server dropped and for 502/503/504; a 429 that says
+        one retry for a connection the server dropped and for a TRANSIENT status; a 429 that says
         how long to wait is waited for (within the budget) and asked again."""
         slot = self._slots.setdefault(host, _Slots(PER_REGISTRY))
         dropped = retried = False
@@ -167,7 +172,7 @@ class RegistryTransport:
                 self.manners.answered(host)
                 if reply.http_version == "HTTP/2":
                     slot.widen(PER_REGISTRY_H2)  # streams of the one connection, not connections
-                if reply.status in (502, 503, 504) and not retried:
+                if reply.status in TRANSIENT and not retried:
                     retried = True
                     await asyncio.sleep(RETRY_PAUSE)
                     continue

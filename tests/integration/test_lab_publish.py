@@ -66,3 +66,35 @@ def test_an_arch_published_while_the_index_is_written_is_not_lost(registry: Regi
         assert listed(writer, "lab/thing", "1") == ["amd64", "arm64"]
     finally:
         writer.close()
+
+
+class CountingPuts(RegistryWriter):
+    def __init__(self, base: str) -> None:
+        super().__init__(base)
+        self.puts: list[tuple[str, str]] = []
+
+    def put_manifest(self, repo: str, reference: str, media_type: str, body: bytes) -> str:
+        self.puts.append((repo, reference))
+        return super().put_manifest(repo, reference, media_type, body)
+
+
+def test_publishing_what_the_registry_holds_again_writes_nothing(registry: Registry) -> None:
+    # the registry rewrites a tag's link on every put, and a reader meeting it mid-write
+    # gets a 500: `make demo`'s first run did, while the next wave's build published the
+    # same indexes again
+    writer = CountingPuts(registry.url)
+    try:
+        targets = [("lab/thing", "1"), ("hub/library/thing", "1")]
+        push_tiny_image(writer, "amd64/thing", "1", "amd64")
+        push_tiny_image(writer, "arm64/thing", "1", "arm64")
+        writer.puts.clear()
+        assert write_index(writer, "thing", "1", ARCHES, targets) == ["amd64", "arm64"]
+        first = list(writer.puts)
+        assert ("lab/thing", "1") in first and ("hub/library/thing", "1") in first
+        writer.puts.clear()
+        assert write_index(writer, "thing", "1", ARCHES, targets) == ["amd64", "arm64"]
+        assert writer.puts == []  # neither the indexes nor the image manifests copied into them
+        for repo, tag in targets:
+            assert listed(writer, repo, tag) == ["amd64", "arm64"]
+    finally:
+        writer.close()

@@ -229,6 +229,30 @@ async def test_rate_limit_remaining_zero_spends_no_more_requests(upstream: Regis
     assert asked == 1 and limited.remaining == 0
 
 
+# -- a 500 for a moment ---------------------------------------------------------------------
+async def test_a_500_for_a_moment_is_asked_again_and_a_lasting_one_is_the_registrys(upstream: Registry) -> None:
+    # Docker's distribution answers a read of a tag whose link a push is rewriting with a
+    # 500 ("invalid checksum digest format"): `make demo`'s first run met one while the
+    # next wave's build published
+    clean = MannersFront(upstream.url)
+    once = MannersFront(upstream.url, fail=1)
+    lasting = MannersFront(upstream.url, fail=1000)
+    try:
+        answers = []
+        for front in (clean, once, lasting):  # a client each: none reads another's memo
+            async with RegistryClient(cache=False, timeout=SHORT) as client:
+                answers.append(await resolve_all(client, front.host, PAIRS[:1]))
+        plain, recovered, failed = answers
+    finally:
+        for front in (clean, once, lasting):
+            front.stop()
+    assert list(recovered.values()) == list(plain.values()) == ["available: index"]
+    assert once.count("", "/manifests/") == clean.count("", "/manifests/") + 1  # the 500, then as usual
+    (verdict,) = failed.values()
+    assert verdict == "error: server error (HTTP 500)", verdict
+    assert lasting.count("", "/manifests/") == 2  # asked once more, then it is the registry's
+
+
 # -- one repository that never answers -----------------------------------------------------
 @pytest.mark.parametrize("cache", ["cold", "warm"])
 async def test_one_hanging_repository_does_not_condemn_its_registry(

@@ -484,13 +484,16 @@ class MannersFront:
     real sockets: it refuses HEAD on manifests (`head_answer` 405, 501, or a bare 404),
     throttles (`throttle` requests answered 429 with `retry_after`: seconds, or `date:N`
     for an HTTP date N seconds ahead, or "" for no header), and never answers requests for
-    the repositories in `hang`. It keeps every (method, path) it was asked."""
+    the repositories in `hang`, and answers `fail` manifest requests with a 500 as Docker's
+    distribution does while a push rewrites the tag read. It keeps every (method, path) it
+    was asked."""
 
     upstream: str  # http://127.0.0.1:PORT
     head_answer: int | None = None
     throttle: int = 0
     retry_after: str = "1"
     hang: frozenset[str] = frozenset()
+    fail: int = 0
     asked: list[tuple[str, str]] = field(default_factory=list)
     throttled: int = 0
 
@@ -545,10 +548,18 @@ class MannersFront:
                     if throttle:
                         front.throttle -= 1
                         front.throttled += 1
+                    fail = front.fail > 0 and "/manifests/" in self.path
+                    if fail:
+                        front.fail -= 1
                 repository = self.path.removeprefix("/v2/").split("/manifests/")[0].split("/tags/")[0]
                 if repository in front.hang:
                     front.release.wait(120)  # like a backend that never answers
                     self.close_connection = True
+                    return
+                if fail:
+                    detail = b"invalid checksum digest format"
+                    body = b'{"errors":[{"code":"UNKNOWN","message":"unknown error","detail":"' + detail + b'"}]}'
+                    self._status(500, {"Content-Type": "application/json; charset=utf-8"}, body)
                     return
                 if throttle:
                     wait = front._retry_after()
