@@ -272,6 +272,7 @@ class ConnectorProbe(Probe):
             env=recipe.env,
             timeout=ctx.scaled(INSTALL_LIMIT),
             files=recipe.install_files,
+            reaches=drivers.downloads_from(packaging),
         )
         if done.image_id:
             label = done.labels.get("ecoready.install.how", "")

@@ -229,6 +229,7 @@ class GhostProbe(Probe):
             env=drivers.go_env(WORK, cgo=False),
             timeout=INSTALL_LIMIT,  # native, never emulated
             arch=native,
+            reaches=drivers.downloads_from(packaging),
         )
         if not built.image_id:
             self._build_failed(packaging, built)

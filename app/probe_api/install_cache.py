@@ -31,8 +31,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from ecoready.domain.errors import DeadlineExceeded, EcoreadyError, EngineError, ImageUnavailable, InfraError
+from ecoready.domain.errors import (
+    DeadlineExceeded,
+    EcoreadyError,
+    EngineError,
+    ImageUnavailable,
+    InfraError,
+    RegistryError,
+)
 from ecoready.domain.events import PackagingReported
 from ecoready.domain.packaging import Packaging
 from ecoready.domain.specs import (
@@ -64,6 +72,8 @@ TRUST_ENV = {"SSL_CERT_FILE": TRUST_PEM}  # OpenSSL, Go and curl read it; recipe
 RECIPE_VERSION = "1"  # part of every key: bump to install everything afresh
 KILL_GRACE = 5  # seconds between TERM and KILL when an install runs out of time
 TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
+RESOLVE_LIMIT = 60.0  # seconds for one name looked up in the installer (a resolver that never answers: ~10-20 s)
+NOT_FOUND = 2  # getent's exit status when a key (the name) is not found
 CLAIM_POLL = 2.0  # seconds between looks at another run's installer of the same key
 READ_TIMEOUT = 120.0  # seconds to read a file (a program of tens of MiB) out of an installed image
 
@@ -91,6 +101,7 @@ class InstallJob:
     timeout: float
     cache: str = "driver"  # what kind of cached image it makes (`ecoready.cache`): driver, tool
     files: Mapping[str, bytes] = field(default_factory=dict)  # put into the installer first (sources)
+    reaches: tuple[str, ...] = ()  # the registries' base URLs the script downloads from
 
 
 def report_packaging(ctx: ProbeContext, packaging: Packaging) -> None:
@@ -156,6 +167,7 @@ async def install(
     timeout: float,
     files: Mapping[str, bytes] | None = None,
     arch: str | None = None,
+    reaches: tuple[str, ...] = (),
 ) -> Installed:
     """The cell's image with `script` run in it once: from the cache when an earlier run did
     it, else installed now (one install at a time per key: two cells of a run wanting the
@@ -163,7 +175,8 @@ async def install(
     the engine; then they find its image). `files` (path -> bytes) are put into the
     installer before the script runs. `arch`: the row's image for that arch instead of the
     cell's (a cross build on the engine's native arch, `native_arch`). A failed script
-    gives `image_id == ""` and its output; an engine failure raises."""
+    gives `image_id == ""` and its output; an engine failure raises, and so does a registry of
+    `reaches` (base URLs the script downloads from) whose name the installer cannot resolve."""
     arch = arch or ctx.arch
     runtime = await ctx.image() if arch == ctx.arch else await _image_for(ctx, arch, of)
     key = cache_key(runtime, arch, script, files)
@@ -179,6 +192,7 @@ async def install(
             run_labels=ctx.labels("installer"),
             timeout=timeout,
             files=dict(files or {}),
+            reaches=reaches,
         )
         return await install_once(ctx.run.host, job)
 
@@ -237,6 +251,30 @@ async def install_once(host: EngineHost, job: InstallJob) -> Installed:
             return done
 
 
+async def _names_resolve(host: EngineHost, container: str, job: InstallJob) -> None:
+    """Each registry the script downloads from resolves in the installer, whose DNS is the
+    engine's: a name that does not is the network's trouble, not the package's (the
+    installers would say "No matching distribution", "Could not resolve host", and the
+    install would be blamed). `getent hosts` (glibc's, and musl's on Alpine) answers 2 for
+    a name it cannot resolve; an image without it, or a lookup past RESOLVE_LIMIT, leaves
+    the install to say."""
+    for url in job.reaches:
+        name = urlsplit(url).hostname
+        if not name:
+            continue
+        try:
+            found = await host.exec(container, ["getent", "hosts", name], timeout=RESOLVE_LIMIT, user="0")
+        except DeadlineExceeded:
+            return
+        if found.exit_code == NOT_FOUND:
+            raise RegistryError(
+                urlsplit(url).netloc,
+                f"its name does not resolve in the engine's containers, so the install of {job.of} cannot "
+                "download from it: the engine's DNS or network (its `dns` setting, a proxy) is at fault, not "
+                "the package; re-run once a container on this engine resolves it",
+            )
+
+
 async def installers(host: EngineHost, key: str) -> list[str]:
     """The installer containers of `key` on the engine whose run still lives, oldest first
     (the engine's creation time to the nanosecond, then id: every run orders them alike,
@@ -287,6 +325,7 @@ async def _installer(host: EngineHost, job: InstallJob) -> Installed | None:
         oldest = await installers(host, job.key)
         if oldest and oldest[0] != container:
             return None
+        await _names_resolve(host, container, job)
         # `timeout` inside ends a stuck install itself, so its output is still there to say why
         limited = ["timeout", "-k", str(KILL_GRACE), f"{job.timeout:.0f}", "sh", "-c", job.script]
         result = await host.exec(container, limited, timeout=job.timeout + KILL_GRACE + 30, user="0", env=job.env)

@@ -68,6 +68,12 @@ def smoke_file(name: str) -> tuple[str, bytes]:
     return f"{SMOKE_DIR}/{name}", smoke.source(name)
 
 
+def downloads_from(packaging: Packaging) -> tuple[str, ...]:
+    """The registries' base URLs an install of the package downloads from (mirrors
+    included); none known for Debian's packages (the image's own apt sources)."""
+    return () if packaging.registry == "deb" else (registry_url(packaging.registry),)
+
+
 def recipe(packaging: Packaging, attempt: float = 120.0, language: str = "") -> Recipe:
     """`attempt`: seconds one try of a download that can stall may take (Maven's, apt's);
     `language`: the row's (Debian's packages serve several)."""

@@ -13,10 +13,13 @@ import textwrap
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from ecoready.domain.blame import Cause
+from ecoready.domain.errors import RegistryError
 from ecoready.domain.specs import LABEL_OWNER, LABEL_OWNER_START, LABEL_RUN, ContainerSpec
 from ecoready.engine.docker_host import DockerHost
 from ecoready.engine.owners import this_owner
@@ -140,3 +143,27 @@ def test_a_dead_process_s_leftover_installer_holds_nobody_up(key: str) -> None:
     done, seconds = asyncio.run(with_host(scenario))
     assert not done.cached and done.image_id != ""
     assert seconds < 30
+
+
+def test_a_registry_whose_name_the_installer_cannot_resolve_is_the_networks_not_the_packages(key: str) -> None:
+    # `.invalid` never resolves (RFC 2606): the installer's own getent says so before the
+    # script runs, where pip would say "No matching distribution" and the driver be blamed
+    job = InstallJob(
+        tools_image(), key, "pypi:PyMySQL 1.1.3", "touch /ran", {}, f"ecoready-claims-{key[:8]}-dns", labels(), 120
+    )
+    job = replace(job, reaches=("https://pypi.registry.invalid/simple", "https://pypi.org"))
+
+    async def scenario(host: DockerHost) -> None:
+        await install_once(host, job)
+
+    with pytest.raises(RegistryError) as caught:
+        asyncio.run(with_host(scenario))
+    assert caught.value.cause is Cause.REGISTRY and caught.value.registry == "pypi.registry.invalid"
+    assert "does not resolve in the engine's containers" in caught.value.reason
+    assert "pypi:PyMySQL 1.1.3" in caught.value.reason
+    cached = subprocess.run(["docker", "images", "-q", f"{CACHE_REPOSITORY}:{key}"], capture_output=True, text=True)
+    assert cached.stdout.strip() == ""  # nothing installed, nothing cached
+    left = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"name=ecoready-claims-{key[:8]}-dns"], capture_output=True, text=True
+    )
+    assert left.stdout.strip() == ""  # the installer removed

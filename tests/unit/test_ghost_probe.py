@@ -388,6 +388,21 @@ async def test_a_download_that_fails_is_the_proxy_s_trouble_a_build_that_fails_i
         await GhostProbe(ctx).start()
 
 
+async def test_a_module_proxy_the_installer_cannot_resolve_is_the_network_s_before_any_build() -> None:
+    r = rig()
+    r.host.unresolvable.add("proxy.golang.org")
+    engine(r, install=failed(1, "go: github.com/github/gh-ost@v1.1.8: dial tcp: lookup proxy.golang.org\n"))
+    ctx = context(r, GHOST, MYSQL97)
+    ctx.packaging = RESOLVED
+    with pytest.raises(RegistryError, match=r"does not resolve in the engine's containers") as caught:
+        await GhostProbe(ctx).start()
+    assert caught.value.registry == "proxy.golang.org"
+    installer = [argv for role, argv in r.host.execs if role == "installer"]
+    assert ["getent", "hosts", "proxy.golang.org"] in installer
+    assert not [argv for argv in installer if argv[0] == "timeout"]  # the script never ran
+    assert ctx.packaging == RESOLVED  # nothing said of gh-ost
+
+
 def test_ecoready_drivers_lists_the_driver_rows_not_gh_ost() -> None:
     from ecoready.ui.verbs.drivers import _pins
 
