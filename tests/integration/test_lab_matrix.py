@@ -21,20 +21,11 @@ from ecoready.report.text_grid import render_summary
 from ecoready.report.verdict import arch_verdicts
 from ecoready.ui.tui.detail import detail_renderable, plain
 from tests.support.cli import LAB_MATRIX
+from tests.support.matrices import EXPECTED
 
 pytestmark = pytest.mark.docker
 
 CELLS = [f"{c.id}/{arch}" for c in load(LAB_MATRIX).components for arch in ("amd64", "arm64")]
-# The lab's deliberate availability gaps (app/lab/gaps.py); every other cell must be ready.
-EXPECTED = {
-    "gap-amd64-only/arm64": "missing",
-    "gap-arm64-only/amd64": "missing",
-    "gap-mislabelled/arm64": "broken",
-    "gap-binary-mislabelled/arm64": "broken",  # caught by the build audit
-    # an image that stops asking for a licence key: what to provide, never broken (issue 58)
-    "licensed/amd64": "locked",
-    "licensed/arm64": "locked",
-}
 
 
 @pytest.mark.parametrize("cell_id", CELLS)
