@@ -74,6 +74,7 @@ KILL_GRACE = 5  # seconds between TERM and KILL when an install runs out of time
 TIMED_OUT = (124, 137)  # coreutils `timeout`: TERM worked / KILL was needed
 RESOLVE_LIMIT = 60.0  # seconds for one name looked up in the installer (a resolver that never answers: ~10-20 s)
 NOT_FOUND = 2  # getent's exit status when a key (the name) is not found
+PROXY_VARIABLES = ("https_proxy", "http_proxy", "all_proxy")
 CLAIM_POLL = 2.0  # seconds between looks at another run's installer of the same key
 READ_TIMEOUT = 120.0  # seconds to read a file (a program of tens of MiB) out of an installed image
 
@@ -257,7 +258,9 @@ async def _names_resolve(host: EngineHost, container: str, job: InstallJob) -> N
     installers would say "No matching distribution", "Could not resolve host", and the
     install would be blamed). `getent hosts` (glibc's, and musl's on Alpine) answers 2 for
     a name it cannot resolve; an image without it, or a lookup past RESOLVE_LIMIT, leaves
-    the install to say."""
+    the install to say, and so does an install through a proxy (which resolves for it)."""
+    if any(k.lower() in PROXY_VARIABLES for k, v in job.env.items() if v):
+        return
     for url in job.reaches:
         name = urlsplit(url).hostname
         if not name:

@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from ecoready.domain.drivers import parse_driver
-from ecoready.domain.errors import ConfigError, DeadlineExceeded
+from ecoready.domain.errors import ConfigError, DeadlineExceeded, RegistryError
 from ecoready.domain.events import CellFinished, CellStarted, CheckReported, Event, PackagingReported, StageFinished
 from ecoready.domain.model import Check, HostFacts, Outcome, Report, Stage, Status
 from ecoready.domain.packaging import InstallKind, Packaging, PackagingVerdict
@@ -362,3 +362,20 @@ def test_a_debian_install_is_apt_then_the_smoke_program() -> None:
     assert c.program == ("/opt/ecoready/bin/smoke-c",) and not c.run_files
     with pytest.raises(ValueError):
         recipe(deb, 60, "python")
+
+
+async def test_a_registry_name_the_installer_cannot_resolve_is_asked_only_without_a_proxy() -> None:
+    script = "pip install PyMySQL==1.1.3"
+    job = InstallJob("img:py", "p" * 32, "pypi:PyMySQL 1.1.3", script, {}, "installer", {}, 60)
+    job = replace(job, reaches=("https://pypi.example.invalid",))
+    r = rig()
+    r.host.unresolvable.add("pypi.example.invalid")
+    with pytest.raises(RegistryError, match="does not resolve in the engine's containers") as caught:
+        await install_once(r.host, job)
+    assert caught.value.registry == "pypi.example.invalid"
+    # through a proxy the install never looks the name up itself: the installer says
+    r = rig()
+    r.host.unresolvable.add("pypi.example.invalid")
+    r.host.execs_to(lambda container, argv: ok("ecoready-label: how=wheel\n") if argv[0] == "timeout" else None)
+    done = await install_once(r.host, replace(job, env={"HTTPS_PROXY": "http://proxy.example:3128"}))
+    assert done.image_id and not [argv for _, argv in r.host.execs if argv[0] == "getent"]
