@@ -24,8 +24,9 @@ from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.client import RegistryClient
 from ecoready.registry.image_store import ImageStore
 from tests.support.cli import ecoready, one_image_matrix
+from tests.support.registry_fronts import RateLimitedFront
 from tests.support.registry_proxy import registry_proxy
-from tests.support.registry_servers import RateLimitedFront, Registry, push_tiny_image, start_registry
+from tests.support.registry_servers import Registry, push_tiny_image, start_registry
 
 pytestmark = pytest.mark.docker
 

@@ -1,5 +1,5 @@
 """The registry client against registries with the manners of the wild, each a front of
-ours (tests/support/registry_servers.py: MannersFront, RateLimitedFront) before a real
+ours (tests/support/registry_fronts.py: MannersFront, RateLimitedFront) before a real
 docker-registry holding tiny images, over real sockets, with a cold disk cache and then a
 warm one:
 
@@ -30,14 +30,8 @@ from ecoready.lab.oci_writer import RegistryWriter
 from ecoready.registry.cache import DiskCache
 from ecoready.registry.client import RegistryClient
 from tests.support.cli import ecoready
-from tests.support.registry_servers import (
-    MannersFront,
-    RateLimitedFront,
-    Registry,
-    push_tiny_image,
-    push_tiny_index,
-    start_registry,
-)
+from tests.support.registry_fronts import MannersFront, RateLimitedFront
+from tests.support.registry_servers import Registry, push_tiny_image, push_tiny_index, start_registry
 
 # A hanging repository costs its lookups this read timeout; the registry's other answers
 # must come within it too, on a CI machine whose two cores the engine tests keep busy
