@@ -54,6 +54,7 @@ from ecoready.domain.specs import (
 from ecoready.domain.text import one_line
 from ecoready.engine.aio import to_the_end
 from ecoready.engine.owners import owner_alive, this_owner
+from ecoready.packages.http import host_of
 from ecoready.probe_api.context import ProbeContext
 from ecoready.probe_api.seams import EngineHost
 
@@ -271,7 +272,7 @@ async def _names_resolve(host: EngineHost, container: str, job: InstallJob) -> N
             return
         if found.exit_code == NOT_FOUND:
             raise RegistryError(
-                urlsplit(url).netloc,
+                host_of(url),
                 f"its name does not resolve in the engine's containers, so the install of {job.of} cannot "
                 "download from it: the engine's DNS or network (its `dns` setting, a proxy) is at fault, not "
                 "the package; re-run once a container on this engine resolves it",
